@@ -1,0 +1,84 @@
+/* The schema: every configuration key, once, with its type, default, range or choices and help.
+ * Validation, --help-config, --print-config and docs/config-keys.md all come from this table. */
+#include <math.h>
+
+#include "cfg/config.h"
+
+#define INT_KEY(p, d, lo, hi, h) {p, GS_CFG_INT, d, lo, hi, NULL, h}
+#define DBL_KEY(p, d, lo, hi, h) {p, GS_CFG_DOUBLE, d, lo, hi, NULL, h}
+#define BOOL_KEY(p, d, h) {p, GS_CFG_BOOL, d, 0, 0, NULL, h}
+#define STR_KEY(p, d, h) {p, GS_CFG_STRING, d, 0, 0, NULL, h}
+#define CHOICE_KEY(p, d, c, h) {p, GS_CFG_CHOICE, d, 0, 0, c, h}
+
+#define TRISOLVE_TYPES "auto|reference|cusparse|levelset|syncfree|tiled|jacobi|async-jacobi"
+#define TRISOLVE_KEYS(side)                                                                       \
+    CHOICE_KEY("trisolve." side ".type", "auto", TRISOLVE_TYPES,                                  \
+               "triangular solver for the " side " factor (auto picks from the factor's levels)"), \
+    INT_KEY("trisolve." side ".sweeps", "3", 0, 100000, "jacobi/async-jacobi: sweeps per solve"), \
+    CHOICE_KEY("trisolve." side ".block_order", "dependency", "dependency|forward|backward",      \
+               "async-jacobi: order of thread blocks (along the dependency or fixed)"),           \
+    BOOL_KEY("trisolve." side ".deterministic", "false",                                          \
+             "async-jacobi: synchronous sweeps instead (reproducible)")
+
+const gs_cfg_key gs_cfg_schema[] = {
+    /* solver */
+    CHOICE_KEY("solver.type", "gmres", "cg|bicgstab|gmres|fgmres", "Krylov method"),
+    INT_KEY("solver.restart", "30", 1, 10000, "GMRES/FGMRES restart length m"),
+    DBL_KEY("solver.rtol", "1e-8", 0, 1, "stop when ||r|| <= rtol * baseline"),
+    DBL_KEY("solver.atol", "0", 0, INFINITY, "stop when ||r|| <= atol"),
+    INT_KEY("solver.max_iterations", "1000", 0, 1000000000, "iteration limit"),
+    CHOICE_KEY("solver.baseline", "rhs", "rhs|r0", "rtol is relative to ||b|| (rhs) or ||b - A x0|| (r0)"),
+    CHOICE_KEY("solver.orthogonalization", "cgs2", "cgs2|mgs",
+               "GMRES: classical Gram-Schmidt twice (2 reductions) or modified (j reductions)"),
+    INT_KEY("solver.stagnation_window", "0", 0, 1000000000,
+            "stop as stagnated when the residual has not decreased for this many iterations (0: off)"),
+    BOOL_KEY("solver.allow_variable_preconditioner", "false",
+             "allow a preconditioner that changes between applications with CG/BiCGStab/GMRES"),
+
+    /* preconditioner */
+    CHOICE_KEY("preconditioner.type", "none",
+               "none|jacobi|ilu0|iluk|ilut|ic0|bilu|bilut|ras|parilu", "preconditioner"),
+    INT_KEY("preconditioner.fill_level", "0", 0, 1000000, "ILU(k)/BILU(k)/RAS: level of fill k"),
+    DBL_KEY("preconditioner.drop_tolerance", "1e-3", 0, INFINITY,
+            "ILUT: drop entries below tau * ||row of A||_2"),
+    INT_KEY("preconditioner.max_fill", "10", 0, 1000000000, "ILUT: keep at most p largest entries per row in each of L and U"),
+    INT_KEY("preconditioner.blocks", "16", 1, 100000000, "BILU/BILUT/RAS: number of METIS parts"),
+    INT_KEY("preconditioner.overlap", "1", 0, 1000, "RAS: layers of graph neighbours added to each part"),
+    CHOICE_KEY("preconditioner.local", "iluk", "iluk|ilut|parilu",
+               "RAS: factorization of each extended subdomain"),
+    CHOICE_KEY("preconditioner.zero_pivot", "error", "error|shift",
+               "zero pivot: stop naming the row, or shift the pivot and report the rows"),
+    DBL_KEY("preconditioner.shift", "1e-8", 0, INFINITY,
+            "zero_pivot = shift: replace a tiny pivot by shift * ||row of A||_inf (sign kept)"),
+    INT_KEY("preconditioner.seed", "1", 0, 2147483647, "seed for METIS and random task orders"),
+    INT_KEY("preconditioner.sweeps", "5", 0, 100000, "ParILU/ParIC: fixed-point sweeps"),
+    BOOL_KEY("preconditioner.symmetric", "false", "ParILU: ParIC (symmetric, for CG)"),
+    CHOICE_KEY("preconditioner.sweep_type", "synchronous", "synchronous|asynchronous",
+               "ParILU: double-buffered (deterministic) or in-place sweeps"),
+    CHOICE_KEY("preconditioner.order", "forward", "forward|backward|random", "ParILU: task-list order"),
+    BOOL_KEY("preconditioner.diagnostics", "false",
+             "ParILU: report ||(A-LU)_S||_F and ||A-LU||_F after every sweep"),
+    CHOICE_KEY("preconditioner.precision", "double", "double|single", "storage/application precision of the factors"),
+
+    /* trisolve */
+    TRISOLVE_KEYS("lower"),
+    TRISOLVE_KEYS("upper"),
+
+    /* system */
+    STR_KEY("system.rhs", "ones", "right-hand side: ones | random | Ax | a Matrix Market file path"),
+    CHOICE_KEY("system.xstar", "ones", "ones|random", "rhs = Ax: the known solution x*"),
+    STR_KEY("system.x0", "zero", "initial guess: zero | a Matrix Market file path"),
+    CHOICE_KEY("system.reorder", "none", "none|rcm", "symmetric reordering applied before setup"),
+    INT_KEY("system.seed", "1", 0, 2147483647, "seed for random rhs / x*"),
+
+    /* device */
+    CHOICE_KEY("device.backend", "auto", "auto|cuda|host", "where to run (auto: the GPU when present)"),
+    INT_KEY("device.id", "0", 0, 1024, "CUDA device number"),
+
+    /* output */
+    CHOICE_KEY("output.format", "text", "text|json", "report format on stdout (json: one object per run)"),
+    STR_KEY("output.history", "", "residual history CSV path (empty: none)"),
+    STR_KEY("output.solution", "", "solution Matrix Market path (empty: none)"),
+    BOOL_KEY("output.quiet", "false", "text format: print only the summary line"),
+    {NULL, GS_CFG_INT, NULL, 0, 0, NULL, NULL},
+};

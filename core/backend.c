@@ -1,0 +1,290 @@
+/* Public backend entry points: check sizes and backends once, then dispatch to the ops table. */
+#include "core/backend.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "core/mem.h"
+
+gs_status gs_backend_create(const char *which, int device_id, gs_backend **be)
+{
+    *be = NULL;
+    if (!which || strcmp(which, "auto") == 0) {
+        if (gs_backend_cuda_available(NULL)) GS_CALL(gs_backend_cuda_create(device_id, be));
+        else GS_CALL(gs_backend_host_create(be));
+        return GS_OK;
+    }
+    if (strcmp(which, "cuda") == 0) {
+        const char *why = NULL;
+        if (!gs_backend_cuda_available(&why))
+            return GS_ERROR(GS_ERR_NO_DEVICE,
+                            "device.backend = \"cuda\" but no usable GPU: %s (use \"auto\" or \"host\")",
+                            why ? why : "unknown reason");
+        GS_CALL(gs_backend_cuda_create(device_id, be));
+        return GS_OK;
+    }
+    if (strcmp(which, "host") == 0) {
+        GS_CALL(gs_backend_host_create(be));
+        return GS_OK;
+    }
+    return GS_ERROR(GS_ERR_ARG, "unknown backend \"%s\" (expected auto, cuda or host)", which);
+}
+
+void gs_backend_destroy(gs_backend **be)
+{
+    if (!be || !*be) return;
+    (*be)->ops->destroy(*be);
+    *be = NULL;
+}
+
+gs_status gs_backend_alloc(gs_backend *be, void **p, size_t bytes) { return be->ops->alloc(be, p, bytes); }
+void gs_backend_free(gs_backend *be, void *p)
+{
+    if (p) be->ops->free(be, p);
+}
+gs_status gs_backend_upload(gs_backend *be, void *dst, const void *src, size_t bytes)
+{
+    return bytes ? be->ops->upload(be, dst, src, bytes) : GS_OK;
+}
+gs_status gs_backend_download(gs_backend *be, void *dst, const void *src, size_t bytes)
+{
+    return bytes ? be->ops->download(be, dst, src, bytes) : GS_OK;
+}
+gs_status gs_backend_synchronize(gs_backend *be) { return be->ops->synchronize(be); }
+
+/* ---- vectors ---- */
+
+gs_status gs_vec_create(gs_backend *be, gs_int n, gs_vector **v)
+{
+    gs_status st = GS_OK;
+    gs_vector *x = NULL;
+    if (n < 0) return GS_ERROR(GS_ERR_ARG, "vector length %d is negative", n);
+    GS_CALL(gs_calloc(&x, 1, sizeof *x));
+    x->n = n;
+    x->be = be;
+    x->owner = true;
+    GS_TRY(be->ops->alloc(be, (void **)&x->data, (size_t)n * sizeof(double)));
+    *v = x;
+    return GS_OK;
+cleanup:
+    gs_free(&x);
+    return st;
+}
+
+void gs_vec_destroy(gs_vector **v)
+{
+    if (!v || !*v) return;
+    if ((*v)->owner && (*v)->data) (*v)->be->ops->free((*v)->be, (*v)->data);
+    gs_free(v);
+}
+
+#define SAME2(x, y)                                                                           \
+    do {                                                                                      \
+        if ((x)->n != (y)->n || (x)->be != (y)->be)                                           \
+            return GS_ERROR(GS_ERR_ARG, "vector mismatch: lengths %d and %d%s", (x)->n, (y)->n, \
+                            (x)->be != (y)->be ? " on different backends" : "");             \
+    } while (0)
+
+gs_status gs_vec_upload(gs_vector *v, const double *host)
+{
+    return gs_backend_upload(v->be, v->data, host, (size_t)v->n * sizeof(double));
+}
+gs_status gs_vec_download(const gs_vector *v, double *host)
+{
+    return gs_backend_download(v->be, host, v->data, (size_t)v->n * sizeof(double));
+}
+gs_status gs_vec_copy(const gs_vector *x, gs_vector *y)
+{
+    SAME2(x, y);
+    if (x == y || x->n == 0) return GS_OK;
+    return x->be->ops->copy(x->be, y->data, x->data, (size_t)x->n * sizeof(double));
+}
+gs_status gs_vec_set(gs_vector *x, double alpha) { return x->be->ops->set(x, alpha); }
+gs_status gs_vec_scale(gs_vector *x, double alpha) { return x->be->ops->scale(x, alpha); }
+gs_status gs_vec_axpy(double alpha, const gs_vector *x, gs_vector *y)
+{
+    SAME2(x, y);
+    return x->be->ops->axpy(alpha, x, y);
+}
+gs_status gs_vec_axpby(double alpha, const gs_vector *x, double beta, gs_vector *y)
+{
+    SAME2(x, y);
+    return x->be->ops->axpby(alpha, x, beta, y);
+}
+gs_status gs_vec_axpbypcz(double a, const gs_vector *x, double b, const gs_vector *y, double c, gs_vector *z)
+{
+    SAME2(x, y);
+    SAME2(x, z);
+    return x->be->ops->axpbypcz(a, x, b, y, c, z);
+}
+gs_status gs_vec_pointwise_mult(const gs_vector *x, const gs_vector *y, gs_vector *z)
+{
+    SAME2(x, y);
+    SAME2(x, z);
+    return x->be->ops->pointwise_mult(x, y, z);
+}
+gs_status gs_vec_dot(const gs_vector *x, const gs_vector *y, double *result)
+{
+    SAME2(x, y);
+    return x->be->ops->dot(x, y, result);
+}
+gs_status gs_vec_dot2(const gs_vector *x, const gs_vector *y, const gs_vector *u, const gs_vector *v,
+                      double result[2])
+{
+    SAME2(x, y);
+    SAME2(x, u);
+    SAME2(x, v);
+    return x->be->ops->dot2(x, y, u, v, result);
+}
+gs_status gs_vec_nrm2(const gs_vector *x, double *result) { return x->be->ops->nrm2(x, result); }
+
+gs_status gs_vec_gather(const gs_vector *x, const gs_ivec *idx, gs_vector *y)
+{
+    if (idx->n != y->n || x->be != y->be || idx->be != x->be)
+        return GS_ERROR(GS_ERR_ARG, "gather: index map of length %d for an output of length %d", idx->n, y->n);
+    return x->be->ops->gather(x, idx, y);
+}
+gs_status gs_vec_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector *y)
+{
+    if (idx->n != x->n || x->be != y->be || idx->be != x->be)
+        return GS_ERROR(GS_ERR_ARG, "scatter: index map of length %d for an input of length %d", idx->n, x->n);
+    return x->be->ops->scatter(x, idx, y);
+}
+
+/* ---- multivectors ---- */
+
+gs_status gs_mvec_create(gs_backend *be, gs_int n, gs_int k, gs_mvec **V)
+{
+    gs_status st = GS_OK;
+    gs_mvec *m = NULL;
+    if (n < 0 || k < 1) return GS_ERROR(GS_ERR_ARG, "multivector of %d x %d", n, k);
+    GS_CALL(gs_calloc(&m, 1, sizeof *m));
+    m->n = n;
+    m->k = k;
+    m->be = be;
+    if ((size_t)n > SIZE_MAX / sizeof(double) / (size_t)k)
+        GS_FAIL(GS_ERR_MEM, "multivector of %d x %d doubles overflows size_t", n, k);
+    GS_TRY(be->ops->alloc(be, (void **)&m->data, (size_t)n * (size_t)k * sizeof(double)));
+    GS_TRY(gs_calloc(&m->cols, (size_t)k, sizeof *m->cols));
+    for (gs_int j = 0; j < k; j++) {
+        m->cols[j].n = n;
+        m->cols[j].data = m->data + (size_t)j * (size_t)n;
+        m->cols[j].be = be;
+        m->cols[j].owner = false;
+    }
+    *V = m;
+    return GS_OK;
+cleanup:
+    gs_mvec_destroy(&m);
+    return st;
+}
+
+void gs_mvec_destroy(gs_mvec **V)
+{
+    if (!V || !*V) return;
+    if ((*V)->data) (*V)->be->ops->free((*V)->be, (*V)->data);
+    gs_free(&(*V)->cols);
+    gs_free(V);
+}
+
+gs_status gs_mvec_dot(const gs_mvec *V, gs_int k, const gs_vector *w, double *h)
+{
+    if (k < 0 || k > V->k || w->n != V->n || w->be != V->be)
+        return GS_ERROR(GS_ERR_ARG, "mvec_dot: %d columns of a %d x %d multivector with a vector of %d", k,
+                        V->n, V->k, w->n);
+    if (k == 0) return GS_OK;
+    return V->be->ops->mdot(V, k, w, h);
+}
+
+gs_status gs_mvec_gemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y)
+{
+    if (k < 0 || k > V->k || y->n != V->n || y->be != V->be)
+        return GS_ERROR(GS_ERR_ARG, "mvec_gemv: %d columns of a %d x %d multivector with a vector of %d", k,
+                        V->n, V->k, y->n);
+    if (k == 0) return beta == 1.0 ? GS_OK : gs_vec_scale(y, beta);
+    return V->be->ops->mgemv(alpha, V, k, h, beta, y);
+}
+
+/* ---- integer arrays ---- */
+
+gs_status gs_ivec_create(gs_backend *be, gs_int n, const gs_int *host, gs_ivec **iv)
+{
+    gs_status st = GS_OK;
+    gs_ivec *v = NULL;
+    GS_CALL(gs_calloc(&v, 1, sizeof *v));
+    v->n = n;
+    v->be = be;
+    GS_TRY(be->ops->alloc(be, (void **)&v->data, (size_t)n * sizeof(gs_int)));
+    if (host) GS_TRY(gs_backend_upload(be, v->data, host, (size_t)n * sizeof(gs_int)));
+    *iv = v;
+    return GS_OK;
+cleanup:
+    gs_ivec_destroy(&v);
+    return st;
+}
+
+void gs_ivec_destroy(gs_ivec **iv)
+{
+    if (!iv || !*iv) return;
+    if ((*iv)->data) (*iv)->be->ops->free((*iv)->be, (*iv)->data);
+    gs_free(iv);
+}
+
+/* ---- sparse operators ---- */
+
+gs_status gs_mat_create(gs_backend *be, const gs_csr *A, gs_matrix **M)
+{
+    gs_status st = GS_OK;
+    gs_matrix *m = NULL;
+    if (!A->val) return GS_ERROR(GS_ERR_ARG, "cannot upload a pattern-only matrix");
+    GS_CALL(gs_calloc(&m, 1, sizeof *m));
+    m->nrows = A->nrows;
+    m->ncols = A->ncols;
+    m->nnz = A->nnz;
+    m->be = be;
+    GS_TRY(be->ops->mat_create(be, A, m));
+    *M = m;
+    return GS_OK;
+cleanup:
+    gs_free(&m);
+    return st;
+}
+
+void gs_mat_destroy(gs_matrix **M)
+{
+    if (!M || !*M) return;
+    if ((*M)->impl) (*M)->be->ops->mat_destroy(*M);
+    gs_free(M);
+}
+
+gs_status gs_mat_spmv(double alpha, const gs_matrix *A, const gs_vector *x, double beta, gs_vector *y)
+{
+    if (x->n != A->ncols || y->n != A->nrows || x->be != A->be || y->be != A->be)
+        return GS_ERROR(GS_ERR_ARG, "spmv: %d x %d matrix with vectors of %d and %d", A->nrows, A->ncols,
+                        x->n, y->n);
+    return A->be->ops->spmv(alpha, A, x, beta, y);
+}
+
+/* ---- timers ---- */
+
+double gs_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+gs_status gs_timer_start(gs_backend *be, gs_timer *t)
+{
+    if (t->be != be) memset(t, 0, sizeof *t);
+    t->be = be;
+    return be->ops->timer_start(t);
+}
+
+gs_status gs_timer_stop(gs_timer *t, double *seconds) { return t->be->ops->timer_stop(t, seconds); }
+
+void gs_timer_destroy(gs_timer *t)
+{
+    if (t && t->be) t->be->ops->timer_destroy(t);
+    if (t) memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,167 @@
+/* The backend interface: vectors, multivectors (Krylov bases), sparse operators, BLAS-1, gathers and
+ * timers, implemented by `host` (the reference, always present) and `cuda`. solver/ and precond/ call
+ * only these functions; they never touch CUDA. */
+#ifndef GS_BACKEND_H
+#define GS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/csr.h"
+#include "core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gs_backend_kind { GS_BACKEND_HOST = 0, GS_BACKEND_CUDA = 1 } gs_backend_kind;
+
+typedef struct gs_backend gs_backend;
+typedef struct gs_backend_ops gs_backend_ops;
+
+/* A vector of n doubles resident on its backend (data is a device pointer under cuda). */
+typedef struct gs_vector {
+    gs_int n;
+    double *data;
+    gs_backend *be;
+    bool owner; /* false for a view (a column of a gs_mvec) */
+} gs_vector;
+
+/* k vectors of length n, contiguous: column j starts at data + j*n; cols[j] is a view of it. */
+typedef struct gs_mvec {
+    gs_int n, k;
+    double *data;
+    gs_vector *cols;
+    gs_backend *be;
+} gs_mvec;
+
+/* An integer array resident on the backend (gather/scatter maps, permutations). */
+typedef struct gs_ivec {
+    gs_int n;
+    gs_int *data;
+    gs_backend *be;
+} gs_ivec;
+
+/* A sparse operator (CSR) resident on the backend. */
+typedef struct gs_matrix {
+    gs_int nrows, ncols, nnz;
+    void *impl; /* backend-private: arrays, vendor descriptors */
+    gs_backend *be;
+} gs_matrix;
+
+/* Timer: CUDA events on the device, a monotonic clock on the host. */
+typedef struct gs_timer {
+    gs_backend *be;
+    void *start, *stop; /* backend events */
+    double t0;          /* host clock at start (seconds) */
+} gs_timer;
+
+struct gs_backend_ops {
+    gs_status (*alloc)(gs_backend *be, void **p, size_t bytes);
+    void (*free)(gs_backend *be, void *p);
+    /* dst/src: one host and one backend pointer, direction given by the function */
+    gs_status (*upload)(gs_backend *be, void *dst, const void *src, size_t bytes);
+    gs_status (*download)(gs_backend *be, void *dst, const void *src, size_t bytes);
+    gs_status (*copy)(gs_backend *be, void *dst, const void *src, size_t bytes); /* backend->backend */
+    gs_status (*synchronize)(gs_backend *be);
+    gs_status (*mem_info)(gs_backend *be, size_t *free_bytes, size_t *total_bytes);
+
+    gs_status (*set)(gs_vector *x, double alpha);                                          /* x = alpha */
+    gs_status (*scale)(gs_vector *x, double alpha);                                        /* x *= alpha */
+    gs_status (*axpy)(double alpha, const gs_vector *x, gs_vector *y);                     /* y += a x */
+    gs_status (*axpby)(double alpha, const gs_vector *x, double beta, gs_vector *y);       /* y = a x + b y */
+    gs_status (*axpbypcz)(double a, const gs_vector *x, double b, const gs_vector *y, double c,
+                          gs_vector *z);                                                   /* z = a x + b y + c z */
+    gs_status (*pointwise_mult)(const gs_vector *x, const gs_vector *y, gs_vector *z);     /* z = x .* y */
+    gs_status (*dot)(const gs_vector *x, const gs_vector *y, double *result);              /* x'y */
+    gs_status (*dot2)(const gs_vector *x, const gs_vector *y, const gs_vector *u, const gs_vector *v,
+                      double result[2]);                         /* {x'y, u'v} in one pass */
+    gs_status (*nrm2)(const gs_vector *x, double *result);                                 /* ||x||_2 */
+    /* h[0..k) = V(:,0:k)' w   and   y = alpha V(:,0:k) h + beta y   (h on the host) */
+    gs_status (*mdot)(const gs_mvec *V, gs_int k, const gs_vector *w, double *h);
+    gs_status (*mgemv)(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y);
+    /* y[i] = x[idx[i]]  ;  y[idx[i]] = x[i] for idx[i] >= 0 (negative entries skipped) */
+    gs_status (*gather)(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
+    gs_status (*scatter)(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
+
+    gs_status (*mat_create)(gs_backend *be, const gs_csr *A, gs_matrix *M); /* fills M->impl */
+    void (*mat_destroy)(gs_matrix *M);
+    gs_status (*spmv)(double alpha, const gs_matrix *A, const gs_vector *x, double beta, gs_vector *y);
+
+    gs_status (*timer_start)(gs_timer *t);
+    gs_status (*timer_stop)(gs_timer *t, double *seconds);
+    void (*timer_destroy)(gs_timer *t);
+    void (*destroy)(gs_backend *be);
+};
+
+struct gs_backend {
+    gs_backend_kind kind;
+    const char *name;       /* "host" or "cuda" */
+    char device_name[128];  /* GPU name, or "host (N threads)" */
+    int device_id;
+    const gs_backend_ops *ops;
+    void *impl;             /* cuda: handles and stream */
+};
+
+/* Backend selection: which = "auto" (cuda when a usable GPU is present, else host), "cuda" (error
+ * GS_ERR_NO_DEVICE when none), or "host". */
+gs_status gs_backend_create(const char *which, int device_id, gs_backend **be);
+void gs_backend_destroy(gs_backend **be);
+/* Implementations (backend_host.c, backend_cuda.cu). gs_backend_cuda_available() is false in a
+ * build without CUDA and when no device can be used; *why says why (static string). */
+gs_status gs_backend_host_create(gs_backend **be);
+gs_status gs_backend_cuda_create(int device_id, gs_backend **be);
+bool gs_backend_cuda_available(const char **why);
+
+/* Vectors. */
+gs_status gs_vec_create(gs_backend *be, gs_int n, gs_vector **v);
+void gs_vec_destroy(gs_vector **v);
+gs_status gs_vec_upload(gs_vector *v, const double *host);   /* v = host[0..n) */
+gs_status gs_vec_download(const gs_vector *v, double *host); /* host[0..n) = v */
+gs_status gs_vec_copy(const gs_vector *x, gs_vector *y);     /* y = x */
+gs_status gs_vec_set(gs_vector *x, double alpha);
+gs_status gs_vec_scale(gs_vector *x, double alpha);
+gs_status gs_vec_axpy(double alpha, const gs_vector *x, gs_vector *y);
+gs_status gs_vec_axpby(double alpha, const gs_vector *x, double beta, gs_vector *y);
+gs_status gs_vec_axpbypcz(double a, const gs_vector *x, double b, const gs_vector *y, double c, gs_vector *z);
+gs_status gs_vec_pointwise_mult(const gs_vector *x, const gs_vector *y, gs_vector *z);
+gs_status gs_vec_dot(const gs_vector *x, const gs_vector *y, double *result);
+gs_status gs_vec_dot2(const gs_vector *x, const gs_vector *y, const gs_vector *u, const gs_vector *v,
+                      double result[2]);
+gs_status gs_vec_nrm2(const gs_vector *x, double *result);
+gs_status gs_vec_gather(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
+gs_status gs_vec_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
+
+/* Multivectors. */
+gs_status gs_mvec_create(gs_backend *be, gs_int n, gs_int k, gs_mvec **V);
+void gs_mvec_destroy(gs_mvec **V);
+gs_status gs_mvec_dot(const gs_mvec *V, gs_int k, const gs_vector *w, double *h);
+gs_status gs_mvec_gemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y);
+
+/* Integer arrays. */
+gs_status gs_ivec_create(gs_backend *be, gs_int n, const gs_int *host, gs_ivec **iv);
+void gs_ivec_destroy(gs_ivec **iv);
+
+/* Raw backend memory (for plug-ins that keep their own arrays, e.g. factors). */
+gs_status gs_backend_alloc(gs_backend *be, void **p, size_t bytes);
+void gs_backend_free(gs_backend *be, void *p);
+gs_status gs_backend_upload(gs_backend *be, void *dst, const void *src, size_t bytes);
+gs_status gs_backend_download(gs_backend *be, void *dst, const void *src, size_t bytes);
+gs_status gs_backend_synchronize(gs_backend *be);
+
+/* Sparse operators: M is an upload of A (A may be freed afterwards). */
+gs_status gs_mat_create(gs_backend *be, const gs_csr *A, gs_matrix **M);
+void gs_mat_destroy(gs_matrix **M);
+gs_status gs_mat_spmv(double alpha, const gs_matrix *A, const gs_vector *x, double beta, gs_vector *y);
+
+/* Timers. */
+gs_status gs_timer_start(gs_backend *be, gs_timer *t);
+gs_status gs_timer_stop(gs_timer *t, double *seconds);
+void gs_timer_destroy(gs_timer *t);
+/* Host monotonic clock in seconds. */
+double gs_wtime(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

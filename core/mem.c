@@ -1,0 +1,73 @@
+/* Host allocation wrappers with overflow checks and a fault-injection counter. */
+#include "core/mem.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_long alloc_fail_at;
+static atomic_long alloc_count;
+
+void gs_alloc_fail_at(long k)
+{
+    atomic_store(&alloc_fail_at, k);
+    atomic_store(&alloc_count, 0);
+}
+
+long gs_alloc_count(void) { return atomic_load(&alloc_count); }
+
+static int injected_failure(void)
+{
+    long n = atomic_fetch_add(&alloc_count, 1) + 1;
+    long k = atomic_load(&alloc_fail_at);
+    return k > 0 && n == k;
+}
+
+static gs_status checked_bytes(size_t count, size_t size, size_t *bytes)
+{
+    if (size != 0 && count > SIZE_MAX / size)
+        return GS_ERROR(GS_ERR_MEM, "allocation of %zu x %zu bytes overflows size_t", count, size);
+    *bytes = count * size;
+    if (*bytes == 0) *bytes = 1;
+    return GS_OK;
+}
+
+gs_status gs_malloc(void *p, size_t count, size_t size)
+{
+    void **pp = (void **)p;
+    size_t bytes;
+    *pp = NULL;
+    GS_CALL(checked_bytes(count, size, &bytes));
+    void *q = injected_failure() ? NULL : malloc(bytes);
+    if (!q) return GS_ERROR(GS_ERR_MEM, "out of host memory: could not allocate %zu bytes", bytes);
+    *pp = q;
+    return GS_OK;
+}
+
+gs_status gs_calloc(void *p, size_t count, size_t size)
+{
+    GS_CALL(gs_malloc(p, count, size));
+    size_t bytes = count * size;
+    memset(*(void **)p, 0, bytes ? bytes : 1);
+    return GS_OK;
+}
+
+gs_status gs_realloc(void *p, size_t count, size_t size)
+{
+    void **pp = (void **)p;
+    size_t bytes;
+    GS_CALL(checked_bytes(count, size, &bytes));
+    void *q = injected_failure() ? NULL : realloc(*pp, bytes);
+    if (!q) return GS_ERROR(GS_ERR_MEM, "out of host memory: could not allocate %zu bytes", bytes);
+    *pp = q;
+    return GS_OK;
+}
+
+void gs_free(void *p)
+{
+    void **pp = (void **)p;
+    if (pp && *pp) {
+        free(*pp);
+        *pp = NULL;
+    }
+}

@@ -1,0 +1,52 @@
+/* An ordered list of named results (dotted keys, e.g. "preconditioner.nnz_ratio") that plug-ins fill
+ * through their view() and app/ renders as the text report or one JSON object. */
+#ifndef GS_REPORT_H
+#define GS_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gs_report_type { GS_REPORT_INT, GS_REPORT_DOUBLE, GS_REPORT_STRING, GS_REPORT_BOOL } gs_report_type;
+
+typedef struct gs_report_entry {
+    char *key;
+    gs_report_type type;
+    long long i;
+    double d;
+    char *s;
+} gs_report_entry;
+
+typedef struct gs_report {
+    gs_report_entry *e;
+    int n, cap;
+} gs_report;
+
+gs_status gs_report_create(gs_report **r);
+void gs_report_destroy(gs_report **r);
+/* Adding a key that exists replaces its value (position kept). */
+gs_status gs_report_int(gs_report *r, const char *key, long long v);
+gs_status gs_report_double(gs_report *r, const char *key, double v);
+gs_status gs_report_string(gs_report *r, const char *key, const char *v);
+gs_status gs_report_bool(gs_report *r, const char *key, bool v);
+/* printf-style key: gs_report_intf(r, v, "trisolve.%s.levels", "lower") */
+gs_status gs_report_keyf(char *buf, size_t len, const char *fmt, ...);
+const gs_report_entry *gs_report_find(const gs_report *r, const char *key);
+
+/* One JSON object: dotted keys become nested objects in first-seen order; non-finite doubles are
+ * written as null (with the key "<key>_text" = "nan"/"inf" nowhere: JSON has no NaN). */
+void gs_report_write_json(const gs_report *r, FILE *f);
+/* "key = value" lines, keys with the given prefix only (NULL or "" = all), prefix stripped. */
+void gs_report_write_text(const gs_report *r, FILE *f, const char *prefix, const char *indent);
+/* JSON string literal with escapes. */
+void gs_json_write_string(FILE *f, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

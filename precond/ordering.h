@@ -1,0 +1,25 @@
+/* Orderings and partitions: RCM, METIS k-way parts of the symmetrized graph, overlap growth. */
+#ifndef GS_ORDERING_H
+#define GS_ORDERING_H
+
+#include "core/csr.h"
+#include "core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reverse Cuthill-McKee of the graph of A + A^T; perm maps new -> old (B = A(perm, perm)).
+ * Deterministic (pseudo-peripheral start node per component, ties by degree then index). */
+gs_status gs_rcm(const gs_csr *A, gs_int *perm);
+/* METIS k-way partition of the symmetrized graph of A: part[i] in [0, nparts). nparts == 1 or
+ * nparts >= n handled without METIS. Deterministic for a given seed. */
+gs_status gs_partition_kway(const gs_csr *A, gs_int nparts, int seed, gs_int *part);
+/* Grow a vertex set by `layers` layers of neighbours in graph G (symmetric pattern). in: k sorted
+ * vertices; out: sorted extended set, *out allocated with gs_malloc, *kout its size. */
+gs_status gs_grow_overlap(const gs_csr *G, gs_int k, const gs_int *in, int layers, gs_int **out, gs_int *kout);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+/* Preconditioner registry and public entry points: check state and sizes once, time, dispatch. */
+#include "precond/precond.h"
+
+#include <string.h>
+
+#include "core/mem.h"
+
+/* Adding a method: one file with its create function + one line here (+ its name in cfg/schema.c). */
+const gs_pc_entry gs_pc_registry[] = {
+    {"none", gs_pc_create_none, "identity (no preconditioning)"},
+    {"jacobi", gs_pc_create_jacobi, "diagonal scaling z = D^-1 r"},
+    {NULL, NULL, NULL},
+};
+
+gs_status gs_pc_create(const char *type, gs_backend *be, const gs_config *cfg, gs_pc **pc)
+{
+    gs_status st = GS_OK;
+    gs_pc *p = NULL;
+    const gs_pc_entry *e = gs_pc_registry;
+    while (e->name && strcmp(e->name, type) != 0) e++;
+    if (!e->name) {
+        char names[512] = "";
+        for (const gs_pc_entry *q = gs_pc_registry; q->name; q++) {
+            strncat(names, q->name, sizeof names - strlen(names) - 1);
+            if (q[1].name) strncat(names, ", ", sizeof names - strlen(names) - 1);
+        }
+        return GS_ERROR(GS_ERR_UNSUPPORTED, "preconditioner \"%s\" is not available in this build (available: %s)",
+                        type, names);
+    }
+    GS_CALL(gs_calloc(&p, 1, sizeof *p));
+    p->type = e->name;
+    p->be = be;
+    p->cfg = cfg;
+    GS_TRY(e->create(p));
+    *pc = p;
+    return GS_OK;
+cleanup:
+    gs_free(&p);
+    return st;
+}
+
+static gs_status check_matrix(const gs_pc *pc, const gs_csr *A)
+{
+    if (A->nrows != A->ncols)
+        return GS_ERROR(GS_ERR_ARG, "preconditioner %s: matrix is %d x %d, not square", pc->type, A->nrows, A->ncols);
+    if (!A->val) return GS_ERROR(GS_ERR_ARG, "preconditioner %s: matrix has no values", pc->type);
+    return GS_OK;
+}
+
+gs_status gs_pc_setup_symbolic(gs_pc *pc, const gs_csr *A)
+{
+    GS_CALL(check_matrix(pc, A));
+    double t0 = gs_wtime();
+    pc->n = A->nrows;
+    if (pc->ops->setup_symbolic) GS_CALL(pc->ops->setup_symbolic(pc, A));
+    pc->state = GS_PC_SYMBOLIC;
+    pc->time_symbolic = gs_wtime() - t0;
+    return GS_OK;
+}
+
+gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A)
+{
+    if (pc->state < GS_PC_SYMBOLIC) GS_CALL(gs_pc_setup_symbolic(pc, A));
+    if (A->nrows != pc->n)
+        return GS_ERROR(GS_ERR_ARG, "preconditioner %s: numeric setup with %d rows after a symbolic setup with %d",
+                        pc->type, A->nrows, pc->n);
+    double t0 = gs_wtime();
+    GS_CALL(pc->ops->setup_numeric(pc, A));
+    GS_CALL(gs_backend_synchronize(pc->be));
+    pc->state = GS_PC_READY;
+    pc->time_numeric = gs_wtime() - t0;
+    return GS_OK;
+}
+
+gs_status gs_pc_apply(gs_pc *pc, const gs_vector *r, gs_vector *z)
+{
+    if (pc->state != GS_PC_READY)
+        return GS_ERROR(GS_ERR_ARG, "preconditioner %s applied before its numeric setup", pc->type);
+    if (r->n != pc->n || z->n != pc->n || r == z)
+        return GS_ERROR(GS_ERR_ARG, "preconditioner %s of size %d applied to vectors of %d and %d%s", pc->type,
+                        pc->n, r->n, z->n, r == z ? " (in place is not allowed)" : "");
+    return pc->ops->apply(pc, r, z);
+}
+
+void gs_pc_view(const gs_pc *pc, gs_report *rep)
+{
+    gs_report_string(rep, "preconditioner.type", pc->type);
+    gs_report_double(rep, "preconditioner.time_setup_symbolic", pc->time_symbolic);
+    gs_report_double(rep, "preconditioner.time_setup_numeric", pc->time_numeric);
+    if (pc->ops->view) pc->ops->view(pc, rep);
+}
+
+void gs_pc_destroy(gs_pc **pc)
+{
+    if (!pc || !*pc) return;
+    if ((*pc)->ops && (*pc)->ops->destroy) (*pc)->ops->destroy(*pc);
+    gs_free(pc);
+}

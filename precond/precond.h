@@ -1,0 +1,64 @@
+/* Preconditioners behind one interface: setup_symbolic(A) (patterns, levels, partitions), then
+ * setup_numeric(A) (values, factorization, triangular-solve analysis) as often as A's values change,
+ * then apply(r) -> z, which allocates nothing. A is the host CSR (sorted) of the system matrix. */
+#ifndef GS_PRECOND_H
+#define GS_PRECOND_H
+
+#include <stdbool.h>
+
+#include "cfg/config.h"
+#include "core/backend.h"
+#include "core/csr.h"
+#include "core/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gs_pc gs_pc;
+
+typedef struct gs_pc_ops {
+    gs_status (*setup_symbolic)(gs_pc *pc, const gs_csr *A);
+    gs_status (*setup_numeric)(gs_pc *pc, const gs_csr *A);
+    gs_status (*apply)(gs_pc *pc, const gs_vector *r, gs_vector *z);
+    void (*destroy)(gs_pc *pc);
+    void (*view)(const gs_pc *pc, gs_report *rep); /* keys "preconditioner.<name>" */
+} gs_pc_ops;
+
+enum gs_pc_state { GS_PC_CREATED = 0, GS_PC_SYMBOLIC = 1, GS_PC_READY = 2 };
+
+struct gs_pc {
+    const gs_pc_ops *ops;
+    void *data;
+    const char *type;
+    gs_backend *be;
+    const gs_config *cfg; /* keys "preconditioner.*", "trisolve.*" */
+    gs_int n;
+    int state;
+    bool variable;        /* the operator may change between applications (needs FGMRES) */
+    double time_symbolic, time_numeric; /* seconds, filled by the public entry points */
+};
+
+typedef gs_status (*gs_pc_create_fn)(gs_pc *pc);
+typedef struct gs_pc_entry {
+    const char *name;
+    gs_pc_create_fn create;
+    const char *help;
+} gs_pc_entry;
+extern const gs_pc_entry gs_pc_registry[]; /* NULL-name terminated */
+
+gs_status gs_pc_create(const char *type, gs_backend *be, const gs_config *cfg, gs_pc **pc);
+gs_status gs_pc_setup_symbolic(gs_pc *pc, const gs_csr *A);
+gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A);
+gs_status gs_pc_apply(gs_pc *pc, const gs_vector *r, gs_vector *z);
+void gs_pc_view(const gs_pc *pc, gs_report *rep);
+void gs_pc_destroy(gs_pc **pc);
+
+/* Built-ins. */
+gs_status gs_pc_create_none(gs_pc *pc);
+gs_status gs_pc_create_jacobi(gs_pc *pc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
