@@ -132,7 +132,7 @@ static void write_value(FILE *f, const gs_report_entry *e, bool json)
     case GS_REPORT_BOOL: fputs(e->i ? "true" : "false", f); break;
     case GS_REPORT_DOUBLE:
         if (json && !isfinite(e->d)) fputs("null", f);
-        else fprintf(f, "%.17g", e->d);
+        else fprintf(f, json ? "%.17g" : "%.6g", e->d);
         break;
     case GS_REPORT_STRING:
         if (json) gs_json_write_string(f, e->s);
@@ -140,6 +140,8 @@ static void write_value(FILE *f, const gs_report_entry *e, bool json)
         break;
     }
 }
+
+void gs_report_write_value(const gs_report_entry *e, FILE *f) { write_value(f, e, false); }
 
 /* Length of the first `depth` dotted components of key (through the dot before component depth). */
 static size_t prefix_len(const char *key, int depth)

@@ -43,6 +43,8 @@ const gs_report_entry *gs_report_find(const gs_report *r, const char *key);
 void gs_report_write_json(const gs_report *r, FILE *f);
 /* "key = value" lines, keys with the given prefix only (NULL or "" = all), prefix stripped. */
 void gs_report_write_text(const gs_report *r, FILE *f, const char *prefix, const char *indent);
+/* One value as text (doubles with 6 significant digits). */
+void gs_report_write_value(const gs_report_entry *e, FILE *f);
 /* JSON string literal with escapes. */
 void gs_json_write_string(FILE *f, const char *s);
 
