@@ -1,0 +1,975 @@
+/* The effective configuration: one typed value per schema key, merged from libconfig text and
+ * "-s group.key=value" overrides, each validated against the schema in a copy before it is committed. */
+#include "cfg/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <libconfig.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "cfg/config_internal.h"
+#include "core/mem.h"
+
+/* The value of one key. origin NULL means the schema default. */
+typedef struct gs_cfg_value {
+    long long i;  /* GS_CFG_INT */
+    double d;     /* GS_CFG_DOUBLE */
+    bool b;       /* GS_CFG_BOOL */
+    char *s;      /* GS_CFG_STRING, GS_CFG_CHOICE (owned) */
+    char *origin; /* "FILE:LINE" or "-s" (owned); NULL: default */
+} gs_cfg_value;
+
+struct gs_config {
+    int n;           /* rows of gs_cfg_schema */
+    gs_cfg_value *v; /* v[k] is the value of gs_cfg_schema[k] */
+};
+
+/* A value as written, before it is checked against a key: a libconfig scalar, or -s text already
+ * converted to the key's type. s is borrowed. */
+typedef enum raw_kind { RAW_INT, RAW_FLOAT, RAW_BOOL, RAW_STRING } raw_kind;
+typedef struct raw_value {
+    raw_kind kind;
+    long long i;
+    double d;
+    bool b;
+    const char *s;
+} raw_value;
+
+#define PATH_MAX_LEN 256  /* longest dotted path we build from a file's group names */
+#define WHERE_MAX_LEN 1100 /* "FILE:LINE" or "-s assignment" as shown in messages */
+#define LIST_MAX_LEN 900   /* "a, b, c" lists of keys or choices in messages */
+
+/* ---------------------------------------------------------------------------------------------- */
+/* schema lookups                                                                                 */
+
+static int schema_rows(void)
+{
+    int n = 0;
+    while (gs_cfg_schema[n].path) n++;
+    return n;
+}
+
+static int key_index(const char *path)
+{
+    for (int k = 0; gs_cfg_schema[k].path; k++)
+        if (strcmp(gs_cfg_schema[k].path, path) == 0) return k;
+    return -1;
+}
+
+/* A group is any proper dotted prefix of a key path ("trisolve", "trisolve.lower"). */
+static bool group_exists(const char *prefix)
+{
+    if (!prefix[0]) return true;
+    for (int k = 0; gs_cfg_schema[k].path; k++)
+        if (gs_cfg_below(prefix, gs_cfg_schema[k].path)) return true;
+    return false;
+}
+
+static const char *leaf_of(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
+static const char *type_word(gs_cfg_type t)
+{
+    switch (t) {
+    case GS_CFG_INT: return "an integer";
+    case GS_CFG_DOUBLE: return "a number";
+    case GS_CFG_BOOL: return "a boolean (true or false)";
+    case GS_CFG_STRING: return "a string";
+    case GS_CFG_CHOICE: return "a string";
+    }
+    return "a value";
+}
+
+/* Appends text to a bounded message buffer (silently truncating: messages only). */
+static void append(char *buf, size_t len, const char *text)
+{
+    size_t used = strlen(buf);
+    if (used + 1 < len) snprintf(buf + used, len - used, "%s", text);
+}
+
+/* "a|b|c" -> "a, b, c" */
+static void choice_list(const char *choices, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (const char *c = choices; *c;) {
+        size_t n = strcspn(c, "|");
+        char one[128];
+        snprintf(one, sizeof one, "%s%.*s", buf[0] ? ", " : "", (int)n, c);
+        append(buf, len, one);
+        c += n;
+        if (*c == '|') c++;
+    }
+}
+
+static bool is_choice(const char *choices, const char *value)
+{
+    size_t vlen = strlen(value);
+    for (const char *c = choices; *c;) {
+        size_t n = strcspn(c, "|");
+        if (n == vlen && strncmp(c, value, n) == 0) return true;
+        c += n;
+        if (*c == '|') c++;
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* suggestions: the closest known name by edit distance                                           */
+
+/* Levenshtein distance of a[0..na) and b[0..nb), ignoring case (GMRES is close to gmres); names
+ * longer than 63 characters are cut there. */
+static int edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    enum { MAXN = 64 };
+    int row[MAXN + 1];
+    if (na > MAXN - 1) na = MAXN - 1;
+    if (nb > MAXN - 1) nb = MAXN - 1;
+    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0]; /* d(i-1, j-1) */
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j]; /* d(i-1, j) */
+            int best = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
+/* How far candidate (a key path or group path) is from what was written (`path`): the smaller of
+ * the distance of the whole paths and the distance of the last names plus a penalty for being in
+ * another group (1 when the candidate is inside the written group, e.g. trisolve.type ->
+ * trisolve.lower.type, or the name was written at the root; 2 otherwise). An abbreviation of the
+ * candidate's last name (precond -> preconditioner) counts as distance 1. */
+static int name_distance(const char *path, const char *candidate)
+{
+    const char *leaf = leaf_of(path), *cleaf = leaf_of(candidate);
+    size_t glen = (size_t)(leaf - path), cglen = (size_t)(cleaf - candidate);
+    size_t llen = strlen(leaf), cllen = strlen(cleaf);
+    int d = edit_distance(path, strlen(path), candidate, strlen(candidate));
+    int penalty;
+    if (glen == cglen && strncmp(path, candidate, glen) == 0)
+        penalty = 0;
+    else if (glen == 0 || (cglen > glen && strncmp(path, candidate, glen) == 0))
+        penalty = 1;
+    else
+        penalty = 2;
+    int dl = edit_distance(leaf, llen, cleaf, cllen);
+    if (llen >= 3 && llen < cllen && strncmp(leaf, cleaf, llen) == 0) dl = 1;
+    if (dl + penalty < d) d = dl + penalty;
+    return d;
+}
+
+/* The closest key (want_group false) or group (true) to `path`, or NULL when none is close:
+ * allowed distance grows with the length of the last name (2 for short names, at most 3). */
+static const char *closest(const char *path, bool want_group, char *buf, size_t len)
+{
+    size_t llen = strlen(leaf_of(path));
+    int limit = llen < 6 ? 2 : 3;
+    int best = limit + 1;
+    buf[0] = '\0';
+    for (int k = 0; gs_cfg_schema[k].path; k++) {
+        const char *p = gs_cfg_schema[k].path;
+        if (!want_group) {
+            int d = name_distance(path, p);
+            if (d < best) {
+                best = d;
+                snprintf(buf, len, "%s", p);
+            }
+            continue;
+        }
+        /* every group prefix of p */
+        for (const char *dot = strchr(p, '.'); dot; dot = strchr(dot + 1, '.')) {
+            char g[PATH_MAX_LEN];
+            size_t n = (size_t)(dot - p);
+            if (n >= sizeof g) break;
+            memcpy(g, p, n);
+            g[n] = '\0';
+            int d = name_distance(path, g);
+            if (d < best) {
+                best = d;
+                snprintf(buf, len, "%s", g);
+            }
+        }
+    }
+    return buf[0] ? buf : NULL;
+}
+
+/* The closest of a key's choices to a written value, or NULL. */
+static const char *closest_choice(const char *choices, const char *value, char *buf, size_t len)
+{
+    size_t vlen = strlen(value);
+    int best = (vlen < 6 ? 2 : 3) + 1;
+    buf[0] = '\0';
+    for (const char *c = choices; *c;) {
+        size_t n = strcspn(c, "|");
+        int d = edit_distance(value, vlen, c, n);
+        if (d < best && n < len) {
+            best = d;
+            memcpy(buf, c, n);
+            buf[n] = '\0';
+        }
+        c += n;
+        if (*c == '|') c++;
+    }
+    return buf[0] ? buf : NULL;
+}
+
+/* The names directly inside group `prefix` ("" = root), as "a, b, c" (groups get a trailing " {}"
+ * so a reader sees they are groups). */
+static void group_members(const char *prefix, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int k = 0; gs_cfg_schema[k].path; k++) {
+        const char *rest = gs_cfg_below(prefix, gs_cfg_schema[k].path);
+        if (!rest) continue;
+        size_t n = strcspn(rest, ".");
+        bool seen = false; /* listed already by an earlier row? */
+        for (int j = 0; j < k && !seen; j++) {
+            const char *r = gs_cfg_below(prefix, gs_cfg_schema[j].path);
+            seen = r && strncmp(r, rest, n) == 0 && (r[n] == '.' || r[n] == '\0');
+        }
+        if (seen) continue;
+        char name[PATH_MAX_LEN];
+        snprintf(name, sizeof name, "%s%.*s%s", buf[0] ? ", " : "", (int)n, rest,
+                 rest[n] == '.' ? " {}" : "");
+        append(buf, len, name);
+    }
+}
+
+/* GS_ERR_CONFIG for a name that is neither a key nor a group. */
+static gs_status unknown_name(const char *where, const char *path, bool written_as_group)
+{
+    char hint[PATH_MAX_LEN];
+    const char *near = closest(path, written_as_group, hint, sizeof hint);
+    if (!near && written_as_group) near = closest(path, false, hint, sizeof hint);
+    if (!near && !written_as_group) near = closest(path, true, hint, sizeof hint);
+    const char *what = written_as_group ? "group" : "key";
+    if (near)
+        return GS_ERROR(GS_ERR_CONFIG, "%s: unknown %s %s; did you mean %s?", where, what, path, near);
+
+    /* nothing close: list what the enclosing known group contains */
+    char parent[PATH_MAX_LEN];
+    snprintf(parent, sizeof parent, "%s", path);
+    char *dot = strrchr(parent, '.');
+    while (dot) { /* climb until a group that exists */
+        *dot = '\0';
+        if (group_exists(parent)) break;
+        dot = strrchr(parent, '.');
+    }
+    if (!dot) parent[0] = '\0';
+    char members[LIST_MAX_LEN];
+    group_members(parent, members, sizeof members);
+    if (parent[0])
+        return GS_ERROR(GS_ERR_CONFIG, "%s: unknown %s %s; group %s contains: %s", where, what, path,
+                        parent, members);
+    return GS_ERROR(GS_ERR_CONFIG, "%s: unknown %s %s; the known groups are: %s", where, what, path,
+                    members);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* checking a value against its key                                                               */
+
+static void describe_raw(const raw_value *raw, char *buf, size_t len)
+{
+    switch (raw->kind) {
+    case RAW_INT: snprintf(buf, len, "the integer %lld", raw->i); break;
+    case RAW_FLOAT: {
+        char num[64];
+        gs_cfg_format_double(raw->d, num, sizeof num);
+        snprintf(buf, len, "the floating-point number %s", num);
+        break;
+    }
+    case RAW_BOOL: snprintf(buf, len, "the boolean %s", raw->b ? "true" : "false"); break;
+    case RAW_STRING: snprintf(buf, len, "the string \"%.200s\"", raw->s); break;
+    }
+}
+
+/* Checks raw against key k (type, finiteness, range, choices) and fills *out (out->s borrowed). */
+static gs_status check_value(int k, const raw_value *raw, const char *where, gs_cfg_value *out)
+{
+    const gs_cfg_key *key = &gs_cfg_schema[k];
+    char found[300], lo[64], hi[64];
+    memset(out, 0, sizeof *out);
+    bool type_ok;
+    switch (key->type) {
+    case GS_CFG_INT: type_ok = raw->kind == RAW_INT; break;
+    case GS_CFG_DOUBLE: type_ok = raw->kind == RAW_INT || raw->kind == RAW_FLOAT; break;
+    case GS_CFG_BOOL: type_ok = raw->kind == RAW_BOOL; break;
+    default: type_ok = raw->kind == RAW_STRING; break;
+    }
+    if (!type_ok) {
+        describe_raw(raw, found, sizeof found);
+        const char *hint = "";
+        if (key->type == GS_CFG_INT && raw->kind == RAW_FLOAT) hint = " (write it without a decimal point)";
+        if ((key->type == GS_CFG_STRING || key->type == GS_CFG_CHOICE))
+            hint = " (put it in double quotes)";
+        if (key->type == GS_CFG_BOOL && raw->kind == RAW_STRING) hint = " (write true or false without quotes)";
+        if ((key->type == GS_CFG_INT || key->type == GS_CFG_DOUBLE) && raw->kind == RAW_STRING)
+            hint = " (write the number without quotes)";
+        if (key->type == GS_CFG_CHOICE) {
+            char list[LIST_MAX_LEN];
+            choice_list(key->choices, list, sizeof list);
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s expects one of %s as a string, found %s%s", where,
+                            key->path, list, found, hint);
+        }
+        return GS_ERROR(GS_ERR_CONFIG, "%s: %s expects %s, found %s%s", where, key->path,
+                        type_word(key->type), found, hint);
+    }
+
+    switch (key->type) {
+    case GS_CFG_INT:
+        gs_cfg_format_bound(key->min, lo, sizeof lo);
+        gs_cfg_format_bound(key->max, hi, sizeof hi);
+        if ((double)raw->i < key->min || (double)raw->i > key->max)
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s = %lld is out of range; allowed [%s, %s]", where,
+                            key->path, raw->i, lo, hi);
+        out->i = raw->i;
+        break;
+    case GS_CFG_DOUBLE: {
+        double d = raw->kind == RAW_INT ? (double)raw->i : raw->d;
+        gs_cfg_format_bound(key->min, lo, sizeof lo);
+        gs_cfg_format_bound(key->max, hi, sizeof hi);
+        if (!isfinite(d))
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s = %g is not a finite number; allowed [%s, %s]",
+                            where, key->path, d, lo, hi);
+        if (d < key->min || d > key->max) {
+            char num[64];
+            gs_cfg_format_double(d, num, sizeof num);
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s = %s is out of range; allowed [%s, %s]", where,
+                            key->path, num, lo, hi);
+        }
+        out->d = d;
+        break;
+    }
+    case GS_CFG_BOOL: out->b = raw->b; break;
+    case GS_CFG_STRING: out->s = (char *)raw->s; break;
+    case GS_CFG_CHOICE:
+        if (!is_choice(key->choices, raw->s)) {
+            char list[LIST_MAX_LEN], near[64], hint[96] = "";
+            choice_list(key->choices, list, sizeof list);
+            if (closest_choice(key->choices, raw->s, near, sizeof near))
+                snprintf(hint, sizeof hint, "; did you mean \"%s\"?", near);
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s = \"%.200s\" is not an allowed choice: %s%s", where,
+                            key->path, raw->s, list, hint);
+        }
+        out->s = (char *)raw->s;
+        break;
+    }
+    return GS_OK;
+}
+
+static gs_status dup_string(const char *s, char **out)
+{
+    size_t len = strlen(s);
+    GS_CALL(gs_malloc(out, len + 1, 1));
+    memcpy(*out, s, len + 1);
+    return GS_OK;
+}
+
+/* cfg->v[k] = val with origin (NULL: default); everything is allocated before the old value is
+ * released, so a failure leaves cfg->v[k] as it was. */
+static gs_status store(gs_config *cfg, int k, const gs_cfg_value *val, const char *origin)
+{
+    gs_status st = GS_OK;
+    char *s = NULL, *o = NULL;
+    if (val->s) GS_TRY(dup_string(val->s, &s));
+    if (origin) GS_TRY(dup_string(origin, &o));
+    gs_cfg_value *v = &cfg->v[k];
+    gs_free(&v->s);
+    gs_free(&v->origin);
+    *v = *val;
+    v->s = s;
+    v->origin = o;
+    s = o = NULL;
+cleanup:
+    gs_free(&s);
+    gs_free(&o);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* text values (-s and schema defaults)                                                           */
+
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Trims blanks in place; returns the new start. */
+static char *trim(char *s)
+{
+    while (is_space(*s)) s++;
+    size_t n = strlen(s);
+    while (n > 0 && is_space(s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+/* Removes one pair of matching surrounding quotes ("..." or '...') in place. */
+static char *unquote(char *s)
+{
+    size_t n = strlen(s);
+    if (n >= 2 && (s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0]) {
+        s[n - 1] = '\0';
+        return s + 1;
+    }
+    return s;
+}
+
+static bool parse_bool_text(const char *s, bool *b)
+{
+    static const char *const yes[] = {"true", "1", "yes", "on"};
+    static const char *const no[] = {"false", "0", "no", "off"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) return *b = true, true;
+        if (strcasecmp(s, no[i]) == 0) return *b = false, true;
+    }
+    return false;
+}
+
+/* Converts text to key k's type. text is modified (trimmed/unquoted); raw->s points into it. */
+static gs_status parse_text(int k, char *text, const char *where, raw_value *raw)
+{
+    const gs_cfg_key *key = &gs_cfg_schema[k];
+    memset(raw, 0, sizeof *raw);
+    switch (key->type) {
+    case GS_CFG_INT: {
+        char *s = trim(text), *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || *end)
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s expects an integer, got \"%s\"", where, key->path, s);
+        if (errno == ERANGE)
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s: \"%s\" does not fit in a 64-bit integer", where,
+                            key->path, s);
+        raw->kind = RAW_INT;
+        raw->i = v;
+        return GS_OK;
+    }
+    case GS_CFG_DOUBLE: {
+        char *s = trim(text), *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (end == s || *end)
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s expects a number, got \"%s\"", where, key->path, s);
+        if (!isfinite(v))
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s expects a finite number, got \"%s\"", where,
+                            key->path, s);
+        raw->kind = RAW_FLOAT; /* underflow (ERANGE with a finite result) is accepted as is */
+        raw->d = v;
+        return GS_OK;
+    }
+    case GS_CFG_BOOL: {
+        char *s = unquote(trim(text));
+        if (!parse_bool_text(s, &raw->b))
+            return GS_ERROR(GS_ERR_CONFIG,
+                            "%s: %s expects a boolean (true/false, 1/0, yes/no, on/off), got \"%s\"",
+                            where, key->path, s);
+        raw->kind = RAW_BOOL;
+        return GS_OK;
+    }
+    case GS_CFG_CHOICE:
+        raw->kind = RAW_STRING;
+        raw->s = unquote(trim(text));
+        return GS_OK;
+    case GS_CFG_STRING:
+        raw->kind = RAW_STRING;
+        raw->s = unquote(text); /* verbatim: blanks may matter in a path */
+        return GS_OK;
+    }
+    return GS_ERROR(GS_ERR_INTERNAL, "%s: %s has an unknown schema type", where, key->path);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* create, destroy, copy                                                                          */
+
+void gs_config_destroy(gs_config **cfg)
+{
+    if (!cfg || !*cfg) return;
+    if ((*cfg)->v)
+        for (int k = 0; k < (*cfg)->n; k++) {
+            gs_free(&(*cfg)->v[k].s);
+            gs_free(&(*cfg)->v[k].origin);
+        }
+    gs_free(&(*cfg)->v);
+    gs_free(cfg);
+}
+
+static gs_status config_alloc(gs_config **out)
+{
+    gs_status st = GS_OK;
+    gs_config *c = NULL;
+    GS_TRY(gs_calloc(&c, 1, sizeof *c));
+    c->n = schema_rows();
+    GS_TRY(gs_calloc(&c->v, (size_t)c->n, sizeof *c->v));
+    *out = c;
+    c = NULL;
+cleanup:
+    gs_config_destroy(&c);
+    return st;
+}
+
+gs_status gs_config_create(gs_config **cfg)
+{
+    gs_status st = GS_OK;
+    gs_config *c = NULL;
+    char *text = NULL;
+    if (!cfg) return GS_ERROR(GS_ERR_ARG, "gs_config_create: cfg is NULL");
+    *cfg = NULL;
+    GS_TRY(config_alloc(&c));
+    for (int k = 0; k < c->n; k++) {
+        /* the defaults go through the -s parser and the same checks: a bad default is a schema bug
+         * that the first config created reports */
+        char where[WHERE_MAX_LEN];
+        raw_value raw;
+        gs_cfg_value val;
+        snprintf(where, sizeof where, "schema default of %s", gs_cfg_schema[k].path);
+        GS_TRY(dup_string(gs_cfg_schema[k].def, &text));
+        GS_TRY(parse_text(k, text, where, &raw));
+        GS_TRY(check_value(k, &raw, where, &val));
+        GS_TRY(store(c, k, &val, NULL));
+        gs_free(&text);
+    }
+    *cfg = c;
+    c = NULL;
+cleanup:
+    gs_free(&text);
+    gs_config_destroy(&c);
+    return st;
+}
+
+gs_status gs_config_copy(const gs_config *src, gs_config **dst)
+{
+    gs_status st = GS_OK;
+    gs_config *c = NULL;
+    if (!src || !dst) return GS_ERROR(GS_ERR_ARG, "gs_config_copy: src or dst is NULL");
+    *dst = NULL;
+    GS_TRY(config_alloc(&c));
+    for (int k = 0; k < c->n; k++) GS_TRY(store(c, k, &src->v[k], src->v[k].origin));
+    *dst = c;
+    c = NULL;
+cleanup:
+    gs_config_destroy(&c);
+    return st;
+}
+
+/* Exchanges the values of a and b (commit of a validated copy). */
+static void swap_values(gs_config *a, gs_config *b)
+{
+    gs_cfg_value *v = a->v;
+    a->v = b->v;
+    b->v = v;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* libconfig text                                                                                 */
+
+/* libconfig 1.5 reads an integer literal without the L suffix into 32 bits and silently wraps it
+ * (4294967297 becomes 1). Before its tree is used, scan the text for such literals and refuse
+ * them, naming the line. The text has already parsed, so the tokens are well formed. */
+static gs_status check_int_literals(const char *text, const char *name)
+{
+    int line = 1;
+    const char *p = text;
+    while (*p) {
+        char c = *p;
+        if (c == '\n') {
+            line++;
+            p++;
+        } else if (c == '#' || (c == '/' && p[1] == '/') || c == '@') { /* comment, @include */
+            while (*p && *p != '\n') p++;
+        } else if (c == '/' && p[1] == '*') {
+            for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
+                if (*p == '\n') line++;
+            if (*p) p += 2;
+        } else if (c == '"') {
+            for (p++; *p && *p != '"'; p++) {
+                if (*p == '\\' && p[1]) p++;
+                if (*p == '\n') line++;
+            }
+            if (*p) p++;
+        } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*' || c == '_') {
+            while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+                   *p == '-' || *p == '_' || *p == '*')
+                p++; /* a setting name or true/false: digits in it are no number */
+        } else if ((c >= '0' && c <= '9') || ((c == '-' || c == '+') && p[1] >= '0' && p[1] <= '9')) {
+            const char *start = p;
+            if (c == '-' || c == '+') p++;
+            bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+            if (hex) p += 2;
+            while ((*p >= '0' && *p <= '9') || (hex && ((*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))))
+                p++;
+            if (!hex && (*p == '.' || *p == 'e' || *p == 'E')) { /* a float: skip it */
+                if (*p == '.') p++;
+                while (*p >= '0' && *p <= '9') p++;
+                if (*p == 'e' || *p == 'E') {
+                    p++;
+                    if (*p == '-' || *p == '+') p++;
+                    while (*p >= '0' && *p <= '9') p++;
+                }
+                continue;
+            }
+            if (*p == 'L') { /* 64-bit literal: libconfig reads it whole */
+                p++;
+                continue;
+            }
+            char lit[64];
+            size_t n = (size_t)(p - start);
+            snprintf(lit, sizeof lit, "%.*s", (int)(n < 63 ? n : 63), start);
+            bool wraps;
+            errno = 0;
+            if (hex) { /* libconfig reads 0x80000000..0xffffffff as negative and cuts longer ones */
+                unsigned long long mag = strtoull(lit + (lit[0] == '+' || lit[0] == '-'), NULL, 16);
+                wraps = errno == ERANGE || n >= 63 || mag > (unsigned long long)INT_MAX;
+            } else {
+                long long v = strtoll(lit, NULL, 10);
+                wraps = errno == ERANGE || n >= 63 || v < INT_MIN || v > INT_MAX;
+            }
+            if (wraps)
+                return GS_ERROR(GS_ERR_CONFIG,
+                                "%s:%d: the integer %s does not fit in 32 bits, and libconfig reads "
+                                "integers without the L suffix as 32-bit; write %sL (64-bit) or a "
+                                "floating-point number",
+                                name, line, lit, lit);
+        } else if (c == '.' && p[1] >= '0' && p[1] <= '9') { /* float like .5 */
+            p++;
+            while ((*p >= '0' && *p <= '9') || *p == 'e' || *p == 'E' ||
+                   ((*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E')))
+                p++;
+        } else {
+            p++;
+        }
+    }
+    return GS_OK;
+}
+
+static const char *setting_kind(const config_setting_t *s)
+{
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_GROUP: return "a group";
+    case CONFIG_TYPE_ARRAY: return "an array";
+    case CONFIG_TYPE_LIST: return "a list";
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: return "an integer";
+    case CONFIG_TYPE_FLOAT: return "a floating-point number";
+    case CONFIG_TYPE_BOOL: return "a boolean";
+    case CONFIG_TYPE_STRING: return "a string";
+    }
+    return "a setting";
+}
+
+/* A libconfig scalar as a raw value (strings borrowed from the setting). */
+static gs_status setting_to_raw(const config_setting_t *s, const char *path, const char *where, raw_value *raw)
+{
+    memset(raw, 0, sizeof *raw);
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        raw->kind = RAW_INT;
+        raw->i = config_setting_get_int64(s);
+        return GS_OK;
+    case CONFIG_TYPE_FLOAT:
+        raw->kind = RAW_FLOAT;
+        raw->d = config_setting_get_float(s);
+        return GS_OK;
+    case CONFIG_TYPE_BOOL:
+        raw->kind = RAW_BOOL;
+        raw->b = config_setting_get_bool(s) != 0;
+        return GS_OK;
+    case CONFIG_TYPE_STRING:
+        raw->kind = RAW_STRING;
+        raw->s = config_setting_get_string(s);
+        return GS_OK;
+    }
+    return GS_ERROR(GS_ERR_CONFIG, "%s: %s: expected a single value, found %s", where, path, setting_kind(s));
+}
+
+/* A list or array value for key k. Lists will carry parameter sweeps; the single-run configuration
+ * accepts none yet. Accepting them means: each element through setting_to_raw and check_value
+ * (so every element is validated like a scalar), and a value slot that holds several values. */
+static gs_status apply_list(gs_config *cfg, int k, const config_setting_t *s, const char *where)
+{
+    (void)cfg;
+    (void)s;
+    return GS_ERROR(GS_ERR_CONFIG,
+                    "%s: %s: lists are for sweeps and are not supported here; give a single value "
+                    "(%s), or run once per value with -s %s=VALUE",
+                    where, gs_cfg_schema[k].path, type_word(gs_cfg_schema[k].type), gs_cfg_schema[k].path);
+}
+
+static gs_status apply_group(gs_config *cfg, const config_setting_t *group, const char *prefix,
+                             const char *name);
+
+/* One member of a group: recurse into known groups, check and store known keys. */
+static gs_status apply_setting(gs_config *cfg, const config_setting_t *s, const char *prefix,
+                               const char *name)
+{
+    const char *file = config_setting_source_file(s) ? config_setting_source_file(s) : name;
+    char where[WHERE_MAX_LEN], path[PATH_MAX_LEN];
+    snprintf(where, sizeof where, "%s:%u", file, config_setting_source_line(s));
+    int plen = snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "",
+                        config_setting_name(s) ? config_setting_name(s) : "");
+    if (plen < 0 || (size_t)plen >= sizeof path)
+        return GS_ERROR(GS_ERR_CONFIG, "%s: unknown key %.80s... (name too long)", where, path);
+    int k = key_index(path);
+    bool group = group_exists(path);
+    int type = config_setting_type(s);
+
+    if (type == CONFIG_TYPE_GROUP) {
+        if (k >= 0) {
+            const gs_cfg_key *key = &gs_cfg_schema[k];
+            const char *q = key->type == GS_CFG_STRING || key->type == GS_CFG_CHOICE ? "\"" : "";
+            return GS_ERROR(GS_ERR_CONFIG, "%s: %s is a key, not a group: it expects %s, e.g. %s = %s%s%s;",
+                            where, path, type_word(key->type), leaf_of(path), q, key->def, q);
+        }
+        if (!group) return unknown_name(where, path, true);
+        GS_CALL(apply_group(cfg, s, path, name));
+        return GS_OK;
+    }
+    if (k < 0) {
+        if (group) {
+            char members[LIST_MAX_LEN];
+            group_members(path, members, sizeof members);
+            return GS_ERROR(GS_ERR_CONFIG,
+                            "%s: %s is a group, not a key, but was given %s; write %s = { ... }; with "
+                            "some of: %s",
+                            where, path, setting_kind(s), leaf_of(path), members);
+        }
+        return unknown_name(where, path, false);
+    }
+    if (type == CONFIG_TYPE_ARRAY || type == CONFIG_TYPE_LIST) {
+        GS_CALL(apply_list(cfg, k, s, where));
+        return GS_OK;
+    }
+
+    raw_value raw;
+    GS_CALL(setting_to_raw(s, path, where, &raw));
+    gs_cfg_value val;
+    GS_CALL(check_value(k, &raw, where, &val));
+    GS_CALL(store(cfg, k, &val, where));
+    return GS_OK;
+}
+
+static gs_status apply_group(gs_config *cfg, const config_setting_t *group, const char *prefix,
+                             const char *name)
+{
+    unsigned int n = (unsigned int)config_setting_length(group);
+    for (unsigned int e = 0; e < n; e++)
+        GS_CALL(apply_setting(cfg, config_setting_get_elem(group, e), prefix, name));
+    return GS_OK;
+}
+
+/* Applies a parsed tree to a copy of cfg and commits the copy when every setting was valid. */
+static gs_status apply_tree(gs_config *cfg, const config_t *lc, const char *name)
+{
+    gs_status st = GS_OK;
+    gs_config *tmp = NULL;
+    GS_TRY(gs_config_copy(cfg, &tmp));
+    GS_TRY(apply_group(tmp, config_root_setting(lc), "", name));
+    swap_values(cfg, tmp);
+cleanup:
+    gs_config_destroy(&tmp);
+    return st;
+}
+
+static gs_status parse_error(const config_t *lc, const char *name)
+{
+    const char *file = config_error_file(lc) ? config_error_file(lc) : name;
+    const char *text = config_error_text(lc) ? config_error_text(lc) : "unreadable";
+    if (config_error_type(lc) == CONFIG_ERR_FILE_IO)
+        return GS_ERROR(GS_ERR_IO, "%s: cannot read configuration file (libconfig: %s)", file, text);
+    return GS_ERROR(GS_ERR_CONFIG, "%s:%d: %s", file, config_error_line(lc), text);
+}
+
+gs_status gs_config_load_string(gs_config *cfg, const char *text, const char *name)
+{
+    gs_status st = GS_OK;
+    config_t lc;
+    if (!cfg || !text) return GS_ERROR(GS_ERR_ARG, "gs_config_load_string: cfg or text is NULL");
+    if (!name) name = "<string>";
+    config_init(&lc);
+    if (!config_read_string(&lc, text)) {
+        st = parse_error(&lc, name);
+        goto cleanup;
+    }
+    GS_TRY(check_int_literals(text, name));
+    GS_TRY(apply_tree(cfg, &lc, name));
+cleanup:
+    config_destroy(&lc);
+    return st;
+}
+
+/* Reads a whole file into a NUL-terminated buffer (for the integer-literal check). */
+static gs_status read_text(const char *path, char **out)
+{
+    gs_status st = GS_OK;
+    char *buf = NULL;
+    size_t len = 0, cap = 4096;
+    FILE *f = fopen(path, "rb");
+    if (!f) return GS_ERROR(GS_ERR_IO, "%s: cannot open configuration file: %s", path, strerror(errno));
+    GS_TRY(gs_malloc(&buf, cap, 1));
+    for (;;) {
+        len += fread(buf + len, 1, cap - 1 - len, f);
+        if (ferror(f)) GS_FAIL(GS_ERR_IO, "%s: cannot read configuration file: %s", path, strerror(errno));
+        if (feof(f)) break;
+        if (len == cap - 1) {
+            GS_TRY(gs_realloc(&buf, cap * 2, 1));
+            cap *= 2;
+        }
+    }
+    buf[len] = '\0';
+    *out = buf;
+    buf = NULL;
+cleanup:
+    gs_free(&buf);
+    fclose(f);
+    return st;
+}
+
+gs_status gs_config_load_file(gs_config *cfg, const char *path)
+{
+    gs_status st = GS_OK;
+    config_t lc;
+    bool lc_init = false;
+    char *text = NULL, *dir = NULL;
+    struct stat sb;
+    if (!cfg || !path) return GS_ERROR(GS_ERR_ARG, "gs_config_load_file: cfg or path is NULL");
+    if (stat(path, &sb) != 0)
+        return GS_ERROR(GS_ERR_IO, "%s: cannot open configuration file: %s", path, strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return GS_ERROR(GS_ERR_IO, "%s: cannot open configuration file: %s", path, strerror(EISDIR));
+    GS_TRY(read_text(path, &text));
+
+    config_init(&lc);
+    lc_init = true;
+    /* @include "x.cfg" is resolved beside the including file, not in the current directory */
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        size_t n = (size_t)(slash - path);
+        GS_TRY(gs_malloc(&dir, n + 2, 1));
+        memcpy(dir, path, n ? n : 1); /* "/x.cfg" -> "/" */
+        dir[n ? n : 1] = '\0';
+        config_set_include_dir(&lc, dir); /* libconfig keeps its own copy */
+    }
+    if (!config_read_file(&lc, path)) {
+        st = parse_error(&lc, path);
+        goto cleanup;
+    }
+    GS_TRY(check_int_literals(text, path));
+    GS_TRY(apply_tree(cfg, &lc, path));
+cleanup:
+    if (lc_init) config_destroy(&lc);
+    gs_free(&text);
+    gs_free(&dir);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* -s group.key=value                                                                             */
+
+gs_status gs_config_set(gs_config *cfg, const char *assignment)
+{
+    gs_status st = GS_OK;
+    char *copy = NULL;
+    if (!cfg || !assignment) return GS_ERROR(GS_ERR_ARG, "gs_config_set: cfg or assignment is NULL");
+    char where[WHERE_MAX_LEN];
+    snprintf(where, sizeof where, "-s %s", assignment);
+    const char *eq = strchr(assignment, '=');
+    if (!eq)
+        return GS_ERROR(GS_ERR_CONFIG, "%s: expected group.key=value (e.g. -s solver.restart=50)", where);
+
+    GS_TRY(dup_string(assignment, &copy));
+    copy[eq - assignment] = '\0';
+    char *path = trim(copy), *text = copy + (eq - assignment) + 1;
+    if (!path[0])
+        GS_FAIL(GS_ERR_CONFIG, "%s: the key before '=' is empty; expected group.key=value (e.g. -s solver.restart=50)",
+                where);
+    int k = key_index(path);
+    if (k < 0) {
+        if (group_exists(path)) {
+            char members[LIST_MAX_LEN];
+            const char *example = NULL; /* the group's first key, e.g. solver.type */
+            for (int j = 0; gs_cfg_schema[j].path && !example; j++)
+                if (gs_cfg_below(path, gs_cfg_schema[j].path)) example = gs_cfg_schema[j].path;
+            group_members(path, members, sizeof members);
+            GS_FAIL(GS_ERR_CONFIG, "%s: %s is a group, not a key; set one of its members (%s), e.g. -s %s=%s",
+                    where, path, members, example, gs_cfg_schema[key_index(example)].def);
+        }
+        st = unknown_name(where, path, false);
+        goto cleanup;
+    }
+    raw_value raw;
+    gs_cfg_value val;
+    GS_TRY(parse_text(k, text, where, &raw));
+    GS_TRY(check_value(k, &raw, where, &val));
+    GS_TRY(store(cfg, k, &val, "-s"));
+cleanup:
+    gs_free(&copy);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* getters: an undeclared path or a type mismatch is a programming error                          */
+
+static const gs_cfg_value *lookup(const gs_config *cfg, const char *path, const char *fn, int want1,
+                                  int want2)
+{
+    int k = path ? key_index(path) : -1;
+    if (!cfg) {
+        fprintf(stderr, "gpusolve: %s(\"%s\"): the configuration is NULL (programming error)\n", fn,
+                path ? path : "(null)");
+        abort();
+    }
+    if (k < 0) {
+        fprintf(stderr, "gpusolve: %s(\"%s\"): not a key of the configuration schema (programming error)\n",
+                fn, path ? path : "(null)");
+        abort();
+    }
+    int t = (int)gs_cfg_schema[k].type;
+    if (want1 >= 0 && t != want1 && t != want2) {
+        fprintf(stderr, "gpusolve: %s(\"%s\"): the key's schema type is %s (programming error)\n", fn,
+                path, type_word(gs_cfg_schema[k].type));
+        abort();
+    }
+    return &cfg->v[k];
+}
+
+long long gs_config_int(const gs_config *cfg, const char *path)
+{
+    return lookup(cfg, path, "gs_config_int", GS_CFG_INT, GS_CFG_INT)->i;
+}
+
+double gs_config_double(const gs_config *cfg, const char *path)
+{
+    return lookup(cfg, path, "gs_config_double", GS_CFG_DOUBLE, GS_CFG_DOUBLE)->d;
+}
+
+bool gs_config_bool(const gs_config *cfg, const char *path)
+{
+    return lookup(cfg, path, "gs_config_bool", GS_CFG_BOOL, GS_CFG_BOOL)->b;
+}
+
+const char *gs_config_string(const gs_config *cfg, const char *path)
+{
+    return lookup(cfg, path, "gs_config_string", GS_CFG_STRING, GS_CFG_CHOICE)->s;
+}
+
+bool gs_config_is_default(const gs_config *cfg, const char *path)
+{
+    return lookup(cfg, path, "gs_config_is_default", -1, -1)->origin == NULL;
+}
+
+const char *gs_config_origin(const gs_config *cfg, const char *path)
+{
+    const gs_cfg_value *v = lookup(cfg, path, "gs_config_origin", -1, -1);
+    return v->origin ? v->origin : "default";
+}
