@@ -1,0 +1,961 @@
+/* The cuda backend: vectors in device memory; BLAS-1 and gathers as grid-stride kernels; dot, dot2
+ * and nrm2 as two-stage block reductions; Krylov-basis products V'w and V h through cublasDgemv;
+ * y = alpha A x + beta y through cuSPARSE SpMV (CSR); timers as CUDA events.
+ *
+ * Everything is enqueued on one non-blocking stream (cuBLAS and cuSPARSE are bound to it), so the
+ * ops are ordered among themselves and asynchronous to the host. The only host waits are where a
+ * scalar must reach the host (dot, dot2, nrm2, mdot), in upload/download, synchronize and
+ * timer_stop. Scalars come back in one small copy into pinned memory.
+ *
+ * Index maps are checked on the device without a sync: a gather or scatter that meets an index
+ * outside its vector writes NaN (gather) or nothing (scatter) and records the first such index in a
+ * device-side flag; the next reduction or synchronize reports it as GS_ERR_ARG.
+ *
+ * The backend works on the device that was current when it was created (gs_backend_cuda_create
+ * makes device_id current for the calling thread). Environment knob for benchmarks:
+ * GS_CUDA_SPMV_ALG=1 selects CUSPARSE_SPMV_CSR_ALG1 instead of the default CSR_ALG2 (which gives
+ * bit-wise reproducible results run to run, so iteration counts are reproducible). */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <math_constants.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backend.h"
+#include "core/backend_cuda.h"
+#include "core/mem.h"
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Error mapping: every vendor return code becomes a gs_status with the library's own error name.   */
+
+static const char *cublas_status_name(cublasStatus_t s)
+{
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    }
+    return "CUBLAS_STATUS_<unknown>";
+}
+
+static gs_status cuda_status(cudaError_t e, const char *expr, const char *file, int line)
+{
+    if (e == cudaSuccess) return GS_OK;
+    (void)cudaGetLastError(); /* clear a non-sticky error so that later launch checks do not see it */
+    gs_status st = e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA;
+    return gs_error_set(st, file, line, "CUDA call %s failed: %s (%s)", expr, cudaGetErrorName(e),
+                        cudaGetErrorString(e));
+}
+
+static gs_status cublas_status(cublasStatus_t s, const char *expr, const char *file, int line)
+{
+    if (s == CUBLAS_STATUS_SUCCESS) return GS_OK;
+    gs_status st = s == CUBLAS_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEM : GS_ERR_CUBLAS;
+    return gs_error_set(st, file, line, "cuBLAS call %s failed: %s (%d)", expr, cublas_status_name(s), (int)s);
+}
+
+static gs_status cusparse_status(cusparseStatus_t s, const char *expr, const char *file, int line)
+{
+    if (s == CUSPARSE_STATUS_SUCCESS) return GS_OK;
+    gs_status st = s == CUSPARSE_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEM : GS_ERR_CUSPARSE;
+    return gs_error_set(st, file, line, "cuSPARSE call %s failed: %s (%s)", expr, cusparseGetErrorName(s),
+                        cusparseGetErrorString(s));
+}
+
+/* X_CALL returns the failure; X_TRY stores it in `st` and jumps to `cleanup`. */
+#define CUDA_CALL(call)                                                                       \
+    do {                                                                                      \
+        gs_status cu_st_ = cuda_status((call), #call, __FILE__, __LINE__);                    \
+        if (cu_st_ != GS_OK) return cu_st_;                                                   \
+    } while (0)
+#define CUDA_TRY(call)                                                                        \
+    do {                                                                                      \
+        st = cuda_status((call), #call, __FILE__, __LINE__);                                  \
+        if (st != GS_OK) goto cleanup;                                                        \
+    } while (0)
+#define CUBLAS_CALL(call)                                                                     \
+    do {                                                                                      \
+        gs_status cb_st_ = cublas_status((call), #call, __FILE__, __LINE__);                  \
+        if (cb_st_ != GS_OK) return cb_st_;                                                   \
+    } while (0)
+#define CUBLAS_TRY(call)                                                                      \
+    do {                                                                                      \
+        st = cublas_status((call), #call, __FILE__, __LINE__);                                \
+        if (st != GS_OK) goto cleanup;                                                        \
+    } while (0)
+#define CUSPARSE_CALL(call)                                                                   \
+    do {                                                                                      \
+        gs_status cs_st_ = cusparse_status((call), #call, __FILE__, __LINE__);                \
+        if (cs_st_ != GS_OK) return cs_st_;                                                   \
+    } while (0)
+#define CUSPARSE_TRY(call)                                                                    \
+    do {                                                                                      \
+        st = cusparse_status((call), #call, __FILE__, __LINE__);                              \
+        if (st != GS_OK) goto cleanup;                                                        \
+    } while (0)
+/* After every kernel launch: a bad configuration or an earlier asynchronous fault shows up here. */
+#define LAUNCH_CALL(kernel_name)                                                              \
+    do {                                                                                      \
+        gs_status kl_st_ = cuda_status(cudaGetLastError(), "launch of kernel " kernel_name,   \
+                                       __FILE__, __LINE__);                                   \
+        if (kl_st_ != GS_OK) return kl_st_;                                                   \
+    } while (0)
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Backend state.                                                                                    */
+
+#define THREADS 256            /* threads per block of the elementwise kernels and partial sums */
+#define RED_MAX_BLOCKS 1024    /* partial sums per reduction (the final stage reduces these) */
+#define RED_FINAL_THREADS 1024 /* one block combines the partial sums */
+#define RES_CAP_INIT 1024      /* doubles in the result buffer (mdot needs k of them) */
+#define STAGE_CAP_INIT 1024    /* doubles in the mgemv coefficient staging buffer */
+
+enum { MAP_GATHER = 1, MAP_SCATTER = 2 };
+
+/* First invalid index met by a gather/scatter kernel; pos == -1 when none. Lives at the start of the
+ * result buffer so that it comes back with every reduction result in the same copy. */
+typedef struct {
+    int pos, index, len, op;
+} map_flag;
+
+#define RES_HEADER 16 /* bytes before the result doubles: sizeof(map_flag), keeps them 8-aligned */
+static_assert(sizeof(map_flag) == RES_HEADER, "the result doubles start right after the map flag");
+
+typedef struct {
+    int sm_count;
+    cusparseSpMVAlg_t spmv_alg;
+    cudaStream_t stream;
+    cublasHandle_t cublas;
+    cusparseHandle_t cusparse;
+    double *partials;    /* device, 2 * RED_MAX_BLOCKS */
+    char *res_dev;       /* device: map_flag + res_cap doubles */
+    char *res_host;      /* pinned mirror */
+    gs_int res_cap;
+    double *stage_dev;   /* device copy of mgemv's h */
+    double *stage_host;  /* pinned staging of h */
+    gs_int stage_cap;
+    cudaEvent_t stage_free; /* recorded after the staging copy: the pinned buffer may be reused */
+} cuda_ctx;
+
+typedef struct {
+    gs_int *rowptr, *colind;
+    double *val;
+    cusparseSpMatDescr_t mat;
+    cusparseDnVecDescr_t vx, vy; /* re-pointed at each call (no allocation in spmv) */
+    void *buffer;
+    bool empty; /* no rows, no columns or no entries: y = beta y without cuSPARSE */
+} cuda_mat;
+
+static cuda_ctx *ctx_of(const gs_backend *be) { return (cuda_ctx *)be->impl; }
+static double *res_values(char *res) { return (double *)(res + RES_HEADER); }
+
+static unsigned grid_for(const cuda_ctx *c, gs_int n)
+{
+    long long b = ((long long)n + THREADS - 1) / THREADS;
+    long long cap = (long long)c->sm_count * 16; /* enough resident blocks to saturate memory */
+    if (b > cap) b = cap;
+    return (unsigned)(b < 1 ? 1 : b);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Elementwise kernels (grid-stride; 64-bit loop index so i + stride cannot overflow).              */
+
+#define GRID_STRIDE(i, n)                                                                     \
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (long long)(n);    \
+         i += (long long)gridDim.x * blockDim.x)
+
+static __global__ void k_set(gs_int n, double a, double *x)
+{
+    GRID_STRIDE(i, n) x[i] = a;
+}
+
+static __global__ void k_scale(gs_int n, double a, double *x)
+{
+    GRID_STRIDE(i, n) x[i] *= a;
+}
+
+static __global__ void k_axpy(gs_int n, double a, const double *x, double *y)
+{
+    GRID_STRIDE(i, n) y[i] += a * x[i];
+}
+
+/* y = a x + b y; b == 0 does not read y (it may hold NaN) */
+static __global__ void k_axpby(gs_int n, double a, const double *x, double b, double *y)
+{
+    if (b == 0.0) {
+        GRID_STRIDE(i, n) y[i] = a * x[i];
+    } else {
+        GRID_STRIDE(i, n) y[i] = a * x[i] + b * y[i];
+    }
+}
+
+/* z = a x + b y + c z; c == 0 does not read z */
+static __global__ void k_axpbypcz(gs_int n, double a, const double *x, double b, const double *y, double c,
+                                  double *z)
+{
+    if (c == 0.0) {
+        GRID_STRIDE(i, n) z[i] = a * x[i] + b * y[i];
+    } else {
+        GRID_STRIDE(i, n) z[i] = a * x[i] + b * y[i] + c * z[i];
+    }
+}
+
+static __global__ void k_pointwise_mult(gs_int n, const double *x, const double *y, double *z)
+{
+    GRID_STRIDE(i, n) z[i] = x[i] * y[i];
+}
+
+static __device__ void report_bad_index(map_flag *f, long long pos, gs_int index, gs_int len, int op)
+{
+    if (atomicCAS(&f->pos, -1, (int)pos) == -1) {
+        f->index = index;
+        f->len = len;
+        f->op = op;
+    }
+}
+
+/* y[i] = x[idx[i]], i < m; an index outside [0, nx) gives NaN and is reported */
+static __global__ void k_gather(gs_int m, const double *x, gs_int nx, const gs_int *idx, double *y, map_flag *f)
+{
+    GRID_STRIDE(i, m)
+    {
+        gs_int p = idx[i];
+        if (p >= 0 && p < nx) {
+            y[i] = x[p];
+        } else {
+            y[i] = CUDART_NAN;
+            report_bad_index(f, i, p, nx, MAP_GATHER);
+        }
+    }
+}
+
+/* y[idx[i]] = x[i] for idx[i] >= 0; an index >= ny is skipped and reported */
+static __global__ void k_scatter(gs_int m, const double *x, const gs_int *idx, gs_int ny, double *y, map_flag *f)
+{
+    GRID_STRIDE(i, m)
+    {
+        gs_int p = idx[i];
+        if (p < 0) continue;
+        if (p < ny) y[p] = x[i];
+        else report_bad_index(f, i, p, ny, MAP_SCATTER);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Reductions: stage 1 gives each block a pair of partial results (s0, s1); stage 2, one block,      */
+/* combines them. The order of summation depends only on n, so results are reproducible.            */
+
+enum { RED_DOT, RED_DOT2, RED_SSQ, RED_SSQ_SCALED, RED_AMAX };
+
+/* s0 combines by max for RED_AMAX (s1 then counts non-finite entries), by + otherwise */
+template <int MODE> static __device__ double combine0(double a, double b)
+{
+    return MODE == RED_AMAX ? fmax(a, b) : a + b;
+}
+
+/* Block-wide reduction of (s0, s1); the result is valid in thread 0. */
+template <int MODE> static __device__ void block_reduce(double &s0, double &s1)
+{
+    __shared__ double sh0[32], sh1[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    for (int off = 16; off > 0; off >>= 1) {
+        s0 = combine0<MODE>(s0, __shfl_down_sync(0xffffffffu, s0, off));
+        s1 += __shfl_down_sync(0xffffffffu, s1, off);
+    }
+    if (lane == 0) {
+        sh0[warp] = s0;
+        sh1[warp] = s1;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const unsigned nwarps = (blockDim.x + 31u) >> 5;
+        /* 0 is the identity of both + and max over absolute values */
+        s0 = lane < nwarps ? sh0[lane] : 0.0;
+        s1 = lane < nwarps ? sh1[lane] : 0.0;
+        for (int off = 16; off > 0; off >>= 1) {
+            s0 = combine0<MODE>(s0, __shfl_down_sync(0xffffffffu, s0, off));
+            s1 += __shfl_down_sync(0xffffffffu, s1, off);
+        }
+    }
+}
+
+/* Stage 1. DOT: s0 = sum a.*b; DOT2: s0 = sum a.*b, s1 = sum c.*d (one pass over all four);
+ * SSQ: s0 = sum a.^2; SSQ_SCALED: s0 = sum (a/scale).^2; AMAX: s0 = max |a_i| over finite entries,
+ * s1 = number of non-finite entries. out[2*blockIdx.x + {0,1}]. */
+template <int MODE>
+static __global__ void k_reduce_partial(gs_int n, const double *__restrict__ a, const double *__restrict__ b,
+                                        const double *__restrict__ c, const double *__restrict__ d,
+                                        double scale, double *out)
+{
+    double s0 = 0.0, s1 = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        if (MODE == RED_DOT) {
+            s0 += a[i] * b[i];
+        } else if (MODE == RED_DOT2) {
+            s0 += a[i] * b[i];
+            s1 += c[i] * d[i];
+        } else if (MODE == RED_SSQ) {
+            s0 += a[i] * a[i];
+        } else if (MODE == RED_SSQ_SCALED) {
+            double v = a[i] / scale;
+            s0 += v * v;
+        } else {
+            double v = fabs(a[i]);
+            if (isfinite(v)) s0 = fmax(s0, v);
+            else s1 += 1.0;
+        }
+    }
+    block_reduce<MODE>(s0, s1);
+    if (threadIdx.x == 0) {
+        out[2 * blockIdx.x] = s0;
+        out[2 * blockIdx.x + 1] = s1;
+    }
+}
+
+/* Stage 2: out[0..1] = combination of the nparts pairs in partials. */
+template <int MODE> static __global__ void k_reduce_final(int nparts, const double *partials, double *out)
+{
+    double s0 = 0.0, s1 = 0.0;
+    for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
+        s0 = combine0<MODE>(s0, partials[2 * p]);
+        s1 += partials[2 * p + 1];
+    }
+    block_reduce<MODE>(s0, s1);
+    if (threadIdx.x == 0) {
+        out[0] = s0;
+        out[1] = s1;
+    }
+}
+
+/* Copies the map flag and m result doubles to the host in one transfer, waits, reports a pending
+ * invalid index, and returns the values in out (may be NULL when only the flag is wanted). */
+static gs_status fetch_results(cuda_ctx *c, gs_int m, double *out)
+{
+    size_t bytes = RES_HEADER + (size_t)m * sizeof(double);
+    CUDA_CALL(cudaMemcpyAsync(c->res_host, c->res_dev, bytes, cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CALL(cudaStreamSynchronize(c->stream));
+    map_flag f;
+    memcpy(&f, c->res_host, sizeof f);
+    if (f.pos >= 0) {
+        /* clear it so the next check starts clean, then report */
+        CUDA_CALL(cudaMemsetAsync(c->res_dev, 0xff, sizeof(map_flag), c->stream));
+        return GS_ERROR(GS_ERR_ARG,
+                        "%s: index %d at position %d of the index map is outside the %s vector of length "
+                        "%d (detected on the device at the next synchronization after gs_vec_%s)",
+                        f.op == MAP_GATHER ? "gather" : "scatter", f.index, f.pos,
+                        f.op == MAP_GATHER ? "source" : "destination", f.len,
+                        f.op == MAP_GATHER ? "gather" : "scatter");
+    }
+    if (out && m > 0) memcpy(out, res_values(c->res_host), (size_t)m * sizeof(double));
+    return GS_OK;
+}
+
+template <int MODE>
+static gs_status launch_reduce(cuda_ctx *c, gs_int n, const double *a, const double *b, const double *cc,
+                               const double *d, double scale)
+{
+    double *dst = res_values(c->res_dev);
+    long long want = ((long long)n + THREADS - 1) / THREADS;
+    int blocks = (int)(want < 1 ? 1 : (want > RED_MAX_BLOCKS ? RED_MAX_BLOCKS : want));
+    if (blocks == 1) { /* one block covers it: write the result directly, skip stage 2 */
+        k_reduce_partial<MODE><<<1, THREADS, 0, c->stream>>>(n, a, b, cc, d, scale, dst);
+        LAUNCH_CALL("k_reduce_partial");
+        return GS_OK;
+    }
+    k_reduce_partial<MODE><<<blocks, THREADS, 0, c->stream>>>(n, a, b, cc, d, scale, c->partials);
+    LAUNCH_CALL("k_reduce_partial");
+    k_reduce_final<MODE><<<1, RED_FINAL_THREADS, 0, c->stream>>>(blocks, c->partials, dst);
+    LAUNCH_CALL("k_reduce_final");
+    return GS_OK;
+}
+
+/* out[0..1] = reduction MODE over n entries, on the host. */
+template <int MODE>
+static gs_status reduce_to_host(cuda_ctx *c, gs_int n, const double *a, const double *b, const double *cc,
+                        const double *d, double scale, double out[2])
+{
+    GS_CALL(launch_reduce<MODE>(c, n, a, b, cc, d, scale));
+    GS_CALL(fetch_results(c, 2, out));
+    return GS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Memory.                                                                                           */
+
+static gs_status cuda_alloc(gs_backend *be, void **p, size_t bytes)
+{
+    *p = NULL;
+    /* like gs_malloc, a zero-byte request still yields a valid pointer */
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+    if (e == cudaSuccess) return GS_OK;
+    (void)cudaGetLastError();
+    *p = NULL;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) (void)cudaGetLastError();
+    return GS_ERROR(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA,
+                    "device allocation of %zu bytes (%.1f MiB) failed on %s: %s (%s); the device has "
+                    "%zu bytes (%.1f MiB) free of %zu (%.1f MiB)",
+                    bytes, (double)bytes / 1048576.0, be->device_name, cudaGetErrorName(e),
+                    cudaGetErrorString(e), free_b, (double)free_b / 1048576.0, total_b,
+                    (double)total_b / 1048576.0);
+}
+
+static void cuda_free(gs_backend *be, void *p)
+{
+    if (p && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
+}
+
+static gs_status cuda_upload(gs_backend *be, void *dst, const void *src, size_t bytes)
+{
+    cuda_ctx *c = ctx_of(be);
+    if (!bytes) return GS_OK;
+    CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream));
+    CUDA_CALL(cudaStreamSynchronize(c->stream)); /* the caller may reuse src at once */
+    return GS_OK;
+}
+
+static gs_status cuda_download(gs_backend *be, void *dst, const void *src, size_t bytes)
+{
+    cuda_ctx *c = ctx_of(be);
+    if (!bytes) return GS_OK;
+    CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CALL(cudaStreamSynchronize(c->stream));
+    return GS_OK;
+}
+
+static gs_status cuda_copy(gs_backend *be, void *dst, const void *src, size_t bytes)
+{
+    cuda_ctx *c = ctx_of(be);
+    if (!bytes || dst == src) return GS_OK;
+    CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream));
+    return GS_OK;
+}
+
+static gs_status cuda_synchronize(gs_backend *be)
+{
+    cuda_ctx *c = ctx_of(be);
+    GS_CALL(fetch_results(c, 0, NULL)); /* waits for the stream and reports a bad index map */
+    return GS_OK;
+}
+
+static gs_status cuda_mem_info(gs_backend *be, size_t *free_bytes, size_t *total_bytes)
+{
+    CUDA_CALL(cudaMemGetInfo(free_bytes, total_bytes));
+    return GS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Vector ops.                                                                                       */
+
+static gs_status cuda_set(gs_vector *x, double alpha)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    if (x->n == 0) return GS_OK;
+    /* x = alpha */
+    k_set<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, alpha, x->data);
+    LAUNCH_CALL("k_set");
+    return GS_OK;
+}
+
+static gs_status cuda_scale(gs_vector *x, double alpha)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    if (x->n == 0) return GS_OK;
+    /* x = alpha x (IEEE: 0 * NaN stays NaN, as on the host) */
+    k_scale<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, alpha, x->data);
+    LAUNCH_CALL("k_scale");
+    return GS_OK;
+}
+
+static gs_status cuda_axpy(double alpha, const gs_vector *x, gs_vector *y)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    if (x->n == 0) return GS_OK;
+    /* y = y + alpha x */
+    k_axpy<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, alpha, x->data, y->data);
+    LAUNCH_CALL("k_axpy");
+    return GS_OK;
+}
+
+static gs_status cuda_axpby(double alpha, const gs_vector *x, double beta, gs_vector *y)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    if (x->n == 0) return GS_OK;
+    /* y = alpha x + beta y */
+    k_axpby<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, alpha, x->data, beta, y->data);
+    LAUNCH_CALL("k_axpby");
+    return GS_OK;
+}
+
+static gs_status cuda_axpbypcz(double a, const gs_vector *x, double b, const gs_vector *y, double cz,
+                               gs_vector *z)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    if (x->n == 0) return GS_OK;
+    /* z = a x + b y + c z */
+    k_axpbypcz<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, a, x->data, b, y->data, cz, z->data);
+    LAUNCH_CALL("k_axpbypcz");
+    return GS_OK;
+}
+
+static gs_status cuda_pointwise_mult(const gs_vector *x, const gs_vector *y, gs_vector *z)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    if (x->n == 0) return GS_OK;
+    /* z = x .* y */
+    k_pointwise_mult<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, x->data, y->data, z->data);
+    LAUNCH_CALL("k_pointwise_mult");
+    return GS_OK;
+}
+
+static gs_status cuda_dot(const gs_vector *x, const gs_vector *y, double *result)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    double r[2];
+    /* x'y */
+    GS_CALL(reduce_to_host<RED_DOT>(c, x->n, x->data, y->data, NULL, NULL, 1.0, r));
+    *result = r[0];
+    return GS_OK;
+}
+
+static gs_status cuda_dot2(const gs_vector *x, const gs_vector *y, const gs_vector *u, const gs_vector *v,
+                           double result[2])
+{
+    cuda_ctx *c = ctx_of(x->be);
+    /* {x'y, u'v} in one pass over the four vectors and one transfer */
+    GS_CALL(reduce_to_host<RED_DOT2>(c, x->n, x->data, y->data, u->data, v->data, 1.0, result));
+    return GS_OK;
+}
+
+/* ||x||_2. Fast path: sqrt(sum x_i^2) in one pass. When that sum overflowed, underflowed or is not
+ * finite, fall back to m = max|x_i| and m * sqrt(sum (x_i/m)^2), which is what the host computes;
+ * a NaN or Inf entry gives NaN, as on the host. */
+static gs_status cuda_nrm2(const gs_vector *x, double *result)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    double r[2];
+    GS_CALL(reduce_to_host<RED_SSQ>(c, x->n, x->data, NULL, NULL, NULL, 1.0, r));
+    /* below 1e-280 some squares may have underflowed: the sum could have lost digits */
+    if (isfinite(r[0]) && r[0] >= 1e-280) {
+        *result = sqrt(r[0]);
+        return GS_OK;
+    }
+    GS_CALL(reduce_to_host<RED_AMAX>(c, x->n, x->data, NULL, NULL, NULL, 1.0, r));
+    const double m = r[0];
+    if (r[1] > 0.0) {
+        *result = nan("");
+        return GS_OK;
+    }
+    if (m == 0.0) {
+        *result = 0.0;
+        return GS_OK;
+    }
+    GS_CALL(reduce_to_host<RED_SSQ_SCALED>(c, x->n, x->data, NULL, NULL, NULL, m, r));
+    *result = m * sqrt(r[0]);
+    return GS_OK;
+}
+
+/* Makes room for m result doubles. The buffer also holds the map flag, which in-flight kernels may
+ * write: wait for the stream and report a pending flag before replacing it. */
+static gs_status ensure_results(cuda_ctx *c, gs_int m)
+{
+    gs_status st = GS_OK;
+    char *dev = NULL, *host = NULL;
+    gs_int cap = c->res_cap;
+    if (m <= cap) return GS_OK;
+    GS_CALL(fetch_results(c, 0, NULL));
+    while (cap < m) cap = cap > GS_INT_MAX / 2 ? m : 2 * cap;
+    size_t bytes = RES_HEADER + (size_t)cap * sizeof(double);
+    CUDA_TRY(cudaMalloc((void **)&dev, bytes));
+    CUDA_TRY(cudaMallocHost((void **)&host, bytes));
+    CUDA_TRY(cudaMemsetAsync(dev, 0xff, sizeof(map_flag), c->stream)); /* pos = -1: no bad index */
+    CUDA_TRY(cudaStreamSynchronize(c->stream));
+    cudaFree(c->res_dev);
+    cudaFreeHost(c->res_host);
+    c->res_dev = dev;
+    c->res_host = host;
+    c->res_cap = cap;
+    return GS_OK;
+cleanup:
+    if (dev) cudaFree(dev);
+    if (host) cudaFreeHost(host);
+    return st;
+}
+
+static gs_status cuda_mdot(const gs_mvec *V, gs_int k, const gs_vector *w, double *h)
+{
+    cuda_ctx *c = ctx_of(V->be);
+    const double one = 1.0, zero = 0.0;
+    if (k <= 0) return GS_OK;
+    if (V->n == 0) { /* empty columns: every product is 0 (cuBLAS would not touch h) */
+        for (gs_int j = 0; j < k; j++) h[j] = 0.0;
+        return GS_OK;
+    }
+    GS_CALL(ensure_results(c, k));
+    /* h = V(:,0:k)' w, V column-major n x k with leading dimension n: one gemv */
+    CUBLAS_CALL(cublasDgemv(c->cublas, CUBLAS_OP_T, V->n, k, &one, V->data, V->n, w->data, 1, &zero,
+                            res_values(c->res_dev), 1));
+    GS_CALL(fetch_results(c, k, h));
+    return GS_OK;
+}
+
+static gs_status ensure_stage(cuda_ctx *c, gs_int k)
+{
+    gs_status st = GS_OK;
+    double *dev = NULL, *host = NULL;
+    gs_int cap = c->stage_cap;
+    if (k <= cap) return GS_OK;
+    while (cap < k) cap = cap > GS_INT_MAX / 2 ? k : 2 * cap;
+    CUDA_CALL(cudaStreamSynchronize(c->stream)); /* the old buffers may still be read */
+    CUDA_TRY(cudaMalloc((void **)&dev, (size_t)cap * sizeof(double)));
+    CUDA_TRY(cudaMallocHost((void **)&host, (size_t)cap * sizeof(double)));
+    cudaFree(c->stage_dev);
+    cudaFreeHost(c->stage_host);
+    c->stage_dev = dev;
+    c->stage_host = host;
+    c->stage_cap = cap;
+    return GS_OK;
+cleanup:
+    if (dev) cudaFree(dev);
+    if (host) cudaFreeHost(host);
+    return st;
+}
+
+static gs_status cuda_mgemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y)
+{
+    cuda_ctx *c = ctx_of(V->be);
+    if (k <= 0 || V->n == 0) return GS_OK;
+    GS_CALL(ensure_stage(c, k));
+    /* h goes through pinned memory so the copy is truly asynchronous; the previous copy out of the
+     * staging buffer must be done before it is overwritten (normally long done: no wait) */
+    CUDA_CALL(cudaEventSynchronize(c->stage_free));
+    memcpy(c->stage_host, h, (size_t)k * sizeof(double));
+    CUDA_CALL(cudaMemcpyAsync(c->stage_dev, c->stage_host, (size_t)k * sizeof(double), cudaMemcpyHostToDevice,
+                              c->stream));
+    CUDA_CALL(cudaEventRecord(c->stage_free, c->stream));
+    /* y = alpha V(:,0:k) h + beta y (cuBLAS does not read y when beta == 0) */
+    CUBLAS_CALL(cublasDgemv(c->cublas, CUBLAS_OP_N, V->n, k, &alpha, V->data, V->n, c->stage_dev, 1, &beta,
+                            y->data, 1));
+    return GS_OK;
+}
+
+static gs_status cuda_gather(const gs_vector *x, const gs_ivec *idx, gs_vector *y)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    if (idx->n == 0) return GS_OK;
+    /* y[i] = x[idx[i]] */
+    k_gather<<<grid_for(c, idx->n), THREADS, 0, c->stream>>>(idx->n, x->data, x->n, idx->data, y->data,
+                                                             (map_flag *)c->res_dev);
+    LAUNCH_CALL("k_gather");
+    return GS_OK;
+}
+
+static gs_status cuda_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector *y)
+{
+    cuda_ctx *c = ctx_of(x->be);
+    if (idx->n == 0) return GS_OK;
+    /* y[idx[i]] = x[i] where idx[i] >= 0 (a map with repeated targets leaves any one of them) */
+    k_scatter<<<grid_for(c, idx->n), THREADS, 0, c->stream>>>(idx->n, x->data, idx->data, y->n, y->data,
+                                                              (map_flag *)c->res_dev);
+    LAUNCH_CALL("k_scatter");
+    return GS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Sparse operators.                                                                                 */
+
+static void cuda_mat_release(cuda_mat *m)
+{
+    if (!m) return;
+    if (m->vx) cusparseDestroyDnVec(m->vx);
+    if (m->vy) cusparseDestroyDnVec(m->vy);
+    if (m->mat) cusparseDestroySpMat(m->mat);
+    if (m->buffer) cudaFree(m->buffer);
+    if (m->rowptr) cudaFree(m->rowptr);
+    if (m->colind) cudaFree(m->colind);
+    if (m->val) cudaFree(m->val);
+    (void)cudaGetLastError();
+    gs_free(&m);
+}
+
+/* Uploads A, creates the cuSPARSE descriptors, sizes and allocates the SpMV buffer once and runs the
+ * SpMV analysis (preprocess) once, so that spmv itself allocates nothing. */
+static gs_status cuda_mat_create(gs_backend *be, const gs_csr *A, gs_matrix *M)
+{
+    gs_status st = GS_OK;
+    cuda_ctx *c = ctx_of(be);
+    cuda_mat *m = NULL;
+    double *tx = NULL, *ty = NULL; /* stand-in vectors for the analysis */
+    size_t buf_bytes = 0;
+    const double one = 1.0, zero = 0.0;
+    cusparseStatus_t pre;
+
+    GS_CALL(gs_calloc(&m, 1, sizeof *m));
+    GS_TRY(cuda_alloc(be, (void **)&m->rowptr, ((size_t)A->nrows + 1) * sizeof(gs_int)));
+    GS_TRY(cuda_alloc(be, (void **)&m->colind, (size_t)A->nnz * sizeof(gs_int)));
+    GS_TRY(cuda_alloc(be, (void **)&m->val, (size_t)A->nnz * sizeof(double)));
+    CUDA_TRY(cudaMemcpyAsync(m->rowptr, A->rowptr, ((size_t)A->nrows + 1) * sizeof(gs_int),
+                             cudaMemcpyHostToDevice, c->stream));
+    if (A->nnz > 0) {
+        CUDA_TRY(cudaMemcpyAsync(m->colind, A->colind, (size_t)A->nnz * sizeof(gs_int), cudaMemcpyHostToDevice,
+                                 c->stream));
+        CUDA_TRY(cudaMemcpyAsync(m->val, A->val, (size_t)A->nnz * sizeof(double), cudaMemcpyHostToDevice,
+                                 c->stream));
+    }
+    m->empty = A->nrows == 0 || A->ncols == 0 || A->nnz == 0;
+    if (!m->empty) {
+        GS_TRY(cuda_alloc(be, (void **)&tx, (size_t)A->ncols * sizeof(double)));
+        GS_TRY(cuda_alloc(be, (void **)&ty, (size_t)A->nrows * sizeof(double)));
+        CUDA_TRY(cudaMemsetAsync(tx, 0, (size_t)A->ncols * sizeof(double), c->stream));
+        CUDA_TRY(cudaMemsetAsync(ty, 0, (size_t)A->nrows * sizeof(double), c->stream));
+        CUSPARSE_TRY(cusparseCreateCsr(&m->mat, A->nrows, A->ncols, A->nnz, m->rowptr, m->colind, m->val,
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                       CUDA_R_64F));
+        CUSPARSE_TRY(cusparseCreateDnVec(&m->vx, A->ncols, tx, CUDA_R_64F));
+        CUSPARSE_TRY(cusparseCreateDnVec(&m->vy, A->nrows, ty, CUDA_R_64F));
+        CUSPARSE_TRY(cusparseSpMV_bufferSize(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->mat, m->vx,
+                                             &zero, m->vy, CUDA_R_64F, c->spmv_alg, &buf_bytes));
+        if (buf_bytes > 0) GS_TRY(cuda_alloc(be, &m->buffer, buf_bytes));
+        /* analysis of the pattern, reused by every later SpMV with this buffer; an algorithm without
+         * a preprocessing step may answer NOT_SUPPORTED, which only means there is nothing to reuse */
+        pre = cusparseSpMV_preprocess(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->mat, m->vx, &zero,
+                                      m->vy, CUDA_R_64F, c->spmv_alg, m->buffer);
+        if (pre != CUSPARSE_STATUS_NOT_SUPPORTED) {
+            st = cusparse_status(pre, "cusparseSpMV_preprocess(...)", __FILE__, __LINE__);
+            if (st != GS_OK) goto cleanup;
+        }
+    }
+    CUDA_TRY(cudaStreamSynchronize(c->stream)); /* A's host arrays may be freed after return */
+    cuda_free(be, tx);
+    cuda_free(be, ty);
+    M->impl = m;
+    return GS_OK;
+cleanup:
+    cudaStreamSynchronize(c->stream);
+    (void)cudaGetLastError();
+    cuda_free(be, tx);
+    cuda_free(be, ty);
+    cuda_mat_release(m);
+    return st;
+}
+
+static void cuda_mat_destroy(gs_matrix *M)
+{
+    cuda_ctx *c = ctx_of(M->be);
+    if (cudaStreamSynchronize(c->stream) != cudaSuccess) (void)cudaGetLastError();
+    cuda_mat_release((cuda_mat *)M->impl);
+    M->impl = NULL;
+}
+
+static gs_status cuda_spmv(double alpha, const gs_matrix *A, const gs_vector *x, double beta, gs_vector *y)
+{
+    cuda_ctx *c = ctx_of(A->be);
+    cuda_mat *m = (cuda_mat *)A->impl;
+    if (A->nrows == 0) return GS_OK;
+    if (beta == 0.0) /* y is not an input then; it may hold NaN, and 0 * NaN is NaN */
+        CUDA_CALL(cudaMemsetAsync(y->data, 0, (size_t)A->nrows * sizeof(double), c->stream));
+    if (m->empty) { /* A x = 0: y = beta y */
+        if (beta != 0.0 && beta != 1.0) {
+            k_scale<<<grid_for(c, A->nrows), THREADS, 0, c->stream>>>(A->nrows, beta, y->data);
+            LAUNCH_CALL("k_scale");
+        }
+        return GS_OK;
+    }
+    CUSPARSE_CALL(cusparseDnVecSetValues(m->vx, (void *)x->data));
+    CUSPARSE_CALL(cusparseDnVecSetValues(m->vy, y->data));
+    /* y = alpha A x + beta y */
+    CUSPARSE_CALL(cusparseSpMV(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m->mat, m->vx, &beta,
+                               m->vy, CUDA_R_64F, c->spmv_alg, m->buffer));
+    return GS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Timers: events on the backend stream; the elapsed time is GPU time between the two records.      */
+
+static gs_status cuda_timer_start(gs_timer *t)
+{
+    cuda_ctx *c = ctx_of(t->be);
+    if (!t->start) CUDA_CALL(cudaEventCreate((cudaEvent_t *)&t->start));
+    if (!t->stop) CUDA_CALL(cudaEventCreate((cudaEvent_t *)&t->stop));
+    t->t0 = gs_wtime();
+    CUDA_CALL(cudaEventRecord((cudaEvent_t)t->start, c->stream));
+    return GS_OK;
+}
+
+static gs_status cuda_timer_stop(gs_timer *t, double *seconds)
+{
+    cuda_ctx *c = ctx_of(t->be);
+    float ms = 0.0f;
+    if (!t->start || !t->stop)
+        return GS_ERROR(GS_ERR_ARG, "timer stopped without being started on the cuda backend");
+    CUDA_CALL(cudaEventRecord((cudaEvent_t)t->stop, c->stream));
+    CUDA_CALL(cudaEventSynchronize((cudaEvent_t)t->stop));
+    CUDA_CALL(cudaEventElapsedTime(&ms, (cudaEvent_t)t->start, (cudaEvent_t)t->stop));
+    *seconds = 1e-3 * (double)ms;
+    return GS_OK;
+}
+
+static void cuda_timer_destroy(gs_timer *t)
+{
+    if (t->start) cudaEventDestroy((cudaEvent_t)t->start);
+    if (t->stop) cudaEventDestroy((cudaEvent_t)t->stop);
+    (void)cudaGetLastError();
+    t->start = t->stop = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Creation and destruction.                                                                         */
+
+/* Frees whatever part of the context exists (used by destroy and by a failed create). */
+static void cuda_ctx_release(cuda_ctx *c)
+{
+    if (!c) return;
+    if (c->stream) cudaStreamSynchronize(c->stream);
+    if (c->partials) cudaFree(c->partials);
+    if (c->res_dev) cudaFree(c->res_dev);
+    if (c->res_host) cudaFreeHost(c->res_host);
+    if (c->stage_dev) cudaFree(c->stage_dev);
+    if (c->stage_host) cudaFreeHost(c->stage_host);
+    if (c->stage_free) cudaEventDestroy(c->stage_free);
+    if (c->cusparse) cusparseDestroy(c->cusparse);
+    if (c->cublas) cublasDestroy(c->cublas);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    (void)cudaGetLastError();
+    gs_free(&c);
+}
+
+static void cuda_destroy(gs_backend *be)
+{
+    if (!be) return;
+    cuda_ctx_release(ctx_of(be));
+    be->impl = NULL;
+    gs_free(&be);
+}
+
+static const gs_backend_ops cuda_ops = {
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .copy = cuda_copy,
+    .synchronize = cuda_synchronize,
+    .mem_info = cuda_mem_info,
+    .set = cuda_set,
+    .scale = cuda_scale,
+    .axpy = cuda_axpy,
+    .axpby = cuda_axpby,
+    .axpbypcz = cuda_axpbypcz,
+    .pointwise_mult = cuda_pointwise_mult,
+    .dot = cuda_dot,
+    .dot2 = cuda_dot2,
+    .nrm2 = cuda_nrm2,
+    .mdot = cuda_mdot,
+    .mgemv = cuda_mgemv,
+    .gather = cuda_gather,
+    .scatter = cuda_scatter,
+    .mat_create = cuda_mat_create,
+    .mat_destroy = cuda_mat_destroy,
+    .spmv = cuda_spmv,
+    .timer_start = cuda_timer_start,
+    .timer_stop = cuda_timer_stop,
+    .timer_destroy = cuda_timer_destroy,
+    .destroy = cuda_destroy,
+};
+
+bool gs_backend_cuda_available(const char **why)
+{
+    static char reason[256];
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(reason, sizeof reason, "cudaGetDeviceCount failed: %s (%s)", cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+        if (why) *why = reason;
+        return false;
+    }
+    if (count < 1) {
+        snprintf(reason, sizeof reason, "the CUDA runtime sees no device");
+        if (why) *why = reason;
+        return false;
+    }
+    if (why) *why = "";
+    return true;
+}
+
+gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
+{
+    gs_status st = GS_OK;
+    gs_backend *b = NULL;
+    cuda_ctx *c = NULL;
+    int count = 0;
+    const char *why = NULL, *alg_env = NULL;
+    cudaDeviceProp prop;
+
+    *be = NULL;
+    if (!gs_backend_cuda_available(&why))
+        return GS_ERROR(GS_ERR_NO_DEVICE, "cannot create the cuda backend: %s", why);
+    CUDA_CALL(cudaGetDeviceCount(&count));
+    if (device_id < 0 || device_id >= count)
+        return GS_ERROR(GS_ERR_NO_DEVICE, "CUDA device %d requested, but the devices visible are 0..%d",
+                        device_id, count - 1);
+    CUDA_CALL(cudaSetDevice(device_id));
+    CUDA_CALL(cudaGetDeviceProperties(&prop, device_id));
+
+    GS_CALL(gs_calloc(&b, 1, sizeof *b));
+    GS_TRY(gs_calloc(&c, 1, sizeof *c));
+    b->kind = GS_BACKEND_CUDA;
+    b->name = "cuda";
+    b->device_id = device_id;
+    b->ops = &cuda_ops;
+    b->impl = c;
+    snprintf(b->device_name, sizeof b->device_name, "%.*s", (int)sizeof b->device_name - 1, prop.name);
+
+    c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    c->spmv_alg = CUSPARSE_SPMV_CSR_ALG2;
+    alg_env = getenv("GS_CUDA_SPMV_ALG");
+    if (alg_env && strcmp(alg_env, "1") == 0) c->spmv_alg = CUSPARSE_SPMV_CSR_ALG1;
+
+    CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    CUBLAS_TRY(cublasCreate(&c->cublas));
+    CUBLAS_TRY(cublasSetStream(c->cublas, c->stream));
+    CUBLAS_TRY(cublasSetPointerMode(c->cublas, CUBLAS_POINTER_MODE_HOST));
+    CUSPARSE_TRY(cusparseCreate(&c->cusparse));
+    CUSPARSE_TRY(cusparseSetStream(c->cusparse, c->stream));
+    CUSPARSE_TRY(cusparseSetPointerMode(c->cusparse, CUSPARSE_POINTER_MODE_HOST));
+
+    GS_TRY(cuda_alloc(b, (void **)&c->partials, 2 * RED_MAX_BLOCKS * sizeof(double)));
+    c->res_cap = RES_CAP_INIT;
+    GS_TRY(cuda_alloc(b, (void **)&c->res_dev, RES_HEADER + (size_t)c->res_cap * sizeof(double)));
+    CUDA_TRY(cudaMallocHost((void **)&c->res_host, RES_HEADER + (size_t)c->res_cap * sizeof(double)));
+    CUDA_TRY(cudaMemsetAsync(c->res_dev, 0xff, sizeof(map_flag), c->stream)); /* no bad index yet */
+    c->stage_cap = STAGE_CAP_INIT;
+    GS_TRY(cuda_alloc(b, (void **)&c->stage_dev, (size_t)c->stage_cap * sizeof(double)));
+    CUDA_TRY(cudaMallocHost((void **)&c->stage_host, (size_t)c->stage_cap * sizeof(double)));
+    CUDA_TRY(cudaEventCreateWithFlags(&c->stage_free, cudaEventDisableTiming));
+    CUDA_TRY(cudaStreamSynchronize(c->stream));
+    *be = b;
+    return GS_OK;
+cleanup:
+    cuda_ctx_release(c);
+    gs_free(&b);
+    return st;
+}
+
+void *gs_backend_cuda_stream(gs_backend *be)
+{
+    if (!be || be->kind != GS_BACKEND_CUDA || !be->impl) return NULL;
+    return (void *)ctx_of(be)->stream;
+}

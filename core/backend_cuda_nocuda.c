@@ -1,0 +1,26 @@
+/* Stand-in for the cuda backend in a build without CUDA (GS_WITH_CUDA=OFF): never available. */
+#include <stddef.h>
+
+#include "core/backend.h"
+#include "core/backend_cuda.h"
+
+#define NOCUDA_REASON "built without CUDA (GS_WITH_CUDA=OFF)"
+
+bool gs_backend_cuda_available(const char **why)
+{
+    if (why) *why = NOCUDA_REASON;
+    return false;
+}
+
+gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
+{
+    *be = NULL;
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "cannot create the cuda backend (device %d): " NOCUDA_REASON,
+                    device_id);
+}
+
+void *gs_backend_cuda_stream(gs_backend *be)
+{
+    (void)be;
+    return NULL;
+}

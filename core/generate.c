@@ -1,0 +1,183 @@
+/* Model-problem matrices built row by row in sorted CSR: A(p, p + off) = w for each stencil point.
+ *
+ * Grid: nx x ny x nz unknowns, lexicographic order p = i + nx*(j + ny*k) (x fastest), Dirichlet
+ * boundaries eliminated (a neighbour outside the grid is simply dropped). Every stencil is a list of
+ * offsets (dx, dy, dz) with a constant weight, listed in increasing (dz, dy, dx) order. The column of
+ * an in-grid neighbour is its own lexicographic index (i+dx) + nx*((j+dy) + ny*(k+dz)), which grows
+ * with (dz, dy, dx), so rows come out sorted without any sort; the nonzero count is known in advance
+ * (sum over offsets of prod_d (n_d - |d|)), so rowptr is filled in the same single pass.
+ *
+ * Stencils (all equations multiplied by h^2, one grid spacing h in every direction):
+ *   poisson2d   -u_xx - u_yy           :  4 on the diagonal, -1 for the 4 edge neighbours
+ *   poisson3d   -Δu                    :  6 on the diagonal, -1 for the 6 face neighbours
+ *   laplace27   27-point Laplacian     : 26 on the diagonal, -1 for all 26 neighbours
+ *   convdiff3d  -Δu + w·∇u, w = (Pe, Pe/2, Pe/4)/h, so the cell Péclet numbers w_d*h are
+ *               P = (Pe, Pe/2, Pe/4). Central differences for -Δu, first-order upwind for w·∇u:
+ *               for w_d > 0, w_d u_d ≈ w_d (u_p - u_{p-e_d})/h, for w_d < 0, w_d (u_{p+e_d} - u_p)/h.
+ *               Per direction d, with P_d = w_d h:
+ *                   west/south/below  (p - e_d): -1 - max(P_d, 0)
+ *                   east/north/above  (p + e_d): -1 + min(P_d, 0)
+ *                   diagonal contribution:        2 + |P_d|
+ *               so the diagonal is 6 + |Pe|(1 + 1/2 + 1/4), interior rows sum to zero and every row
+ *               is weakly diagonally dominant (strictly on the boundary); nonsymmetric for Pe != 0.
+ *
+ * The Laplacians' interior rows sum to zero; boundary rows have a positive sum (eliminated Dirichlet
+ * neighbours), which makes the matrices nonsingular M-matrices. */
+#include "core/generate.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/mem.h"
+
+typedef struct {
+    int dx, dy, dz;
+    double w;
+} stencil_point;
+
+/* Number of grid points p for which p + (dx,dy,dz) is still inside the grid: prod_d (n_d - |d|)+. */
+static int64_t stencil_count(gs_int nx, gs_int ny, gs_int nz, const stencil_point *s)
+{
+    int64_t cx = (int64_t)nx - (s->dx < 0 ? -s->dx : s->dx);
+    int64_t cy = (int64_t)ny - (s->dy < 0 ? -s->dy : s->dy);
+    int64_t cz = (int64_t)nz - (s->dz < 0 ? -s->dz : s->dz);
+    if (cx <= 0 || cy <= 0 || cz <= 0) return 0;
+    return cx * cy * cz;
+}
+
+/* Size checks shared by every generator: positive extents, n and nnz within gs_int. */
+static gs_status check_sizes(const char *name, gs_int nx, gs_int ny, gs_int nz, int npoints,
+                             const stencil_point *st, gs_int *n_out, gs_int *nnz_out)
+{
+    if (nx < 1 || ny < 1 || nz < 1)
+        return GS_ERROR(GS_ERR_ARG, "%s: grid %d x %d x %d: every extent must be at least 1", name, nx, ny,
+                        nz);
+    /* nx*ny <= 2^62 cannot overflow int64; test it before multiplying by nz */
+    int64_t n2 = (int64_t)nx * (int64_t)ny;
+    if (n2 > GS_INT_MAX || n2 * (int64_t)nz > GS_INT_MAX)
+        return GS_ERROR(GS_ERR_ARG,
+                        "%s: grid %d x %d x %d has %.0f unknowns, more than the 32-bit index limit "
+                        "GS_INT_MAX = %d",
+                        name, nx, ny, nz, (double)nx * (double)ny * (double)nz, GS_INT_MAX);
+    int64_t n = n2 * (int64_t)nz, nnz = 0;
+    for (int s = 0; s < npoints; s++) nnz += stencil_count(nx, ny, nz, &st[s]);
+    if (nnz > GS_INT_MAX)
+        return GS_ERROR(GS_ERR_ARG,
+                        "%s: grid %d x %d x %d (%lld unknowns) has %lld nonzeros, more than the 32-bit "
+                        "index limit GS_INT_MAX = %d",
+                        name, nx, ny, nz, (long long)n, (long long)nnz, GS_INT_MAX);
+    *n_out = (gs_int)n;
+    *nnz_out = (gs_int)nnz;
+    return GS_OK;
+}
+
+/* A = the constant-coefficient stencil st[0..npoints) (sorted by (dz,dy,dx)) on an nx x ny x nz grid. */
+static gs_status gen_stencil(const char *name, gs_int nx, gs_int ny, gs_int nz, int npoints,
+                             const stencil_point *st, gs_csr *A)
+{
+    gs_int n = 0, nnz = 0;
+    memset(A, 0, sizeof *A);
+    GS_CALL(check_sizes(name, nx, ny, nz, npoints, st, &n, &nnz));
+    GS_CALL(gs_csr_alloc(A, n, n, nnz, true));
+
+    const int64_t sx = 1, sy = nx, sz = (int64_t)nx * ny; /* index strides */
+    gs_int *rp = A->rowptr, *ci = A->colind;
+    double *v = A->val;
+    gs_int pos = 0;
+    rp[0] = 0;
+    for (gs_int k = 0; k < nz; k++) {
+        for (gs_int j = 0; j < ny; j++) {
+            for (gs_int i = 0; i < nx; i++) {
+                const int64_t p = i * sx + j * sy + k * sz;
+                for (int s = 0; s < npoints; s++) {
+                    const int64_t ii = (int64_t)i + st[s].dx, jj = (int64_t)j + st[s].dy,
+                                  kk = (int64_t)k + st[s].dz;
+                    if (ii < 0 || ii >= nx || jj < 0 || jj >= ny || kk < 0 || kk >= nz) continue;
+                    ci[pos] = (gs_int)(p + st[s].dx * sx + st[s].dy * sy + st[s].dz * sz);
+                    v[pos] = st[s].w;
+                    pos++;
+                }
+                rp[p + 1] = pos;
+            }
+        }
+    }
+    if (pos != nnz) { /* stencil_count and the loop disagree: a bug, never bad input */
+        gs_csr_free(A);
+        return GS_ERROR(GS_ERR_INTERNAL, "%s: generated %d entries, expected %d", name, pos, nnz);
+    }
+    return GS_OK;
+}
+
+gs_status gs_gen_poisson2d(gs_int nx, gs_int ny, gs_csr *A)
+{
+    static const stencil_point st[] = {
+        {0, -1, 0, -1.0}, {-1, 0, 0, -1.0}, {0, 0, 0, 4.0}, {1, 0, 0, -1.0}, {0, 1, 0, -1.0},
+    };
+    GS_CALL(gen_stencil("poisson2d", nx, ny, 1, (int)(sizeof st / sizeof st[0]), st, A));
+    return GS_OK;
+}
+
+gs_status gs_gen_poisson3d(gs_int nx, gs_int ny, gs_int nz, gs_csr *A)
+{
+    static const stencil_point st[] = {
+        {0, 0, -1, -1.0}, {0, -1, 0, -1.0}, {-1, 0, 0, -1.0}, {0, 0, 0, 6.0},
+        {1, 0, 0, -1.0},  {0, 1, 0, -1.0},  {0, 0, 1, -1.0},
+    };
+    GS_CALL(gen_stencil("poisson3d", nx, ny, nz, (int)(sizeof st / sizeof st[0]), st, A));
+    return GS_OK;
+}
+
+gs_status gs_gen_laplace27(gs_int nx, gs_int ny, gs_int nz, gs_csr *A)
+{
+    stencil_point st[27];
+    int m = 0;
+    for (int dz = -1; dz <= 1; dz++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                st[m].dx = dx;
+                st[m].dy = dy;
+                st[m].dz = dz;
+                st[m].w = (dx == 0 && dy == 0 && dz == 0) ? 26.0 : -1.0;
+                m++;
+            }
+    GS_CALL(gen_stencil("laplace27", nx, ny, nz, m, st, A));
+    return GS_OK;
+}
+
+gs_status gs_gen_convdiff3d(gs_int nx, gs_int ny, gs_int nz, double peclet, gs_csr *A)
+{
+    if (!isfinite(peclet))
+        return GS_ERROR(GS_ERR_ARG, "convdiff3d: Péclet number %g is not a finite number", peclet);
+    /* cell Péclet numbers of the three directions */
+    const double P[3] = {peclet, 0.5 * peclet, 0.25 * peclet};
+    double lo[3], hi[3], diag = 0.0;
+    for (int d = 0; d < 3; d++) {
+        lo[d] = -1.0 - fmax(P[d], 0.0); /* neighbour p - e_d (upwind when the wind is positive) */
+        hi[d] = -1.0 + fmin(P[d], 0.0); /* neighbour p + e_d (upwind when the wind is negative) */
+        diag += 2.0 + fabs(P[d]);
+    }
+    const stencil_point st[] = {
+        {0, 0, -1, lo[2]}, {0, -1, 0, lo[1]}, {-1, 0, 0, lo[0]}, {0, 0, 0, diag},
+        {1, 0, 0, hi[0]},  {0, 1, 0, hi[1]},  {0, 0, 1, hi[2]},
+    };
+    GS_CALL(gen_stencil("convdiff3d", nx, ny, nz, (int)(sizeof st / sizeof st[0]), st, A));
+    return GS_OK;
+}
+
+gs_status gs_gen_by_name(const char *name, gs_int nx, gs_int ny, gs_int nz, double peclet, gs_csr *A)
+{
+    if (!name) return GS_ERROR(GS_ERR_ARG, "matrix generator: no name given");
+    if (ny == 0) ny = nx;
+    if (nz == 0) nz = nx;
+    if (strcmp(name, "poisson2d") == 0) GS_CALL(gs_gen_poisson2d(nx, ny, A));
+    else if (strcmp(name, "poisson3d") == 0) GS_CALL(gs_gen_poisson3d(nx, ny, nz, A));
+    else if (strcmp(name, "laplace27") == 0) GS_CALL(gs_gen_laplace27(nx, ny, nz, A));
+    else if (strcmp(name, "convdiff3d") == 0) GS_CALL(gs_gen_convdiff3d(nx, ny, nz, peclet, A));
+    else
+        return GS_ERROR(GS_ERR_ARG,
+                        "unknown matrix generator \"%s\" (expected poisson2d, poisson3d, laplace27 or "
+                        "convdiff3d)",
+                        name);
+    return GS_OK;
+}

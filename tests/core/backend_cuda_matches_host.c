@@ -1,0 +1,674 @@
+/* Every op of the cuda backend against the host backend (the oracle): vector ops, reductions,
+ * multivector products, gathers/scatters, SpMV on random/PDE/real matrices, timers, memory errors.
+ * Sizes 1, 31, 33, 1000, 100003; outputs poisoned with NaN wherever the op must not read them. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/backend.h"
+#include "core/backend_cuda.h"
+#include "core/csr.h"
+#include "core/generate.h"
+#include "core/mem.h"
+#include "testutil.h"
+
+static gs_backend *H, *C; /* host and cuda backends, shared by all tests */
+
+static const gs_int sizes[] = {1, 31, 33, 1000, 100003};
+#define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
+#define ELEM_TOL 1e-13 /* elementwise ops: relative to max |reference| */
+
+/* ---- helpers ---- */
+
+static double *rand_array(gs_int n, uint64_t seed)
+{
+    double *a = NULL;
+    GS_ASSERT_OK(GS_MALLOC(a, n));
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 12345;
+    for (gs_int i = 0; i < n; i++) a[i] = 2.0 * gs_test_rand(&s) - 1.0;
+    return a;
+}
+
+static double *nan_array(gs_int n)
+{
+    double *a = NULL;
+    GS_ASSERT_OK(GS_MALLOC(a, n));
+    gs_test_poison(n, a);
+    return a;
+}
+
+static gs_vector *vec_from(gs_backend *be, gs_int n, const double *data)
+{
+    gs_vector *v = NULL;
+    GS_ASSERT_OK(gs_vec_create(be, n, &v));
+    if (data) GS_ASSERT_OK(gs_vec_upload(v, data));
+    return v;
+}
+
+static double *download(const gs_vector *v)
+{
+    double *a = nan_array(v->n);
+    GS_ASSERT_OK(gs_vec_download(v, a));
+    return a;
+}
+
+/* cuda result vs host result, elementwise, relative to max |host| */
+static void expect_vec_close(const gs_vector *cv, const gs_vector *hv, const char *what)
+{
+    double *c = download(cv), *h = download(hv);
+    double d = gs_test_rel_diff(cv->n, c, h);
+    if (!(d <= ELEM_TOL)) fprintf(stderr, "%s (n = %d): relative difference %g\n", what, cv->n, d);
+    assert_true(d <= ELEM_TOL);
+    gs_free(&c);
+    gs_free(&h);
+}
+
+/* Two n-term sums, each within (n+1) eps * scale of the exact one (scale = sum of the magnitudes of
+ * the terms), differ by at most 2 (n+1) eps * scale (+ a tiny slack for sums that cancel to 0). */
+static void expect_sum_close(double a, double b, gs_int n, double scale, const char *what)
+{
+    double tol = 2.0 * (double)(n + 1) * DBL_EPSILON * scale + 1e-300;
+    if (!(fabs(a - b) <= tol))
+        fprintf(stderr, "%s (n = %d): cuda %.17g host %.17g (tolerance %g)\n", what, n, a, b, tol);
+    assert_true(fabs(a - b) <= tol);
+}
+
+static double abs_dot(gs_int n, const double *x, const double *y)
+{
+    double s = 0.0;
+    for (gs_int i = 0; i < n; i++) s += fabs(x[i] * y[i]);
+    return s;
+}
+
+/* ---- backend basics ---- */
+
+static void test_backend_fields(void **state)
+{
+    assert_int_equal(C->kind, GS_BACKEND_CUDA);
+    assert_string_equal(C->name, "cuda");
+    assert_true(strlen(C->device_name) > 0);
+    assert_non_null(gs_backend_cuda_stream(C));
+    assert_null(gs_backend_cuda_stream(H));
+    size_t fr = 0, tot = 0;
+    GS_ASSERT_OK(C->ops->mem_info(C, &fr, &tot));
+    assert_true(tot > 0 && fr <= tot);
+    print_message("device: %s, %.1f of %.1f GiB free\n", C->device_name, fr / 1073741824.0, tot / 1073741824.0);
+}
+
+static void test_absurd_allocation(void **state)
+{
+    void *p = NULL;
+    /* 1e15 bytes exceeds any GPU: GS_ERR_DEVICE_MEM naming the size and the device's free memory */
+    GS_ASSERT_FAILS(gs_backend_alloc(C, &p, (size_t)1000000000000000ull), GS_ERR_DEVICE_MEM, "1000000000000000 bytes");
+    assert_null(p);
+    GS_ASSERT_FAILS(gs_backend_alloc(C, &p, (size_t)1000000000000000ull), GS_ERR_DEVICE_MEM, "free of");
+    /* the failure left no pending CUDA error behind: ordinary work still runs */
+    gs_vector *v = vec_from(C, 1000, NULL);
+    GS_ASSERT_OK(gs_vec_set(v, 2.0));
+    double d = 0.0;
+    GS_ASSERT_OK(gs_vec_dot(v, v, &d));
+    assert_true(d == 4000.0);
+    gs_vec_destroy(&v);
+}
+
+static void test_upload_download_copy(void **state)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        gs_int n = sizes[s];
+        double *a = rand_array(n, 1 + s), *b = nan_array(n);
+        gs_vector *x = vec_from(C, n, a), *y = vec_from(C, n, b);
+        GS_ASSERT_OK(gs_vec_copy(x, y));
+        double *c = download(y);
+        assert_memory_equal(a, c, (size_t)n * sizeof(double));
+        gs_free(&a);
+        gs_free(&b);
+        gs_free(&c);
+        gs_vec_destroy(&x);
+        gs_vec_destroy(&y);
+    }
+}
+
+/* ---- elementwise ops ---- */
+
+typedef enum { OP_SET, OP_SCALE, OP_AXPY, OP_AXPBY, OP_AXPBY0, OP_AXPBYPCZ, OP_AXPBYPCZ0, OP_PMULT } elem_op;
+static const char *elem_name[] = {"set", "scale", "axpy", "axpby", "axpby(beta=0)", "axpbypcz", "axpbypcz(c=0)",
+                                  "pointwise_mult"};
+
+/* Runs op on backend be with inputs xs, ys and output initialised from zs (or NaN when the op must not
+ * read its output); returns the output vector. */
+static gs_vector *run_elem(gs_backend *be, elem_op op, gs_int n, const double *xs, const double *ys, const double *zs)
+{
+    bool reads_out = op == OP_SCALE || op == OP_AXPY || op == OP_AXPBY || op == OP_AXPBYPCZ;
+    double *init = reads_out ? NULL : nan_array(n);
+    gs_vector *x = vec_from(be, n, xs), *y = vec_from(be, n, ys), *z = vec_from(be, n, reads_out ? zs : init);
+    switch (op) {
+    case OP_SET: GS_ASSERT_OK(gs_vec_set(z, -0.375)); break;
+    case OP_SCALE: GS_ASSERT_OK(gs_vec_scale(z, 1.7)); break;
+    case OP_AXPY: GS_ASSERT_OK(gs_vec_axpy(-0.3, x, z)); break;
+    case OP_AXPBY: GS_ASSERT_OK(gs_vec_axpby(0.6, x, -1.1, z)); break;
+    case OP_AXPBY0: GS_ASSERT_OK(gs_vec_axpby(0.6, x, 0.0, z)); break;
+    case OP_AXPBYPCZ: GS_ASSERT_OK(gs_vec_axpbypcz(0.25, x, -2.0, y, 0.9, z)); break;
+    case OP_AXPBYPCZ0: GS_ASSERT_OK(gs_vec_axpbypcz(0.25, x, -2.0, y, 0.0, z)); break;
+    case OP_PMULT: GS_ASSERT_OK(gs_vec_pointwise_mult(x, y, z)); break;
+    }
+    gs_vec_destroy(&x);
+    gs_vec_destroy(&y);
+    gs_free(&init);
+    return z;
+}
+
+static void test_elementwise(void **state)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        gs_int n = sizes[s];
+        double *xs = rand_array(n, 10 + s), *ys = rand_array(n, 20 + s), *zs = rand_array(n, 30 + s);
+        for (int op = OP_SET; op <= OP_PMULT; op++) {
+            gs_vector *zc = run_elem(C, (elem_op)op, n, xs, ys, zs);
+            gs_vector *zh = run_elem(H, (elem_op)op, n, xs, ys, zs);
+            expect_vec_close(zc, zh, elem_name[op]);
+            gs_vec_destroy(&zc);
+            gs_vec_destroy(&zh);
+        }
+        gs_free(&xs);
+        gs_free(&ys);
+        gs_free(&zs);
+    }
+}
+
+/* Aliased arguments (z = x .* x, y = a y + b y) are legal elementwise. */
+static void test_elementwise_aliasing(void **state)
+{
+    gs_int n = 1000;
+    double *xs = rand_array(n, 5);
+    gs_vector *xc = vec_from(C, n, xs), *xh = vec_from(H, n, xs);
+    GS_ASSERT_OK(gs_vec_axpby(2.0, xc, -0.5, xc));
+    GS_ASSERT_OK(gs_vec_axpby(2.0, xh, -0.5, xh));
+    GS_ASSERT_OK(gs_vec_pointwise_mult(xc, xc, xc));
+    GS_ASSERT_OK(gs_vec_pointwise_mult(xh, xh, xh));
+    expect_vec_close(xc, xh, "aliased axpby + pointwise_mult");
+    gs_vec_destroy(&xc);
+    gs_vec_destroy(&xh);
+    gs_free(&xs);
+}
+
+/* ---- reductions ---- */
+
+static void test_dot_dot2_nrm2(void **state)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        gs_int n = sizes[s];
+        double *xs = rand_array(n, 40 + s), *ys = rand_array(n, 50 + s), *us = rand_array(n, 60 + s),
+               *vs = rand_array(n, 70 + s);
+        gs_vector *xc = vec_from(C, n, xs), *yc = vec_from(C, n, ys), *uc = vec_from(C, n, us),
+                  *vc = vec_from(C, n, vs);
+        gs_vector *xh = vec_from(H, n, xs), *yh = vec_from(H, n, ys), *uh = vec_from(H, n, us),
+                  *vh = vec_from(H, n, vs);
+        double dc, dh, d2c[2] = {NAN, NAN}, d2h[2], nc, nh;
+        GS_ASSERT_OK(gs_vec_dot(xc, yc, &dc));
+        GS_ASSERT_OK(gs_vec_dot(xh, yh, &dh));
+        expect_sum_close(dc, dh, n, abs_dot(n, xs, ys), "dot");
+        /* deterministic: the same call gives the same bits */
+        double dc2 = NAN;
+        GS_ASSERT_OK(gs_vec_dot(xc, yc, &dc2));
+        assert_memory_equal(&dc, &dc2, sizeof dc);
+
+        GS_ASSERT_OK(gs_vec_dot2(xc, yc, uc, vc, d2c));
+        GS_ASSERT_OK(gs_vec_dot2(xh, yh, uh, vh, d2h));
+        expect_sum_close(d2c[0], d2h[0], n, abs_dot(n, xs, ys), "dot2[0]");
+        expect_sum_close(d2c[1], d2h[1], n, abs_dot(n, us, vs), "dot2[1]");
+        /* dot2 sums in the same order as dot */
+        assert_memory_equal(&d2c[0], &dc, sizeof dc);
+
+        GS_ASSERT_OK(gs_vec_nrm2(uc, &nc));
+        GS_ASSERT_OK(gs_vec_nrm2(uh, &nh));
+        expect_sum_close(nc, nh, n, nh, "nrm2");
+
+        gs_vector *vv[] = {xc, yc, uc, vc, xh, yh, uh, vh};
+        for (int k = 0; k < 8; k++) gs_vec_destroy(&vv[k]);
+        gs_free(&xs);
+        gs_free(&ys);
+        gs_free(&us);
+        gs_free(&vs);
+    }
+}
+
+/* Norms whose squares overflow or underflow, zero vectors, and non-finite entries. */
+static void test_nrm2_extremes(void **state)
+{
+    const double scales[] = {1e200, 1e-200, 1e-160, 0.0};
+    for (int s = 0; s < NSIZES; s++) {
+        gs_int n = sizes[s];
+        double *xs = rand_array(n, 80 + s);
+        for (int k = 0; k < 4; k++) {
+            double *a = NULL;
+            GS_ASSERT_OK(GS_MALLOC(a, n));
+            for (gs_int i = 0; i < n; i++) a[i] = xs[i] * scales[k];
+            gs_vector *xc = vec_from(C, n, a), *xh = vec_from(H, n, a);
+            double nc = NAN, nh = NAN;
+            GS_ASSERT_OK(gs_vec_nrm2(xc, &nc));
+            GS_ASSERT_OK(gs_vec_nrm2(xh, &nh));
+            assert_true(isfinite(nc));
+            if (scales[k] == 0.0) assert_true(nc == 0.0 && nh == 0.0);
+            else assert_true(nc > 0.0);
+            expect_sum_close(nc, nh, n, nh, "nrm2 (scaled)");
+            /* one Inf or NaN entry makes the norm NaN, as on the host */
+            a[n / 2] = (k % 2) ? INFINITY : NAN;
+            GS_ASSERT_OK(gs_vec_upload(xc, a));
+            GS_ASSERT_OK(gs_vec_nrm2(xc, &nc));
+            assert_true(isnan(nc));
+            gs_vec_destroy(&xc);
+            gs_vec_destroy(&xh);
+            gs_free(&a);
+        }
+        gs_free(&xs);
+    }
+}
+
+/* ---- multivectors ---- */
+
+static void mvec_fill(gs_mvec *V, gs_int k, uint64_t seed)
+{
+    for (gs_int j = 0; j < k; j++) {
+        double *a = rand_array(V->n, seed + (uint64_t)j);
+        GS_ASSERT_OK(gs_vec_upload(&V->cols[j], a));
+        gs_free(&a);
+    }
+}
+
+static void check_mdot_mgemv(gs_int n, gs_int kmax, const gs_int *ks, int nk)
+{
+    gs_mvec *Vc = NULL, *Vh = NULL;
+    GS_ASSERT_OK(gs_mvec_create(C, n, kmax, &Vc));
+    GS_ASSERT_OK(gs_mvec_create(H, n, kmax, &Vh));
+    mvec_fill(Vc, kmax, 1000);
+    mvec_fill(Vh, kmax, 1000);
+    double *ws = rand_array(n, 7), *ys = rand_array(n, 8), *hs = rand_array(kmax, 9);
+    double *hc = nan_array(kmax), *hh = nan_array(kmax), *poison = nan_array(n);
+    gs_vector *wc = vec_from(C, n, ws), *wh = vec_from(H, n, ws);
+    for (int t = 0; t < nk; t++) {
+        gs_int k = ks[t];
+        /* h = V(:,0:k)' w */
+        gs_test_poison(kmax, hc);
+        GS_ASSERT_OK(gs_mvec_dot(Vc, k, wc, hc));
+        GS_ASSERT_OK(gs_mvec_dot(Vh, k, wh, hh));
+        for (gs_int j = 0; j < k; j++) {
+            double *vj = rand_array(n, 1000 + (uint64_t)j);
+            expect_sum_close(hc[j], hh[j], n, abs_dot(n, vj, ws), "mdot");
+            gs_free(&vj);
+        }
+        assert_true(isnan(hc[k < kmax ? k : kmax - 1]) || k == kmax); /* nothing past h[k-1] written */
+
+        /* y = alpha V h + beta y, with beta != 0 and with beta = 0 on a NaN y */
+        for (int b = 0; b < 2; b++) {
+            double beta = b == 0 ? -1.3 : 0.0;
+            gs_vector *yc = vec_from(C, n, b == 0 ? ys : poison), *yh = vec_from(H, n, b == 0 ? ys : poison);
+            GS_ASSERT_OK(gs_mvec_gemv(0.7, Vc, k, hs, beta, yc));
+            GS_ASSERT_OK(gs_mvec_gemv(0.7, Vh, k, hs, beta, yh));
+            double *c = download(yc), *h = download(yh);
+            /* each entry is a k-term sum: tolerance k eps times the sum of the magnitudes (|V| <= 1) */
+            double habs = 0.0;
+            for (gs_int j = 0; j < k; j++) habs += fabs(hs[j]);
+            for (gs_int i = 0; i < n; i++) {
+                double scale = 0.7 * habs + (b == 0 ? 1.3 * fabs(ys[i]) : 0.0);
+                expect_sum_close(c[i], h[i], k + 2, scale, "mgemv");
+            }
+            gs_free(&c);
+            gs_free(&h);
+            gs_vec_destroy(&yc);
+            gs_vec_destroy(&yh);
+        }
+    }
+    gs_vec_destroy(&wc);
+    gs_vec_destroy(&wh);
+    gs_mvec_destroy(&Vc);
+    gs_mvec_destroy(&Vh);
+    gs_free(&ws);
+    gs_free(&ys);
+    gs_free(&hs);
+    gs_free(&hc);
+    gs_free(&hh);
+    gs_free(&poison);
+}
+
+static void test_mdot_mgemv(void **state)
+{
+    const gs_int ks[] = {1, 5, 31};
+    for (int s = 0; s < NSIZES; s++) check_mdot_mgemv(sizes[s], 31, ks, 3);
+}
+
+/* More columns than the backend's preallocated result and staging buffers: they must grow. */
+static void test_mdot_mgemv_many_columns(void **state)
+{
+    const gs_int ks[] = {1500, 7};
+    check_mdot_mgemv(33, 1500, ks, 2);
+}
+
+/* Back-to-back gemvs with different h and no sync in between: the staging of h must not be
+ * overwritten before its copy has run. */
+static void test_mgemv_back_to_back(void **state)
+{
+    const gs_int n = 100003, k = 8, reps = 50;
+    gs_mvec *Vc = NULL, *Vh = NULL;
+    GS_ASSERT_OK(gs_mvec_create(C, n, k, &Vc));
+    GS_ASSERT_OK(gs_mvec_create(H, n, k, &Vh));
+    mvec_fill(Vc, k, 77);
+    mvec_fill(Vh, k, 77);
+    double *zero = NULL;
+    GS_ASSERT_OK(GS_CALLOC(zero, n));
+    gs_vector *yc = vec_from(C, n, zero), *yh = vec_from(H, n, zero);
+    double h[8];
+    for (gs_int r = 0; r < reps; r++) {
+        for (gs_int j = 0; j < k; j++) h[j] = (double)((r * 7 + j * 3) % 11) - 5.0;
+        GS_ASSERT_OK(gs_mvec_gemv(1.0, Vc, k, h, 1.0, yc));
+        GS_ASSERT_OK(gs_mvec_gemv(1.0, Vh, k, h, 1.0, yh));
+    }
+    expect_vec_close(yc, yh, "50 back-to-back mgemv");
+    gs_vec_destroy(&yc);
+    gs_vec_destroy(&yh);
+    gs_mvec_destroy(&Vc);
+    gs_mvec_destroy(&Vh);
+    gs_free(&zero);
+}
+
+/* ---- gather / scatter ---- */
+
+static void test_gather_scatter(void **state)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        gs_int n = sizes[s];
+        uint64_t seed = 900 + (uint64_t)s;
+        double *xs = rand_array(n, 91 + s), *ys = rand_array(n, 92 + s), *poison = nan_array(n);
+        gs_int *perm = NULL, *any = NULL, *skip = NULL;
+        GS_ASSERT_OK(GS_MALLOC(perm, n));
+        GS_ASSERT_OK(GS_MALLOC(any, n));
+        GS_ASSERT_OK(GS_MALLOC(skip, n));
+        for (gs_int i = 0; i < n; i++) perm[i] = i;
+        for (gs_int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+            gs_int j = (gs_int)(gs_test_rand(&seed) * (i + 1));
+            if (j > i) j = i;
+            gs_int t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (gs_int i = 0; i < n; i++) {
+            any[i] = (gs_int)(gs_test_rand(&seed) * n); /* repeats allowed in a gather */
+            if (any[i] >= n) any[i] = n - 1;
+            skip[i] = (i % 7 == 3) ? -1 - (i % 3) : perm[i]; /* negative: skipped by scatter */
+        }
+        gs_ivec *ic_any = NULL, *ih_any = NULL, *ic_skip = NULL, *ih_skip = NULL;
+        GS_ASSERT_OK(gs_ivec_create(C, n, any, &ic_any));
+        GS_ASSERT_OK(gs_ivec_create(H, n, any, &ih_any));
+        GS_ASSERT_OK(gs_ivec_create(C, n, skip, &ic_skip));
+        GS_ASSERT_OK(gs_ivec_create(H, n, skip, &ih_skip));
+        gs_vector *xc = vec_from(C, n, xs), *xh = vec_from(H, n, xs);
+
+        /* y[i] = x[any[i]] into a NaN-poisoned y */
+        gs_vector *yc = vec_from(C, n, poison), *yh = vec_from(H, n, poison);
+        GS_ASSERT_OK(gs_vec_gather(xc, ic_any, yc));
+        GS_ASSERT_OK(gs_vec_gather(xh, ih_any, yh));
+        expect_vec_close(yc, yh, "gather");
+        gs_vec_destroy(&yc);
+        gs_vec_destroy(&yh);
+
+        /* y[skip[i]] = x[i] for skip[i] >= 0: untouched entries keep ys */
+        yc = vec_from(C, n, ys);
+        yh = vec_from(H, n, ys);
+        GS_ASSERT_OK(gs_vec_scatter(xc, ic_skip, yc));
+        GS_ASSERT_OK(gs_vec_scatter(xh, ih_skip, yh));
+        expect_vec_close(yc, yh, "scatter with negative indices");
+        GS_ASSERT_OK(gs_backend_synchronize(C)); /* no index was out of range */
+        gs_vec_destroy(&yc);
+        gs_vec_destroy(&yh);
+
+        gs_vec_destroy(&xc);
+        gs_vec_destroy(&xh);
+        gs_ivec_destroy(&ic_any);
+        gs_ivec_destroy(&ih_any);
+        gs_ivec_destroy(&ic_skip);
+        gs_ivec_destroy(&ih_skip);
+        gs_free(&perm);
+        gs_free(&any);
+        gs_free(&skip);
+        gs_free(&xs);
+        gs_free(&ys);
+        gs_free(&poison);
+    }
+}
+
+/* An index outside the vector is reported at the next synchronization (the host backend reports it
+ * at once); the gathered entry is NaN, nothing is written out of bounds, and the report is cleared. */
+static void test_gather_scatter_bad_index(void **state)
+{
+    const gs_int n = 1000;
+    double *xs = rand_array(n, 3);
+    gs_int *idx = NULL;
+    GS_ASSERT_OK(GS_MALLOC(idx, n));
+    for (gs_int i = 0; i < n; i++) idx[i] = n - 1 - i;
+    idx[517] = -2; /* a gather has no "skip" entries */
+    gs_ivec *ic = NULL;
+    GS_ASSERT_OK(gs_ivec_create(C, n, idx, &ic));
+    gs_vector *xc = vec_from(C, n, xs), *yc = vec_from(C, n, xs);
+    GS_ASSERT_OK(gs_vec_gather(xc, ic, yc));
+    GS_ASSERT_FAILS(gs_backend_synchronize(C), GS_ERR_ARG, "gather: index -2 at position 517");
+    GS_ASSERT_OK(gs_backend_synchronize(C)); /* reported once */
+    double *y = download(yc);
+    assert_true(isnan(y[517]));
+    assert_true(y[0] == xs[n - 1]);
+    gs_free(&y);
+
+    idx[517] = n + 5; /* scatter: beyond the destination */
+    gs_ivec_destroy(&ic);
+    GS_ASSERT_OK(gs_ivec_create(C, n, idx, &ic));
+    GS_ASSERT_OK(gs_vec_scatter(xc, ic, yc));
+    double d = 0.0;
+    GS_ASSERT_FAILS(gs_vec_dot(xc, xc, &d), GS_ERR_ARG, "scatter: index 1005 at position 517");
+    GS_ASSERT_OK(gs_vec_dot(xc, xc, &d));
+    assert_true(d > 0.0);
+
+    gs_ivec_destroy(&ic);
+    gs_vec_destroy(&xc);
+    gs_vec_destroy(&yc);
+    gs_free(&idx);
+    gs_free(&xs);
+}
+
+/* ---- SpMV ---- */
+
+/* Per-row bound: |y_cuda - y_host| <= (len + 2) eps (|alpha| sum |a_ij x_j| + |beta y_i|) * 2. */
+static void check_spmv(const gs_csr *A, const char *what)
+{
+    gs_matrix *Mc = NULL, *Mh = NULL;
+    GS_ASSERT_OK(gs_mat_create(C, A, &Mc));
+    GS_ASSERT_OK(gs_mat_create(H, A, &Mh));
+    assert_int_equal(Mc->nrows, A->nrows);
+    assert_int_equal(Mc->nnz, A->nnz);
+    double *xs = rand_array(A->ncols, 11), *ys = rand_array(A->nrows, 12), *poison = nan_array(A->nrows);
+    gs_vector *xc = vec_from(C, A->ncols, xs), *xh = vec_from(H, A->ncols, xs);
+    const double alphas[] = {1.0, -0.5, 2.0}, betas[] = {0.0, 2.0, 1.0};
+    for (int t = 0; t < 3; t++) {
+        double alpha = alphas[t], beta = betas[t];
+        const double *y0 = beta == 0.0 ? poison : ys;
+        gs_vector *yc = vec_from(C, A->nrows, y0), *yh = vec_from(H, A->nrows, y0);
+        GS_ASSERT_OK(gs_mat_spmv(alpha, Mc, xc, beta, yc));
+        GS_ASSERT_OK(gs_mat_spmv(alpha, Mh, xh, beta, yh));
+        double *c = download(yc), *h = download(yh);
+        for (gs_int i = 0; i < A->nrows; i++) {
+            double mag = 0.0;
+            for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) mag += fabs(A->val[p] * xs[A->colind[p]]);
+            double scale = 2.0 * (fabs(alpha) * mag + (beta == 0.0 ? 0.0 : fabs(beta * ys[i])));
+            gs_int len = A->rowptr[i + 1] - A->rowptr[i];
+            if (!(fabs(c[i] - h[i]) <= (len + 2) * DBL_EPSILON * scale))
+                fprintf(stderr, "%s: spmv(alpha %g, beta %g) row %d (%d entries): cuda %.17g host %.17g\n", what,
+                        alpha, beta, i, len, c[i], h[i]);
+            assert_true(fabs(c[i] - h[i]) <= (len + 2) * DBL_EPSILON * scale);
+        }
+        /* reproducible: the same product again gives the same bits */
+        if (t == 0) {
+            GS_ASSERT_OK(gs_mat_spmv(alpha, Mc, xc, beta, yc));
+            double *c2 = download(yc);
+            assert_memory_equal(c, c2, (size_t)A->nrows * sizeof(double));
+            gs_free(&c2);
+        }
+        gs_free(&c);
+        gs_free(&h);
+        gs_vec_destroy(&yc);
+        gs_vec_destroy(&yh);
+    }
+    gs_vec_destroy(&xc);
+    gs_vec_destroy(&xh);
+    gs_mat_destroy(&Mc);
+    gs_mat_destroy(&Mh);
+    assert_null(Mc);
+    gs_free(&xs);
+    gs_free(&ys);
+    gs_free(&poison);
+}
+
+/* n = 1003: every 10th row empty (not even a diagonal), row 500 dense, others ~6 random entries. */
+static void test_spmv_random_awkward(void **state)
+{
+    const gs_int n = 1003;
+    gs_int cap = n * 8 + n, nnz = 0;
+    gs_int *ri = NULL, *ci = NULL;
+    double *v = NULL;
+    uint64_t seed = 4242;
+    GS_ASSERT_OK(GS_MALLOC(ri, cap));
+    GS_ASSERT_OK(GS_MALLOC(ci, cap));
+    GS_ASSERT_OK(GS_MALLOC(v, cap));
+    for (gs_int i = 0; i < n; i++) {
+        if (i % 10 == 4) continue;
+        if (i == 500) {
+            for (gs_int j = 0; j < n; j++) {
+                ri[nnz] = i;
+                ci[nnz] = j;
+                v[nnz++] = gs_test_rand(&seed) - 0.5;
+            }
+            continue;
+        }
+        for (int k = 0; k < 6; k++) {
+            gs_int j = (gs_int)(gs_test_rand(&seed) * n);
+            ri[nnz] = i;
+            ci[nnz] = j < n ? j : n - 1;
+            v[nnz++] = gs_test_rand(&seed) - 0.5;
+        }
+    }
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_csr_from_coo(n, n, nnz, ri, ci, v, &A));
+    assert_int_equal(A.rowptr[5] - A.rowptr[4], 0);
+    assert_int_equal(A.rowptr[501] - A.rowptr[500], n);
+    check_spmv(&A, "random 1003 with empty rows and a dense row");
+    gs_csr_free(&A);
+    gs_free(&ri);
+    gs_free(&ci);
+    gs_free(&v);
+}
+
+static void test_spmv_poisson3d(void **state)
+{
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_gen_poisson3d(17, 13, 11, &A));
+    check_spmv(&A, "poisson3d 17x13x11");
+    gs_csr_free(&A);
+}
+
+static void test_spmv_real_matrices(void **state)
+{
+    const char *names[] = {"sherman1.mtx", "west0497.mtx", "bcsstk01.mtx"};
+    for (int k = 0; k < 3; k++) {
+        gs_csr A = {0};
+        GS_ASSERT_OK(gs_test_load(names[k], &A));
+        check_spmv(&A, names[k]);
+        gs_csr_free(&A);
+    }
+}
+
+/* A rectangular operator and one with no entries at all. */
+static void test_spmv_rectangular_and_empty(void **state)
+{
+    const gs_int ri[] = {0, 0, 1, 2, 2, 2, 4}, ci[] = {0, 40, 3, 1, 2, 39, 7};
+    const double v[] = {1, 2, 3, 4, 5, 6, 7};
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_csr_from_coo(5, 41, 7, ri, ci, v, &A));
+    check_spmv(&A, "rectangular 5 x 41");
+    gs_csr_free(&A);
+    GS_ASSERT_OK(gs_csr_alloc(&A, 37, 37, 0, true));
+    check_spmv(&A, "37 x 37 without entries");
+    gs_csr_free(&A);
+}
+
+/* ---- timers ---- */
+
+static void test_timer(void **state)
+{
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_gen_poisson3d(40, 40, 40, &A));
+    gs_matrix *M = NULL;
+    GS_ASSERT_OK(gs_mat_create(C, &A, &M));
+    gs_vector *x = vec_from(C, A.nrows, NULL), *y = vec_from(C, A.nrows, NULL);
+    GS_ASSERT_OK(gs_vec_set(x, 1.0));
+    gs_timer t;
+    memset(&t, 0, sizeof t);
+    double one = 0.0, ten = 0.0;
+    GS_ASSERT_OK(gs_timer_start(C, &t));
+    GS_ASSERT_OK(gs_mat_spmv(1.0, M, x, 0.0, y));
+    GS_ASSERT_OK(gs_timer_stop(&t, &one));
+    GS_ASSERT_OK(gs_timer_start(C, &t)); /* the same timer again */
+    for (int r = 0; r < 10; r++) GS_ASSERT_OK(gs_mat_spmv(1.0, M, x, 0.0, y));
+    GS_ASSERT_OK(gs_timer_stop(&t, &ten));
+    print_message("spmv 64000 rows: %.3f us once, %.3f us for 10\n", 1e6 * one, 1e6 * ten);
+    assert_true(one > 0.0 && one < 1.0);
+    assert_true(ten > one);
+    gs_timer_destroy(&t);
+    assert_null(t.start);
+    /* the row sums of the Poisson matrix: A * ones = row sums */
+    double *yh = download(y);
+    for (gs_int i = 0; i < A.nrows; i++) assert_true(yh[i] >= 0.0 && yh[i] <= 3.0);
+    gs_free(&yh);
+    gs_vec_destroy(&x);
+    gs_vec_destroy(&y);
+    gs_mat_destroy(&M);
+    gs_csr_free(&A);
+}
+
+static int setup(void **state)
+{
+    if (gs_backend_create("host", 0, &H) != GS_OK) return -1;
+    if (gs_backend_cuda_create(0, &C) != GS_OK) {
+        gs_error_print(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    gs_backend_destroy(&C);
+    gs_backend_destroy(&H);
+    return 0;
+}
+
+int main(void)
+{
+    gs_test_require_gpu();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_backend_fields),
+        cmocka_unit_test(test_absurd_allocation),
+        cmocka_unit_test(test_upload_download_copy),
+        cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_elementwise_aliasing),
+        cmocka_unit_test(test_dot_dot2_nrm2),
+        cmocka_unit_test(test_nrm2_extremes),
+        cmocka_unit_test(test_mdot_mgemv),
+        cmocka_unit_test(test_mdot_mgemv_many_columns),
+        cmocka_unit_test(test_mgemv_back_to_back),
+        cmocka_unit_test(test_gather_scatter),
+        cmocka_unit_test(test_gather_scatter_bad_index),
+        cmocka_unit_test(test_spmv_random_awkward),
+        cmocka_unit_test(test_spmv_poisson3d),
+        cmocka_unit_test(test_spmv_real_matrices),
+        cmocka_unit_test(test_spmv_rectangular_and_empty),
+        cmocka_unit_test(test_timer),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
