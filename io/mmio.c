@@ -1,0 +1,904 @@
+/* Matrix Market I/O: banner, size line and entries parsed line by line (plain or gzip, through zlib)
+ * into COO triplets, symmetric/skew halves mirrored, then sorted CSR; atomic writes. */
+#include "io/mmio.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/atomic_file.h"
+#include "core/mem.h"
+#include "io/mmio_testing.h"
+
+#define MM_BANNER_EXAMPLE "%%MatrixMarket matrix coordinate real general"
+#define MM_BUF_INITIAL    ((size_t)1 << 20) /* read buffer; grows only for longer lines */
+#define MM_LINE_MAX       ((size_t)1 << 26) /* a 64 MiB line is not Matrix Market */
+#define MM_GZ_BUFFER      (1u << 18)        /* zlib's own input buffer */
+#define MM_COO_INITIAL    4096              /* first capacity of the triplet arrays */
+
+enum { FIELD_REAL, FIELD_INTEGER, FIELD_PATTERN };
+enum { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW };
+static const char *const field_names[] = {"real", "integer", "pattern"};
+static const char *const symmetry_names[] = {"general", "symmetric", "skew-symmetric"};
+
+/* Every size and entry count must fit the 32-bit gs_int; tests lower this to reach the checks. */
+static long long index_limit = GS_INT_MAX;
+
+void gs_mm_testing_set_index_limit(long long limit) { index_limit = limit > 0 ? limit : GS_INT_MAX; }
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Error messages: "PATH:LINE: what was found; what was expected". */
+
+static gs_status mm_error(const char *path, long long line, const char *file, int srcline, const char *fmt,
+                          ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+static gs_status mm_error(const char *path, long long line, const char *file, int srcline, const char *fmt,
+                          ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return gs_error_set(GS_ERR_IO, file, srcline, "%s:%lld: %s", path, line, what);
+}
+
+#define MM_FAIL(r, line, ...) mm_error((r)->path, (line), __FILE__, __LINE__, __VA_ARGS__)
+
+/* 'text' for a message: at most 48 characters (then "..."), control characters shown as '?'. */
+typedef struct {
+    char s[64];
+} mm_quote;
+
+static mm_quote quote(const char *s, size_t n)
+{
+    mm_quote q;
+    size_t k = 0, show = n > 48 ? 45 : n;
+    q.s[k++] = '\'';
+    for (size_t i = 0; i < show; i++) q.s[k++] = isprint((unsigned char)s[i]) ? s[i] : '?';
+    if (show < n) {
+        memcpy(q.s + k, "...", 3);
+        k += 3;
+    }
+    q.s[k++] = '\'';
+    q.s[k] = '\0';
+    return q;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Line reader over zlib (gzread reads plain files unchanged). */
+
+typedef struct mm_reader {
+    const char *path;
+    gzFile gz;
+    char *buf;      /* cap + 1 bytes: room to terminate a last line that has no newline */
+    size_t cap;     /* usable bytes of buf */
+    size_t pos;     /* start of the next line */
+    size_t scanned; /* buf[pos..scanned) holds no newline */
+    size_t end;     /* bytes of buf filled */
+    bool eof;
+    bool unterminated; /* the line last returned ended the file without a newline */
+    long long line;    /* number of the line last returned */
+} mm_reader;
+
+static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+static gs_status reader_open(mm_reader *r, const char *path)
+{
+    r->path = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return GS_ERROR(GS_ERR_IO,
+                        "%s: cannot open for reading: %s; expected an existing, readable Matrix Market file",
+                        path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return GS_ERROR(GS_ERR_IO, "%s: cannot examine the file: %s; expected a readable file", path,
+                        strerror(e));
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        close(fd);
+        return GS_ERROR(GS_ERR_IO, "%s: is a folder; expected a Matrix Market file", path);
+    }
+    r->gz = gzdopen(fd, "rb");
+    if (!r->gz) {
+        close(fd);
+        return GS_ERROR(GS_ERR_MEM, "%s: out of memory while opening the file through zlib", path);
+    }
+    gzbuffer(r->gz, MM_GZ_BUFFER); /* a failure only leaves zlib's default buffer size */
+    GS_CALL(gs_malloc(&r->buf, MM_BUF_INITIAL + 1, 1));
+    r->cap = MM_BUF_INITIAL;
+    return GS_OK;
+}
+
+static void reader_close(mm_reader *r)
+{
+    if (r->gz) gzclose(r->gz);
+    r->gz = NULL;
+    gs_free(&r->buf);
+}
+
+/* Move the unread bytes to the front, grow the buffer when a line fills it, read more. */
+static gs_status reader_fill(mm_reader *r)
+{
+    if (r->pos > 0) {
+        memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+        r->end -= r->pos;
+        r->scanned -= r->pos;
+        r->pos = 0;
+    }
+    if (r->end == r->cap) {
+        if (r->cap >= MM_LINE_MAX)
+            return MM_FAIL(r, r->line + 1,
+                           "found a line longer than %zu bytes; expected the short lines of a Matrix "
+                           "Market text file",
+                           MM_LINE_MAX);
+        GS_CALL(gs_realloc(&r->buf, 2 * r->cap + 1, 1));
+        r->cap *= 2;
+    }
+    size_t want = r->cap - r->end;
+    if (want > INT_MAX) want = INT_MAX;
+    int got = gzread(r->gz, r->buf + r->end, (unsigned)want);
+    int errnum = Z_OK;
+    const char *zmsg = gzerror(r->gz, &errnum);
+    if (got < 0 || (got == 0 && errnum != Z_OK && errnum != Z_STREAM_END)) {
+        const char *why = errnum == Z_ERRNO ? strerror(errno) : zmsg;
+        if (errnum == Z_BUF_ERROR) why = "the compressed data is truncated (unexpected end of file)";
+        return MM_FAIL(r, r->line + 1, "read error: %s; expected a complete, readable file", why);
+    }
+    if (got == 0) r->eof = true;
+    r->end += (size_t)got;
+    return GS_OK;
+}
+
+/* Next line, without its newline and trailing blanks (CRLF tolerated), NUL-terminated in place;
+ * *line = NULL at the end of the file. */
+static gs_status reader_next(mm_reader *r, char **line, size_t *len)
+{
+    for (;;) {
+        char *nl = memchr(r->buf + r->scanned, '\n', r->end - r->scanned);
+        if (nl || (r->eof && r->pos < r->end)) {
+            char *start = r->buf + r->pos;
+            char *stop = nl ? nl : r->buf + r->end;
+            size_t n = (size_t)(stop - start);
+            r->pos = r->scanned = nl ? (size_t)(nl - r->buf) + 1 : r->end;
+            r->unterminated = !nl;
+            r->line++;
+            if (memchr(start, '\0', n))
+                return MM_FAIL(r, r->line, "found a NUL byte (binary data); expected a text file");
+            while (n > 0 && is_blank(start[n - 1])) n--;
+            start[n] = '\0';
+            *line = start;
+            *len = n;
+            return GS_OK;
+        }
+        r->scanned = r->end;
+        if (r->eof) {
+            *line = NULL;
+            *len = 0;
+            return GS_OK;
+        }
+        GS_CALL(reader_fill(r));
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Tokens and numbers. */
+
+/* Appended to the message of a malformed last line that has no newline. */
+static const char *truncation_hint(const mm_reader *r)
+{
+    return r->unterminated ? " (the last line has no newline: is the file truncated?)" : "";
+}
+
+typedef struct {
+    const char *s;
+    size_t n;
+} mm_tok;
+
+/* Splits at blanks; stores the first `max` tokens and returns how many there are in all. */
+static int split_tokens(const char *p, mm_tok *tok, int max)
+{
+    int count = 0;
+    for (;;) {
+        while (is_blank(*p)) p++;
+        if (*p == '\0') return count;
+        const char *s = p;
+        while (*p != '\0' && !is_blank(*p)) p++;
+        if (count < max) tok[count] = (mm_tok){s, (size_t)(p - s)};
+        count++;
+    }
+}
+
+/* The rest of the line after token t, quoted (for "extra text" messages). */
+static mm_quote quote_rest(mm_tok t)
+{
+    const char *p = t.s + t.n;
+    while (is_blank(*p)) p++;
+    return quote(p, strlen(p));
+}
+
+static bool tok_is(mm_tok t, const char *word)
+{
+    return strlen(word) == t.n && strncasecmp(t.s, word, t.n) == 0;
+}
+
+typedef enum { NUM_OK, NUM_BAD, NUM_RANGE } num_result;
+
+/* Decimal integer with optional sign, digits only. */
+static num_result parse_ll(mm_tok t, long long *v)
+{
+    size_t k = 0;
+    bool neg = false;
+    if (k < t.n && (t.s[k] == '+' || t.s[k] == '-')) neg = t.s[k++] == '-';
+    if (k == t.n) return NUM_BAD;
+    unsigned long long x = 0;
+    bool range = false;
+    for (; k < t.n; k++) {
+        unsigned d = (unsigned)(t.s[k] - '0');
+        if (d > 9) return NUM_BAD;
+        if (x > (ULLONG_MAX - d) / 10)
+            range = true;
+        else
+            x = 10 * x + d;
+    }
+    if (range || x > (unsigned long long)LLONG_MAX) return NUM_RANGE;
+    *v = neg ? -(long long)x : (long long)x;
+    return NUM_OK;
+}
+
+typedef struct mm_header {
+    bool coordinate; /* else array */
+    int field, symmetry;
+    long long nrows, ncols, entries; /* entries: declared on the size line (array: rows * cols) */
+    long long size_line;
+} mm_header;
+
+/* A 1-based row or column index in 1..n, returned 0-based. */
+static gs_status parse_index(const mm_reader *r, mm_tok t, const char *what, long long n, gs_int *idx)
+{
+    long long v = 0;
+    num_result res = parse_ll(t, &v);
+    if (res == NUM_BAD)
+        return MM_FAIL(r, r->line, "%s index %s is not an integer; expected an integer in 1..%lld%s", what,
+                       quote(t.s, t.n).s, n, truncation_hint(r));
+    if (res == NUM_RANGE || v > n)
+        return MM_FAIL(r, r->line, "%s index %s is beyond the size %lld; expected 1..%lld", what,
+                       quote(t.s, t.n).s, n, n);
+    if (v == 0)
+        return MM_FAIL(r, r->line, "%s index 0; expected 1..%lld (Matrix Market indices start at 1)", what,
+                       n);
+    if (v < 0)
+        return MM_FAIL(r, r->line, "%s index %s is negative; expected 1..%lld", what, quote(t.s, t.n).s, n);
+    *idx = (gs_int)(v - 1);
+    return GS_OK;
+}
+
+/* A finite real number (field real) or an integer (field integer). */
+static gs_status parse_value(const mm_reader *r, const mm_header *h, mm_tok t, double *v)
+{
+    if (h->field == FIELD_INTEGER) {
+        long long x = 0;
+        num_result res = parse_ll(t, &x);
+        if (res == NUM_BAD)
+            return MM_FAIL(r, r->line,
+                           "value %s is not an integer; expected an integer (the banner declares field "
+                           "'integer')%s",
+                           quote(t.s, t.n).s, truncation_hint(r));
+        if (res == NUM_RANGE)
+            return MM_FAIL(r, r->line, "integer value %s is out of range; expected at most %lld in magnitude",
+                           quote(t.s, t.n).s, LLONG_MAX);
+        *v = (double)x;
+        return GS_OK;
+    }
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(t.s, &end);
+    if (end != t.s + t.n || t.n == 0)
+        return MM_FAIL(r, r->line, "value %s is not a number; expected a real number such as 1.5e-3%s",
+                       quote(t.s, t.n).s, truncation_hint(r));
+    if (!isfinite(x)) {
+        if (errno == ERANGE)
+            return MM_FAIL(r, r->line,
+                           "value %s overflows a double; expected a finite number below 1.8e308 in "
+                           "magnitude",
+                           quote(t.s, t.n).s);
+        return MM_FAIL(r, r->line, "value %s is not finite (NaN or Inf); expected a finite real number",
+                       quote(t.s, t.n).s);
+    }
+    *v = x;
+    return GS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Banner and size line. */
+
+static gs_status read_banner(mm_reader *r, mm_header *h)
+{
+    char *line;
+    size_t len;
+    GS_CALL(reader_next(r, &line, &len));
+    if (!line)
+        return MM_FAIL(r, 1, "the file is empty; expected the banner line '%s' first", MM_BANNER_EXAMPLE);
+    mm_tok t[5];
+    int nt = split_tokens(line, t, 5);
+    if (nt == 0 || !tok_is(t[0], "%%MatrixMarket"))
+        return MM_FAIL(r, r->line,
+                       "found %s; expected the banner line '%s' first (is this a Matrix Market file?)",
+                       quote(line, len).s, MM_BANNER_EXAMPLE);
+    if (nt != 5)
+        return MM_FAIL(r, r->line,
+                       "banner %s has %d words; expected 5: '%%%%MatrixMarket matrix <coordinate|array> "
+                       "<real|integer|pattern> <general|symmetric|skew-symmetric>'",
+                       quote(line, len).s, nt);
+    if (!tok_is(t[1], "matrix"))
+        return MM_FAIL(r, r->line, "found object %s in the banner; expected 'matrix'",
+                       quote(t[1].s, t[1].n).s);
+
+    if (tok_is(t[2], "coordinate"))
+        h->coordinate = true;
+    else if (tok_is(t[2], "array"))
+        h->coordinate = false;
+    else
+        return MM_FAIL(r, r->line, "found format %s in the banner; expected 'coordinate' or 'array'",
+                       quote(t[2].s, t[2].n).s);
+
+    if (tok_is(t[3], "real"))
+        h->field = FIELD_REAL;
+    else if (tok_is(t[3], "integer"))
+        h->field = FIELD_INTEGER;
+    else if (tok_is(t[3], "pattern"))
+        h->field = FIELD_PATTERN;
+    else if (tok_is(t[3], "complex"))
+        return MM_FAIL(r, r->line,
+                       "field 'complex' is not supported (gpusolve solves real systems); expected "
+                       "'real', 'integer' or 'pattern'");
+    else
+        return MM_FAIL(r, r->line, "found field %s in the banner; expected 'real', 'integer' or 'pattern'",
+                       quote(t[3].s, t[3].n).s);
+
+    if (tok_is(t[4], "general"))
+        h->symmetry = SYM_GENERAL;
+    else if (tok_is(t[4], "symmetric"))
+        h->symmetry = SYM_SYMMETRIC;
+    else if (tok_is(t[4], "skew-symmetric"))
+        h->symmetry = SYM_SKEW;
+    else if (tok_is(t[4], "hermitian"))
+        return MM_FAIL(r, r->line,
+                       "symmetry 'hermitian' is not supported (it needs complex values); expected "
+                       "'general', 'symmetric' or 'skew-symmetric'");
+    else
+        return MM_FAIL(r, r->line,
+                       "found symmetry %s in the banner; expected 'general', 'symmetric' or "
+                       "'skew-symmetric'",
+                       quote(t[4].s, t[4].n).s);
+
+    if (!h->coordinate && h->field == FIELD_PATTERN)
+        return MM_FAIL(r, r->line,
+                       "found 'array pattern' in the banner; expected field 'real' or 'integer' for the "
+                       "array format (pattern needs the coordinate format)");
+    return GS_OK;
+}
+
+/* Skips comment and blank lines after the banner, then reads "rows columns [entries]". */
+static gs_status read_size_line(mm_reader *r, mm_header *h)
+{
+    static const char *const names[] = {"rows", "columns", "entries"};
+    const char *shape = h->coordinate ? "rows columns entries" : "rows columns";
+    int want = h->coordinate ? 3 : 2;
+    char *line;
+    size_t len;
+    for (;;) {
+        GS_CALL(reader_next(r, &line, &len));
+        if (!line)
+            return MM_FAIL(r, r->line, "end of file after the header; expected the size line '%s'", shape);
+        const char *p = line;
+        while (is_blank(*p)) p++;
+        if (*p != '\0' && *p != '%') break;
+    }
+    h->size_line = r->line;
+    mm_tok t[3];
+    int nt = split_tokens(line, t, 3);
+    if (nt != want)
+        return MM_FAIL(r, r->line, "found size line %s with %d numbers; expected %d: '%s'",
+                       quote(line, len).s, nt, want, shape);
+    long long v[3] = {0, 0, 0};
+    for (int k = 0; k < want; k++) {
+        num_result res = parse_ll(t[k], &v[k]);
+        if (res == NUM_BAD)
+            return MM_FAIL(r, r->line,
+                           "found %s for the number of %s on the size line; expected non-negative "
+                           "integers '%s'",
+                           quote(t[k].s, t[k].n).s, names[k], shape);
+        if (res == NUM_OK && v[k] < 0)
+            return MM_FAIL(r, r->line,
+                           "found a negative number of %s (%lld); expected non-negative integers '%s'",
+                           names[k], v[k], shape);
+        if (res == NUM_RANGE || v[k] > index_limit)
+            return MM_FAIL(r, r->line,
+                           "found %.*s %s on the size line, beyond the 32-bit index limit %lld; expected at "
+                           "most %lld %s",
+                           (int)t[k].n, t[k].s, names[k], index_limit, index_limit, names[k]);
+    }
+    h->nrows = v[0];
+    h->ncols = v[1];
+    if (h->coordinate) {
+        h->entries = v[2];
+    } else {
+        if (h->ncols != 0 && h->nrows > index_limit / h->ncols)
+            return MM_FAIL(r, r->line,
+                           "a %lld x %lld array has more values than the 32-bit index limit %lld; "
+                           "expected at most %lld values",
+                           h->nrows, h->ncols, index_limit, index_limit);
+        h->entries = h->nrows * h->ncols;
+    }
+    return GS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Entries. */
+
+/* COO triplets, grown as entries arrive (a hostile size line cannot make us allocate up front). */
+typedef struct mm_coo {
+    gs_int *ri, *ci;
+    double *v;
+    long long n, cap, max;
+} mm_coo;
+
+static gs_status coo_grow(mm_coo *c)
+{
+    long long cap = c->cap < MM_COO_INITIAL ? MM_COO_INITIAL : 2 * c->cap;
+    if (cap > c->max) cap = c->max;
+    if (cap <= c->n)
+        return GS_ERROR(GS_ERR_INTERNAL, "triplet capacity %lld reached its maximum %lld", c->cap, c->max);
+    GS_CALL(gs_realloc(&c->ri, (size_t)cap, sizeof *c->ri));
+    GS_CALL(gs_realloc(&c->ci, (size_t)cap, sizeof *c->ci));
+    GS_CALL(gs_realloc(&c->v, (size_t)cap, sizeof *c->v));
+    c->cap = cap;
+    return GS_OK;
+}
+
+static inline gs_status coo_push(mm_coo *c, gs_int i, gs_int j, double v)
+{
+    if (c->n == c->cap) GS_CALL(coo_grow(c));
+    c->ri[c->n] = i;
+    c->ci[c->n] = j;
+    c->v[c->n] = v;
+    c->n++;
+    return GS_OK;
+}
+
+static void coo_free(mm_coo *c)
+{
+    gs_free(&c->ri);
+    gs_free(&c->ci);
+    gs_free(&c->v);
+    c->n = c->cap = 0;
+}
+
+/* Is this line a comment or blank (allowed anywhere after the banner)? */
+static bool skippable(const char *line)
+{
+    while (is_blank(*line)) line++;
+    return *line == '\0' || *line == '%';
+}
+
+/* After the last declared entry only comments and blank lines may follow. */
+static gs_status expect_no_more(mm_reader *r, const mm_header *h, const char *what, const char *whats)
+{
+    char *line;
+    size_t len;
+    for (;;) {
+        GS_CALL(reader_next(r, &line, &len));
+        if (!line) return GS_OK;
+        if (!skippable(line))
+            return MM_FAIL(r, r->line,
+                           "found another %s %s after the %lld declared on line %lld; expected the end "
+                           "of the file (more %s than the size line declares)",
+                           what, quote(line, len).s, h->entries, h->size_line, whats);
+    }
+}
+
+/* Reads the coordinate entries "row column [value]" into c, mirroring the off-diagonal ones of a
+ * symmetric (a_ji = a_ij) or skew-symmetric (a_ji = -a_ij) matrix. */
+static gs_status read_coordinate(mm_reader *r, const mm_header *h, mm_coo *c)
+{
+    const bool pattern = h->field == FIELD_PATTERN;
+    const char *shape = pattern ? "row column" : "row column value";
+    const int want = pattern ? 2 : 3;
+    long long max = h->symmetry == SYM_GENERAL ? h->entries : 2 * h->entries;
+    c->max = max < index_limit ? max : index_limit;
+    long long count = 0, first_lower = 0, first_upper = 0;
+    char *line;
+    size_t len;
+    while (count < h->entries) {
+        GS_CALL(reader_next(r, &line, &len));
+        if (!line)
+            return MM_FAIL(r, r->line,
+                           "end of file after %lld of the %lld entries declared on line %lld; expected "
+                           "%lld more %s (is the file truncated?)",
+                           count, h->entries, h->size_line, h->entries - count,
+                           h->entries - count == 1 ? "entry" : "entries");
+        mm_tok t[3];
+        int nt = split_tokens(line, t, 3);
+        if (nt == 0 || t[0].s[0] == '%') continue;
+        count++;
+        if (nt < want)
+            return MM_FAIL(r, r->line, "found entry %s with %d number%s; expected '%s'%s", quote(line, len).s,
+                           nt, nt == 1 ? "" : "s", shape, truncation_hint(r));
+        if (nt > want)
+            return MM_FAIL(r, r->line, "found extra text %s after the entry; expected only '%s'",
+                           quote_rest(t[want - 1]).s, shape);
+        gs_int i, j;
+        double v = 1.0;
+        GS_CALL(parse_index(r, t[0], "row", h->nrows, &i));
+        GS_CALL(parse_index(r, t[1], "column", h->ncols, &j));
+        if (!pattern) GS_CALL(parse_value(r, h, t[2], &v));
+
+        if (h->symmetry == SYM_GENERAL || i == j) {
+            if (h->symmetry == SYM_SKEW && i == j && v != 0.0)
+                return MM_FAIL(r, r->line,
+                               "diagonal entry (%d,%d) %s%s in a skew-symmetric matrix; expected the "
+                               "diagonal to be zero or absent (a_ii = -a_ii)",
+                               i + 1, j + 1, pattern ? "(pattern entry, value 1)" : "= ",
+                               pattern ? "" : quote(t[2].s, t[2].n).s);
+            if (c->n + 1 > index_limit)
+                return MM_FAIL(r, r->line,
+                               "more than %lld entries; expected at most %lld (the 32-bit index limit)",
+                               index_limit, index_limit);
+            GS_CALL(coo_push(c, i, j, v));
+            continue;
+        }
+        /* one triangle only, or mirrored pairs would be counted twice */
+        if (i > j && first_upper)
+            return MM_FAIL(r, r->line,
+                           "entry (%d,%d) lies below the diagonal but line %lld holds one above it; "
+                           "expected a %s file to store one triangle only (the lower: row >= column)",
+                           i + 1, j + 1, first_upper, symmetry_names[h->symmetry]);
+        if (i < j && first_lower)
+            return MM_FAIL(r, r->line,
+                           "entry (%d,%d) lies above the diagonal but line %lld holds one below it; "
+                           "expected a %s file to store one triangle only (the lower: row >= column)",
+                           i + 1, j + 1, first_lower, symmetry_names[h->symmetry]);
+        if (i > j && !first_lower) first_lower = r->line;
+        if (i < j && !first_upper) first_upper = r->line;
+        if (c->n + 2 > index_limit)
+            return MM_FAIL(r, r->line,
+                           "the %s expansion (each off-diagonal entry stored twice) exceeds %lld "
+                           "entries; expected at most %lld entries after mirroring (the 32-bit index "
+                           "limit)",
+                           symmetry_names[h->symmetry], index_limit, index_limit);
+        GS_CALL(coo_push(c, i, j, v));
+        GS_CALL(coo_push(c, j, i, h->symmetry == SYM_SKEW ? -v : v));
+    }
+    return expect_no_more(r, h, "entry", "entries");
+}
+
+/* Reads the h->entries values of an array file, one per line, column by column. */
+static gs_status read_array(mm_reader *r, const mm_header *h, double **vals)
+{
+    gs_status st = GS_OK;
+    double *x = NULL;
+    long long count = 0, cap = 0;
+    char *line;
+    size_t len;
+    while (count < h->entries) {
+        GS_TRY(reader_next(r, &line, &len));
+        if (!line)
+            GS_FAIL(GS_ERR_IO,
+                    "%s:%lld: end of file after %lld of the %lld values declared on line %lld; "
+                    "expected %lld more %s (is the file truncated?)",
+                    r->path, r->line, count, h->entries, h->size_line, h->entries - count,
+                    h->entries - count == 1 ? "value" : "values");
+        mm_tok t[1];
+        int nt = split_tokens(line, t, 1);
+        if (nt == 0 || t[0].s[0] == '%') continue;
+        if (nt > 1)
+            GS_FAIL(GS_ERR_IO, "%s:%lld: found extra text %s after the value; expected one value per line",
+                    r->path, r->line, quote_rest(t[0]).s);
+        if (count == cap) {
+            cap = cap < MM_COO_INITIAL ? MM_COO_INITIAL : 2 * cap;
+            if (cap > h->entries) cap = h->entries;
+            GS_TRY(gs_realloc(&x, (size_t)cap, sizeof *x));
+        }
+        GS_TRY(parse_value(r, h, t[0], &x[count]));
+        count++;
+    }
+    GS_TRY(expect_no_more(r, h, "value", "values"));
+    *vals = x;
+    x = NULL;
+cleanup:
+    gs_free(&x);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Public readers. */
+
+gs_status gs_mm_read_matrix(const char *path, gs_csr *A, gs_mm_info *info)
+{
+    gs_status st = GS_OK;
+    mm_reader r = {0};
+    mm_coo coo = {0};
+    mm_header h = {0};
+    if (!path || !A) return GS_ERROR(GS_ERR_ARG, "gs_mm_read_matrix: path and A must not be NULL");
+    memset(A, 0, sizeof *A);
+    if (info) memset(info, 0, sizeof *info);
+
+    GS_TRY(reader_open(&r, path));
+    GS_TRY(read_banner(&r, &h));
+    if (!h.coordinate) {
+        st = MM_FAIL(&r, 1,
+                     "found format 'array' (a dense matrix or a vector); expected 'coordinate' for a "
+                     "sparse matrix");
+        goto cleanup;
+    }
+    GS_TRY(read_size_line(&r, &h));
+    if (h.nrows != h.ncols) {
+        st = MM_FAIL(&r, h.size_line,
+                     "found a %lld x %lld matrix%s; expected a square matrix (rows = columns)", h.nrows,
+                     h.ncols, h.ncols == 1 ? " (a vector?)" : "");
+        goto cleanup;
+    }
+    if (h.nrows == 0) {
+        st = MM_FAIL(&r, h.size_line, "found a 0 x 0 matrix; expected at least one row");
+        goto cleanup;
+    }
+    GS_TRY(read_coordinate(&r, &h, &coo));
+    /* sizes and coo.n are at most index_limit <= GS_INT_MAX, checked above */
+    GS_TRY(gs_csr_from_coo((gs_int)h.nrows, (gs_int)h.ncols, (gs_int)coo.n, coo.ri, coo.ci, coo.v, A));
+    if (info) {
+        snprintf(info->field, sizeof info->field, "%s", field_names[h.field]);
+        snprintf(info->symmetry, sizeof info->symmetry, "%s", symmetry_names[h.symmetry]);
+        info->nrows = (gs_int)h.nrows;
+        info->ncols = (gs_int)h.ncols;
+        info->entries_in_file = h.entries;
+    }
+cleanup:
+    reader_close(&r);
+    coo_free(&coo);
+    return st;
+}
+
+gs_status gs_mm_read_vector(const char *path, gs_int expected_n, double **x, gs_int *n)
+{
+    gs_status st = GS_OK;
+    mm_reader r = {0};
+    mm_coo coo = {0};
+    mm_header h = {0};
+    double *xv = NULL;
+    if (!path || !x || !n || expected_n < 0)
+        return GS_ERROR(GS_ERR_ARG,
+                        "gs_mm_read_vector: path, x and n must not be NULL and expected_n "
+                        "must be >= 0 (got %d)",
+                        (int)expected_n);
+    *x = NULL;
+    *n = 0;
+
+    GS_TRY(reader_open(&r, path));
+    GS_TRY(read_banner(&r, &h));
+    if (h.symmetry != SYM_GENERAL) {
+        st = MM_FAIL(&r, 1, "found symmetry '%s' for a vector; expected 'general'",
+                     symmetry_names[h.symmetry]);
+        goto cleanup;
+    }
+    GS_TRY(read_size_line(&r, &h));
+    if (h.ncols != 1) {
+        st = MM_FAIL(&r, h.size_line, "found a %lld x %lld %s; expected a vector (n x 1: one column)",
+                     h.nrows, h.ncols, h.coordinate ? "matrix" : "array");
+        goto cleanup;
+    }
+    if (h.nrows == 0) {
+        st = MM_FAIL(&r, h.size_line, "found a vector of length 0; expected at least one value");
+        goto cleanup;
+    }
+    if (expected_n > 0 && h.nrows != expected_n) {
+        st = MM_FAIL(&r, h.size_line, "found a vector of length %lld; expected length %d", h.nrows,
+                     (int)expected_n);
+        goto cleanup;
+    }
+    if (h.coordinate) {
+        GS_TRY(read_coordinate(&r, &h, &coo));
+        GS_TRY(GS_CALLOC(xv, h.nrows));
+        /* missing entries are 0, repeated ones summed (as for matrices) */
+        for (long long k = 0; k < coo.n; k++) xv[coo.ri[k]] += coo.v[k];
+    } else {
+        GS_TRY(read_array(&r, &h, &xv));
+    }
+    *x = xv;
+    *n = (gs_int)h.nrows;
+    xv = NULL;
+cleanup:
+    reader_close(&r);
+    coo_free(&coo);
+    gs_free(&xv);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Writer: through core/atomic_file ("<path>.tmp.<pid>", fsync, rename; removed on any error), gzip
+ * compressed when the name ends in .gz. Values as %.17g, which reads back to the same double.
+ * Non-finite values (a diverged solve's iterate) are written as nan/inf so the output still says
+ * what happened; the reader refuses them as input. */
+
+typedef struct mm_writer {
+    gs_atomic_file af;
+    gzFile gz; /* NULL: plain text straight to af.f */
+    bool opened;
+    size_t len;
+    char buf[1 << 16];
+} mm_writer;
+
+static bool has_gz_suffix(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
+static gs_status writer_error(const mm_writer *w, const char *why, const char *file, int line)
+{
+    return gs_error_set(GS_ERR_IO, file, line,
+                        "%s: cannot write (through the temporary file %s, now removed): %s; expected a "
+                        "writable folder with free space",
+                        w->af.path, w->af.tmp, why);
+}
+
+#define WRITER_FAIL(w, why) writer_error((w), (why), __FILE__, __LINE__)
+
+static gs_status writer_open(mm_writer *w, const char *path)
+{
+    GS_CALL(gs_atomic_open(&w->af, path));
+    w->opened = true;
+    if (has_gz_suffix(path)) {
+        /* zlib writes through its own descriptor on the same open file; the commit fsyncs it */
+        int fd = dup(fileno(w->af.f));
+        if (fd < 0) return WRITER_FAIL(w, strerror(errno));
+        w->gz = gzdopen(fd, "wb6");
+        if (!w->gz) {
+            close(fd);
+            return GS_ERROR(GS_ERR_MEM, "%s: out of memory while opening zlib for writing", path);
+        }
+    }
+    return GS_OK;
+}
+
+static gs_status writer_flush(mm_writer *w)
+{
+    if (w->len == 0) return GS_OK;
+    if (w->gz) {
+        if (gzwrite(w->gz, w->buf, (unsigned)w->len) != (int)w->len) {
+            int errnum = Z_OK;
+            const char *zmsg = gzerror(w->gz, &errnum);
+            return WRITER_FAIL(w, errnum == Z_ERRNO ? strerror(errno) : zmsg);
+        }
+    } else if (fwrite(w->buf, 1, w->len, w->af.f) != w->len) {
+        return WRITER_FAIL(w, strerror(errno));
+    }
+    w->len = 0;
+    return GS_OK;
+}
+
+/* Room for one formatted line (all lines we write are shorter than 128 bytes). */
+static gs_status writer_reserve(mm_writer *w)
+{
+    if (sizeof w->buf - w->len < 128) GS_CALL(writer_flush(w));
+    return GS_OK;
+}
+
+static gs_status writer_text(mm_writer *w, const char *text)
+{
+    GS_CALL(writer_reserve(w));
+    w->len += (size_t)snprintf(w->buf + w->len, sizeof w->buf - w->len, "%s", text);
+    return GS_OK;
+}
+
+/* Finishes the file (st == GS_OK: flush, close zlib, commit) or removes it (any error). */
+static gs_status writer_close(mm_writer *w, gs_status st)
+{
+    if (!w->opened) return st;
+    if (st == GS_OK) st = writer_flush(w);
+    if (w->gz) {
+        int zst = gzclose(w->gz);
+        w->gz = NULL;
+        if (st == GS_OK && zst != Z_OK)
+            st = WRITER_FAIL(w, zst == Z_ERRNO ? strerror(errno) : "zlib could not finish the file");
+    }
+    if (st == GS_OK) st = gs_atomic_commit(&w->af);
+    if (st != GS_OK) gs_atomic_abort(&w->af);
+    w->opened = false;
+    return st;
+}
+
+gs_status gs_mm_write_vector(const char *path, gs_int n, const double *x)
+{
+    gs_status st = GS_OK;
+    mm_writer *w = NULL;
+    if (!path || n < 0 || (n > 0 && !x))
+        return GS_ERROR(GS_ERR_ARG, "gs_mm_write_vector: path and x must not be NULL and n >= 0 (got %d)",
+                        (int)n);
+    GS_CALL(GS_CALLOC(w, 1));
+    GS_TRY(writer_open(w, path));
+    GS_TRY(
+        writer_text(w, "%%MatrixMarket matrix array real general\n% written by gpusolve " GS_VERSION "\n"));
+    GS_TRY(writer_reserve(w));
+    w->len += (size_t)snprintf(w->buf + w->len, sizeof w->buf - w->len, "%" PRId32 " 1\n", n);
+    for (gs_int i = 0; i < n; i++) {
+        GS_TRY(writer_reserve(w));
+        /* %.17g: 17 significant digits read back to the same double */
+        w->len += (size_t)snprintf(w->buf + w->len, sizeof w->buf - w->len, "%.17g\n", x[i]);
+    }
+cleanup:
+    if (w) {
+        gs_status cst = writer_close(w, st);
+        if (st == GS_OK) st = cst;
+    }
+    gs_free(&w);
+    return st;
+}
+
+gs_status gs_mm_write_matrix(const char *path, const gs_csr *A)
+{
+    gs_status st = GS_OK;
+    mm_writer *w = NULL;
+    if (!path || !A || A->nrows < 0 || A->ncols < 0 || A->nnz < 0 || !A->rowptr || (A->nnz > 0 && !A->colind))
+        return GS_ERROR(GS_ERR_ARG,
+                        "gs_mm_write_matrix: path or matrix invalid (NULL arrays or negative sizes)");
+    if (A->rowptr[0] != 0 || A->rowptr[A->nrows] != A->nnz)
+        return GS_ERROR(GS_ERR_ARG,
+                        "gs_mm_write_matrix: rowptr[0] = %d and rowptr[%d] = %d; expected 0 and nnz = %d",
+                        (int)A->rowptr[0], (int)A->nrows, (int)A->rowptr[A->nrows], (int)A->nnz);
+    for (gs_int i = 0; i < A->nrows; i++) {
+        if (A->rowptr[i + 1] < A->rowptr[i])
+            return GS_ERROR(GS_ERR_ARG, "gs_mm_write_matrix: rowptr decreases at row %d", (int)i);
+        for (gs_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            if (A->colind[k] < 0 || A->colind[k] >= A->ncols)
+                return GS_ERROR(GS_ERR_ARG, "gs_mm_write_matrix: column %d of row %d is outside 0..%d",
+                                (int)A->colind[k], (int)i, (int)A->ncols - 1);
+        }
+    }
+    GS_CALL(GS_CALLOC(w, 1));
+    GS_TRY(writer_open(w, path));
+    GS_TRY(writer_text(w, A->val ? "%%MatrixMarket matrix coordinate real general\n"
+                                 : "%%MatrixMarket matrix coordinate pattern general\n"));
+    GS_TRY(writer_text(w, "% written by gpusolve " GS_VERSION "\n"));
+    GS_TRY(writer_reserve(w));
+    w->len += (size_t)snprintf(w->buf + w->len, sizeof w->buf - w->len,
+                               "%" PRId32 " %" PRId32 " %" PRId32 "\n", A->nrows, A->ncols, A->nnz);
+    for (gs_int i = 0; i < A->nrows; i++)
+        for (gs_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            GS_TRY(writer_reserve(w));
+            if (A->val)
+                w->len +=
+                    (size_t)snprintf(w->buf + w->len, sizeof w->buf - w->len,
+                                     "%" PRId32 " %" PRId32 " %.17g\n", i + 1, A->colind[k] + 1, A->val[k]);
+            else
+                w->len += (size_t)snprintf(w->buf + w->len, sizeof w->buf - w->len,
+                                           "%" PRId32 " %" PRId32 "\n", i + 1, A->colind[k] + 1);
+        }
+cleanup:
+    if (w) {
+        gs_status cst = writer_close(w, st);
+        if (st == GS_OK) st = cst;
+    }
+    gs_free(&w);
+    return st;
+}
