@@ -35,7 +35,7 @@ static gs_status checked_bytes(size_t count, size_t size, size_t *bytes)
 gs_status gs_malloc(void *p, size_t count, size_t size)
 {
     void **pp = (void **)p;
-    size_t bytes;
+    size_t bytes = 0;
     *pp = NULL;
     GS_CALL(checked_bytes(count, size, &bytes));
     void *q = injected_failure() ? NULL : malloc(bytes);
@@ -55,7 +55,7 @@ gs_status gs_calloc(void *p, size_t count, size_t size)
 gs_status gs_realloc(void *p, size_t count, size_t size)
 {
     void **pp = (void **)p;
-    size_t bytes;
+    size_t bytes = 0;
     GS_CALL(checked_bytes(count, size, &bytes));
     void *q = injected_failure() ? NULL : realloc(*pp, bytes);
     if (!q) return GS_ERROR(GS_ERR_MEM, "out of host memory: could not allocate %zu bytes", bytes);
