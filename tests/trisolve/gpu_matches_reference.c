@@ -1,0 +1,241 @@
+/* A GPU triangular solver (TS_TYPE, set per test executable) against the host reference on the whole
+ * case suite: random factors (n = 1000, 4099; empty rows; a dense row), a 5000-row bidiagonal chain,
+ * diagonal and identity factors, mixed wide/thin levels, 3D Poisson triangles and triangles of real
+ * matrices; lower and upper, unit and non-unit. x is poisoned with NaN before every solve; each
+ * case is solved twice (graph replay / new generation) and must agree within TRI_TOL; deterministic
+ * solvers must give bit-identical results. Also: switching b/x vectors, many consecutive solves,
+ * re-analysis with new values, and the view keys. */
+#include <math.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "testutil.h"
+#include "tri_cases.h"
+#include "trisolve/trisolve.h"
+
+#ifndef TS_TYPE
+#error "TS_TYPE must name the trisolve type under test"
+#endif
+#ifndef TS_DETERMINISTIC
+#define TS_DETERMINISTIC 1
+#endif
+
+static gs_backend *gpu, *host;
+
+static int setup(void **state)
+{
+    if (gs_backend_create("cuda", 0, &gpu) != GS_OK) {
+        gs_error_print(stderr);
+        return -1;
+    }
+    return gs_backend_create("host", 0, &host) == GS_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    gs_backend_destroy(&gpu);
+    gs_backend_destroy(&host);
+    return 0;
+}
+
+/* oracle: the reference on the host backend */
+static void reference_solve(const tri_case *c, const double *b, double *x)
+{
+    gs_trisolve *ref = NULL;
+    gs_vector *vb = NULL, *vx = NULL;
+    gs_int n = c->T.nrows;
+    GS_ASSERT_OK(gs_trisolve_create("reference", host, c->uplo, c->unit, NULL, &ref));
+    GS_ASSERT_OK(gs_trisolve_analyse(ref, &c->T));
+    GS_ASSERT_OK(gs_vec_create(host, n, &vb));
+    GS_ASSERT_OK(gs_vec_create(host, n, &vx));
+    memcpy(vb->data, b, (size_t)n * sizeof(double));
+    GS_ASSERT_OK(gs_trisolve_solve(ref, vb, vx));
+    memcpy(x, vx->data, (size_t)n * sizeof(double));
+    gs_vec_destroy(&vb);
+    gs_vec_destroy(&vx);
+    gs_trisolve_destroy(&ref);
+}
+
+/* x = NaN on the device, solve, download */
+static void gpu_solve(gs_trisolve *ts, gs_vector *b, gs_vector *x, double *hx, double *poison)
+{
+    GS_ASSERT_OK(gs_vec_upload(x, poison));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
+    GS_ASSERT_OK(gs_vec_download(x, hx));
+}
+
+static void check(const char *what, const tri_case *c, gs_int n, const double *x, const double *xr)
+{
+    double e = gs_test_rel_diff(n, x, xr);
+    if (!(e <= TRI_TOL)) fprintf(stderr, "%s %s (%s): relative error %.3e > %.1e\n", TS_TYPE, c->name, what, e, TRI_TOL);
+    assert_true(e <= TRI_TOL);
+}
+
+static void test_suite(void **state)
+{
+    tri_suite S;
+    GS_ASSERT_OK(tri_suite_build(&S, true));
+    for (int k = 0; k < S.n; k++) {
+        const tri_case *c = &S.c[k];
+        gs_int n = c->T.nrows;
+        double *hb = NULL, *hb2 = NULL, *xr = NULL, *xr2 = NULL, *x1 = NULL, *x2 = NULL, *poison = NULL;
+        GS_ASSERT_OK(GS_MALLOC(hb, n));
+        GS_ASSERT_OK(GS_MALLOC(hb2, n));
+        GS_ASSERT_OK(GS_MALLOC(xr, n));
+        GS_ASSERT_OK(GS_MALLOC(xr2, n));
+        GS_ASSERT_OK(GS_MALLOC(x1, n));
+        GS_ASSERT_OK(GS_MALLOC(x2, n));
+        GS_ASSERT_OK(GS_MALLOC(poison, n));
+        gs_test_poison(n, poison);
+        tri_rhs(n, (uint64_t)k + 101, hb);
+        tri_rhs(n, (uint64_t)k + 202, hb2);
+        reference_solve(c, hb, xr);
+        reference_solve(c, hb2, xr2);
+
+        gs_trisolve *ts = NULL;
+        gs_vector *b = NULL, *b2 = NULL, *x = NULL, *y = NULL;
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b2));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &y));
+        GS_ASSERT_OK(gs_vec_upload(b, hb));
+        GS_ASSERT_OK(gs_vec_upload(b2, hb2));
+        GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, NULL, &ts));
+        GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
+
+        gpu_solve(ts, b, x, x1, poison);
+        check("first solve", c, n, x1, xr);
+        gpu_solve(ts, b, x, x2, poison); /* replay */
+        check("second solve", c, n, x2, xr);
+        if (TS_DETERMINISTIC) assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+        /* other vectors, then back: the solver must follow the pointers of each call */
+        gpu_solve(ts, b2, y, x2, poison);
+        check("other b and x", c, n, x2, xr2);
+        gpu_solve(ts, b, y, x2, poison);
+        check("b with the other x", c, n, x2, xr);
+        gpu_solve(ts, b2, x, x2, poison);
+        check("other b with x", c, n, x2, xr2);
+        /* the solution may be the next right-hand side */
+        GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
+        GS_ASSERT_OK(gs_vec_upload(y, poison));
+        GS_ASSERT_OK(gs_trisolve_solve(ts, x, y));
+        GS_ASSERT_OK(gs_vec_download(y, x2));
+        reference_solve(c, xr, x1);
+        check("x as rhs", c, n, x2, x1);
+
+        gs_trisolve_destroy(&ts);
+        gs_vec_destroy(&b);
+        gs_vec_destroy(&b2);
+        gs_vec_destroy(&x);
+        gs_vec_destroy(&y);
+        gs_free(&hb);
+        gs_free(&hb2);
+        gs_free(&xr);
+        gs_free(&xr2);
+        gs_free(&x1);
+        gs_free(&x2);
+        gs_free(&poison);
+    }
+    tri_suite_free(&S);
+}
+
+/* Many solves in a row without host syncs between them (flags generations, graph replays), then a
+ * re-analysis with scaled values (x scales inversely) and a view. */
+static void test_repeat_reanalyse_view(void **state)
+{
+    const gs_int n = 4099;
+    gs_csr T = {0};
+    GS_ASSERT_OK(tri_random(n, 6, GS_UPPER, false, 77, &T));
+    tri_case c = {"random4099-repeat", T, GS_UPPER, false};
+    double *hb = NULL, *xr = NULL, *hx = NULL, *poison = NULL;
+    GS_ASSERT_OK(GS_MALLOC(hb, n));
+    GS_ASSERT_OK(GS_MALLOC(xr, n));
+    GS_ASSERT_OK(GS_MALLOC(hx, n));
+    GS_ASSERT_OK(GS_MALLOC(poison, n));
+    gs_test_poison(n, poison);
+    tri_rhs(n, 5, hb);
+    reference_solve(&c, hb, xr);
+
+    gs_trisolve *ts = NULL;
+    gs_vector *b = NULL, *x = NULL, *z = NULL;
+    GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+    GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+    GS_ASSERT_OK(gs_vec_create(gpu, n, &z));
+    GS_ASSERT_OK(gs_vec_upload(b, hb));
+    GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, GS_UPPER, false, NULL, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
+    GS_ASSERT_OK(gs_vec_upload(x, poison));
+    for (int r = 0; r < 200; r++) { /* alternate x and z so every solve must write all of its output */
+        GS_ASSERT_OK(gs_trisolve_solve(ts, b, (r % 2) ? z : x));
+        if (r == 0) GS_ASSERT_OK(gs_vec_upload(z, poison));
+    }
+    GS_ASSERT_OK(gs_vec_download(z, hx));
+    check("200th solve", &c, n, hx, xr);
+    GS_ASSERT_OK(gs_vec_download(x, hx));
+    check("199th solve", &c, n, hx, xr);
+
+    for (gs_int q = 0; q < T.nnz; q++) T.val[q] *= 4.0;
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
+    GS_ASSERT_OK(gs_vec_upload(x, poison));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
+    GS_ASSERT_OK(gs_vec_download(x, hx));
+    for (gs_int i = 0; i < n; i++) xr[i] *= 0.25;
+    check("after re-analysis", &c, n, hx, xr);
+
+    gs_report *rep = NULL;
+    GS_ASSERT_OK(gs_report_create(&rep));
+    gs_trisolve_view(ts, rep, "trisolve.upper");
+    const gs_report_entry *e = gs_report_find(rep, "trisolve.upper.type");
+    assert_non_null(e);
+    assert_string_equal(e->s, TS_TYPE);
+    assert_non_null(gs_report_find(rep, "trisolve.upper.analysis_time"));
+    assert_non_null(gs_report_find(rep, "trisolve.upper.implementation"));
+    if (strcmp(TS_TYPE, "levelset") == 0) {
+        e = gs_report_find(rep, "trisolve.upper.levels");
+        assert_non_null(e);
+        assert_int_equal(e->i, gs_csr_levels(&T, false, NULL));
+        assert_non_null(gs_report_find(rep, "trisolve.upper.chains"));
+        assert_non_null(gs_report_find(rep, "trisolve.upper.graph_kernels"));
+    }
+    if (strcmp(TS_TYPE, "auto") == 0) assert_non_null(gs_report_find(rep, "trisolve.upper.selected"));
+    gs_report_destroy(&rep);
+
+    gs_trisolve_destroy(&ts);
+    gs_vec_destroy(&b);
+    gs_vec_destroy(&x);
+    gs_vec_destroy(&z);
+    gs_free(&hb);
+    gs_free(&xr);
+    gs_free(&hx);
+    gs_free(&poison);
+    gs_csr_free(&T);
+}
+
+/* A host vector given to a GPU solver is refused before any kernel runs. */
+static void test_backend_mismatch(void **state)
+{
+    gs_csr T = {0};
+    GS_ASSERT_OK(tri_random(100, 3, GS_LOWER, true, 1, &T));
+    gs_trisolve *ts = NULL;
+    gs_vector *b = NULL, *x = NULL;
+    GS_ASSERT_OK(gs_vec_create(host, 100, &b));
+    GS_ASSERT_OK(gs_vec_create(gpu, 100, &x));
+    GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, GS_LOWER, true, NULL, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
+    GS_ASSERT_FAILS(gs_trisolve_solve(ts, b, x), GS_ERR_ARG, "must live on the solver's backend");
+    gs_trisolve_destroy(&ts);
+    gs_vec_destroy(&b);
+    gs_vec_destroy(&x);
+    gs_csr_free(&T);
+}
+
+int main(void)
+{
+    gs_test_require_gpu();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_suite),
+        cmocka_unit_test(test_repeat_reanalyse_view),
+        cmocka_unit_test(test_backend_mismatch),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,312 @@
+/* Builds the triangular test factors of tri_cases.h. */
+#include "tri_cases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/generate.h"
+#include "core/mem.h"
+#include "testutil.h"
+
+gs_status tri_from_matrix(const gs_csr *A, gs_uplo uplo, bool unit, gs_csr *T)
+{
+    gs_status st = GS_OK;
+    gs_int n = A->nrows, nnz = 0;
+    memset(T, 0, sizeof *T);
+    for (gs_int i = 0; i < n; i++) {
+        for (gs_int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {
+            gs_int j = A->colind[q];
+            if ((uplo == GS_LOWER && j < i) || (uplo == GS_UPPER && j > i)) nnz++;
+        }
+        if (!unit) nnz++;
+    }
+    GS_TRY(gs_csr_alloc(T, n, n, nnz, true));
+    gs_int k = 0;
+    for (gs_int i = 0; i < n; i++) {
+        double sum = 0.0, aii = 0.0;
+        for (gs_int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {
+            gs_int j = A->colind[q];
+            if (j == i) aii = A->val ? A->val[q] : 1.0;
+            else if ((uplo == GS_LOWER && j < i) || (uplo == GS_UPPER && j > i))
+                sum += fabs(A->val ? A->val[q] : 1.0);
+        }
+        double scale = (unit && sum > 0.5) ? 0.5 / sum : 1.0;
+        double diag = (aii < 0 ? -1.0 : 1.0) * (sum + (fabs(aii) > 1.0 ? fabs(aii) : 1.0));
+        T->rowptr[i] = k;
+        if (!unit && uplo == GS_UPPER) {
+            T->colind[k] = i;
+            T->val[k++] = diag;
+        }
+        for (gs_int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {
+            gs_int j = A->colind[q];
+            if ((uplo == GS_LOWER && j < i) || (uplo == GS_UPPER && j > i)) {
+                T->colind[k] = j;
+                T->val[k++] = scale * (A->val ? A->val[q] : 1.0);
+            }
+        }
+        if (!unit && uplo == GS_LOWER) {
+            T->colind[k] = i;
+            T->val[k++] = diag;
+        }
+    }
+    T->rowptr[n] = k;
+cleanup:
+    if (st != GS_OK) gs_csr_free(T);
+    return st;
+}
+
+gs_status tri_random(gs_int n, int per_row, gs_uplo uplo, bool unit, uint64_t seed, gs_csr *T)
+{
+    gs_status st = GS_OK;
+    gs_csr A = {0};
+    gs_int *ri = NULL, *ci = NULL, cnt = 0;
+    double *v = NULL;
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+    size_t cap = (size_t)n * (size_t)(2 * per_row + 1) + (size_t)n;
+    GS_TRY(GS_MALLOC(ri, cap));
+    GS_TRY(GS_MALLOC(ci, cap));
+    GS_TRY(GS_MALLOC(v, cap));
+    gs_int dense = n / 2;
+    for (gs_int i = 0; i < n; i++) {
+        gs_int lo = uplo == GS_LOWER ? 0 : i + 1, hi = uplo == GS_LOWER ? i : n; /* columns [lo, hi) */
+        if (hi <= lo || i % 17 == 5) continue;                                /* no dependencies */
+        if (i == dense) {
+            for (gs_int j = lo; j < hi; j++) {
+                ri[cnt] = i;
+                ci[cnt] = j;
+                v[cnt++] = 2.0 * gs_test_rand(&s) - 1.0;
+            }
+            continue;
+        }
+        int k = (int)(gs_test_rand(&s) * (2 * per_row + 1));
+        for (int t = 0; t < k; t++) {
+            /* mostly near the diagonal (banded, many levels), sometimes far (long-range dependencies) */
+            gs_int j;
+            if (gs_test_rand(&s) < 0.7) {
+                gs_int off = 1 + (gs_int)(gs_test_rand(&s) * 40);
+                j = uplo == GS_LOWER ? i - off : i + off;
+                if (j < lo) j = lo;
+                if (j >= hi) j = hi - 1;
+            } else {
+                j = lo + (gs_int)(gs_test_rand(&s) * (hi - lo));
+                if (j >= hi) j = hi - 1;
+            }
+            ri[cnt] = i;
+            ci[cnt] = j;
+            v[cnt++] = 2.0 * gs_test_rand(&s) - 1.0;
+        }
+    }
+    GS_TRY(gs_csr_from_coo(n, n, cnt, ri, ci, v, &A)); /* duplicates summed */
+    GS_TRY(tri_from_matrix(&A, uplo, unit, T));
+cleanup:
+    gs_free(&ri);
+    gs_free(&ci);
+    gs_free(&v);
+    gs_csr_free(&A);
+    return st;
+}
+
+void tri_rhs(gs_int n, uint64_t seed, double *b)
+{
+    uint64_t s = seed * 0x2545F4914F6CDD1Dull + 3;
+    for (gs_int i = 0; i < n; i++) b[i] = 2.0 * gs_test_rand(&s) - 1.0;
+}
+
+double tri_residual(const gs_csr *T, bool unit, const double *x, const double *b)
+{
+    double rmax = 0.0, tnorm = 0.0, xmax = 0.0, bmax = 0.0;
+    for (gs_int i = 0; i < T->nrows; i++) {
+        double s = unit ? x[i] : 0.0, rowabs = unit ? 1.0 : 0.0;
+        for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
+            s += T->val[q] * x[T->colind[q]];
+            rowabs += fabs(T->val[q]);
+        }
+        if (isnan(s)) return INFINITY;
+        if (fabs(s - b[i]) > rmax) rmax = fabs(s - b[i]);
+        if (rowabs > tnorm) tnorm = rowabs;
+        if (fabs(x[i]) > xmax) xmax = fabs(x[i]);
+        if (fabs(b[i]) > bmax) bmax = fabs(b[i]);
+    }
+    double den = tnorm * xmax + bmax;
+    return rmax / (den > 0 ? den : 1.0);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+
+static gs_status push(tri_suite *S, const char *name, gs_uplo uplo, bool unit, gs_csr *T)
+{
+    if (S->n == S->cap) {
+        int cap = S->cap ? 2 * S->cap : 32;
+        GS_CALL(gs_realloc(&S->c, (size_t)cap, sizeof *S->c));
+        S->cap = cap;
+    }
+    tri_case *c = &S->c[S->n++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s/%s/%s", name, uplo == GS_LOWER ? "lower" : "upper",
+             unit ? "unit" : "nonunit");
+    c->uplo = uplo;
+    c->unit = unit;
+    c->T = *T; /* ownership moves */
+    memset(T, 0, sizeof *T);
+    return GS_OK;
+}
+
+/* Both sides and both diagonal kinds of a square A. */
+static gs_status push_triangles(tri_suite *S, const char *name, const gs_csr *A)
+{
+    gs_status st = GS_OK;
+    gs_csr T = {0};
+    for (int side = 0; side < 2; side++)
+        for (int unit = 0; unit < 2; unit++) {
+            GS_TRY(tri_from_matrix(A, (gs_uplo)side, unit != 0, &T));
+            GS_TRY(push(S, name, (gs_uplo)side, unit != 0, &T));
+        }
+cleanup:
+    gs_csr_free(&T);
+    return st;
+}
+
+/* A bidiagonal factor: a single chain of n levels. */
+static gs_status bidiagonal(gs_int n, gs_uplo uplo, bool unit, gs_csr *T)
+{
+    gs_status st = GS_OK;
+    gs_int nnz = (n - 1) + (unit ? 0 : n), k = 0;
+    GS_TRY(gs_csr_alloc(T, n, n, nnz, true));
+    for (gs_int i = 0; i < n; i++) {
+        T->rowptr[i] = k;
+        if (uplo == GS_LOWER && i > 0) {
+            T->colind[k] = i - 1;
+            T->val[k++] = unit ? -0.5 : -1.0;
+        }
+        if (!unit) {
+            T->colind[k] = i;
+            T->val[k++] = 2.0 + (i % 3);
+        }
+        if (uplo == GS_UPPER && i < n - 1) {
+            T->colind[k] = i + 1;
+            T->val[k++] = unit ? 0.5 : 1.0;
+        }
+    }
+    T->rowptr[n] = k;
+cleanup:
+    return st;
+}
+
+/* Diagonal factor (one level of n rows); unit: the identity with no stored entry. */
+static gs_status diagonal(gs_int n, bool unit, gs_csr *T)
+{
+    gs_status st = GS_OK;
+    GS_TRY(gs_csr_alloc(T, n, n, unit ? 0 : n, true));
+    for (gs_int i = 0; i < n; i++) {
+        T->rowptr[i] = unit ? 0 : i;
+        if (!unit) {
+            T->colind[i] = i;
+            T->val[i] = (i % 2 ? -1.0 : 1.0) * (1.0 + (double)(i % 7) / 7.0);
+        }
+    }
+    T->rowptr[n] = unit ? 0 : n;
+cleanup:
+    return st;
+}
+
+/* Lower factor mixing wide and thin levels: 3000 independent rows (one wide level), a chain of 1000
+ * rows each also reading a random early row, 2000 rows hanging off the chain (thin levels), then
+ * 1001 rows all reading the last row (one more wide level). */
+static gs_status mixed_lower(gs_csr *T)
+{
+    gs_status st = GS_OK;
+    gs_csr A = {0};
+    gs_int n = 7001, cnt = 0;
+    gs_int *ri = NULL, *ci = NULL;
+    double *v = NULL;
+    uint64_t s = 12345;
+    GS_TRY(GS_MALLOC(ri, 2 * (size_t)n));
+    GS_TRY(GS_MALLOC(ci, 2 * (size_t)n));
+    GS_TRY(GS_MALLOC(v, 2 * (size_t)n));
+    for (gs_int i = 3000; i < n; i++) {
+        gs_int j1, j2;
+        if (i < 4000) {
+            j1 = i - 1;
+            j2 = (gs_int)(gs_test_rand(&s) * 3000);
+        } else if (i < 6000) {
+            j1 = 3000 + (gs_int)(gs_test_rand(&s) * 1000);
+            j2 = (gs_int)(gs_test_rand(&s) * 3000);
+        } else {
+            j1 = 5999;
+            j2 = (gs_int)(gs_test_rand(&s) * 3000);
+        }
+        ri[cnt] = i;
+        ci[cnt] = j1;
+        v[cnt++] = gs_test_rand(&s) - 0.5;
+        ri[cnt] = i;
+        ci[cnt] = j2;
+        v[cnt++] = gs_test_rand(&s) - 0.5;
+    }
+    GS_TRY(gs_csr_from_coo(n, n, cnt, ri, ci, v, &A));
+    GS_TRY(tri_from_matrix(&A, GS_LOWER, false, T));
+cleanup:
+    gs_free(&ri);
+    gs_free(&ci);
+    gs_free(&v);
+    gs_csr_free(&A);
+    return st;
+}
+
+gs_status tri_suite_build(tri_suite *S, bool with_real)
+{
+    gs_status st = GS_OK;
+    gs_csr T = {0}, A = {0};
+    memset(S, 0, sizeof *S);
+
+    static const gs_int rsizes[] = {1000, 4099};
+    for (int r = 0; r < 2; r++)
+        for (int side = 0; side < 2; side++)
+            for (int unit = 0; unit < 2; unit++) {
+                char name[32];
+                snprintf(name, sizeof name, "random%d", (int)rsizes[r]);
+                GS_TRY(tri_random(rsizes[r], 5, (gs_uplo)side, unit != 0, 17 + 4 * r + 2 * side + unit, &T));
+                GS_TRY(push(S, name, (gs_uplo)side, unit != 0, &T));
+            }
+    for (int side = 0; side < 2; side++)
+        for (int unit = 0; unit < 2; unit++) {
+            GS_TRY(bidiagonal(5000, (gs_uplo)side, unit != 0, &T));
+            GS_TRY(push(S, "bidiagonal5000", (gs_uplo)side, unit != 0, &T));
+        }
+    GS_TRY(diagonal(1000, false, &T));
+    GS_TRY(push(S, "diagonal1000", GS_LOWER, false, &T));
+    GS_TRY(diagonal(1000, false, &T));
+    GS_TRY(push(S, "diagonal1000", GS_UPPER, false, &T));
+    GS_TRY(diagonal(777, true, &T));
+    GS_TRY(push(S, "identity777", GS_UPPER, true, &T));
+    GS_TRY(diagonal(33, true, &T));
+    GS_TRY(push(S, "identity33", GS_LOWER, true, &T));
+    GS_TRY(mixed_lower(&T));
+    GS_TRY(push(S, "mixed7001", GS_LOWER, false, &T));
+
+    GS_TRY(gs_gen_poisson3d(17, 13, 11, &A));
+    GS_TRY(push_triangles(S, "poisson3d_17x13x11", &A));
+    gs_csr_free(&A);
+
+    if (with_real) {
+        static const char *const names[] = {"sherman1.mtx", "orsirr_1.mtx", "west0497.mtx", "662_bus.mtx",
+                                            "gr_30_30.mtx", "plat1919.mtx.gz"};
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            GS_TRY(gs_test_load(names[k], &A));
+            GS_TRY(push_triangles(S, names[k], &A));
+            gs_csr_free(&A);
+        }
+    }
+cleanup:
+    gs_csr_free(&T);
+    gs_csr_free(&A);
+    if (st != GS_OK) tri_suite_free(S);
+    return st;
+}
+
+void tri_suite_free(tri_suite *S)
+{
+    for (int k = 0; k < S->n; k++) gs_csr_free(&S->c[k].T);
+    gs_free(&S->c);
+    S->n = S->cap = 0;
+}

@@ -1,0 +1,393 @@
+/* Triangular solvers x = T^{-1} b: the registry, the factor check, creation by name or config, and the
+ * public analyse/solve/view/destroy that check sizes and state once and dispatch to the implementation.
+ *
+ * Registered types (names as in the config schema "trisolve.<side>.type"):
+ *   reference  sequential substitution; on the cuda backend it downloads b, solves on the host and
+ *              uploads x (the oracle, slow by design).
+ *   levelset   rows renumbered level by level, HEC storage, chains of thin levels (levelset_ref.c on
+ *              the host backend, levelset_cuda.cu on cuda).
+ *   cusparse   cuSPARSE SpSV (cuda backend only).
+ *   syncfree   one kernel without global barriers, a warp per row spinning on ready flags (cuda);
+ *              on the host backend the sequential row order is already a valid sync-free schedule,
+ *              so it runs the reference substitution there.
+ *   auto       the rule below, decided in analyse() from the factor's levels.
+ * Types the schema lists but this build does not implement yet (tiled, jacobi, async-jacobi) fail
+ * with GS_ERR_UNSUPPORTED "trisolve type X is not available yet".
+ *
+ * auto rule (provisional, to be refined with bench/bench_trisolve data):
+ *   host backend  -> levelset (the host twin; each level is an OpenMP loop where OpenMP is present).
+ *   cuda backend  -> with L levels for n rows: syncfree when n / L < GS_AUTO_SYNCFREE_ROWS_PER_LEVEL
+ *                    (long thin dependency chains: level barriers would dominate, while sync-free
+ *                    rows start as soon as their own dependencies are done), else levelset (wide
+ *                    levels: few launches replayed from a CUDA graph, coalesced HEC reads). */
+#include "trisolve/trisolve.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "trisolve/trisolve_impl.h"
+
+#define GS_AUTO_SYNCFREE_ROWS_PER_LEVEL 64
+
+/* ---------------------------------------------------------------- report helpers (shared) */
+
+void gs_ts_report_int(gs_report *rep, const char *prefix, const char *name, long long v)
+{
+    char key[256];
+    if (gs_report_keyf(key, sizeof key, "%s.%s", prefix, name) == GS_OK) (void)gs_report_int(rep, key, v);
+}
+
+void gs_ts_report_double(gs_report *rep, const char *prefix, const char *name, double v)
+{
+    char key[256];
+    if (gs_report_keyf(key, sizeof key, "%s.%s", prefix, name) == GS_OK)
+        (void)gs_report_double(rep, key, v);
+}
+
+void gs_ts_report_string(gs_report *rep, const char *prefix, const char *name, const char *v)
+{
+    char key[256];
+    if (gs_report_keyf(key, sizeof key, "%s.%s", prefix, name) == GS_OK)
+        (void)gs_report_string(rep, key, v);
+}
+
+static const char *side_name(gs_uplo uplo) { return uplo == GS_LOWER ? "lower" : "upper"; }
+
+/* ---------------------------------------------------------------- registered create functions */
+
+static gs_status create_reference(gs_trisolve *ts) { return gs_trisolve_create_reference(ts); }
+
+static gs_status create_levelset(gs_trisolve *ts)
+{
+    if (ts->be->kind == GS_BACKEND_CUDA) return gs_trisolve_create_levelset_cuda(ts);
+    return gs_trisolve_create_levelset_host(ts);
+}
+
+static gs_status create_cusparse(gs_trisolve *ts)
+{
+    if (ts->be->kind != GS_BACKEND_CUDA)
+        return GS_ERROR(GS_ERR_UNSUPPORTED, "trisolve type cusparse needs device.backend = cuda (the "
+                                            "backend in use is '%s')", ts->be->name ? ts->be->name : "host");
+    return gs_trisolve_create_cusparse_cuda(ts);
+}
+
+static gs_status create_syncfree(gs_trisolve *ts)
+{
+    if (ts->be->kind == GS_BACKEND_CUDA) return gs_trisolve_create_syncfree_cuda(ts);
+    return gs_trisolve_create_reference(ts); /* the sequential order is a sync-free schedule */
+}
+
+/* auto: a wrapper whose analyse() picks and (re)creates the inner solver. */
+typedef struct auto_data {
+    gs_trisolve *inner;
+    gs_int levels;
+    double rows_per_level;
+} auto_data;
+
+static gs_status auto_analyse(gs_trisolve *ts, const gs_csr *T)
+{
+    auto_data *d = (auto_data *)ts->data;
+    gs_status st = GS_OK;
+    gs_int *level = NULL;
+    gs_int n = T->nrows;
+    const char *choice = "levelset";
+
+    GS_TRY(GS_MALLOC(level, n));
+    d->levels = gs_ls_levels(T, ts->uplo, level);
+    d->rows_per_level = d->levels > 0 ? (double)n / d->levels : 0.0;
+    if (ts->be->kind == GS_BACKEND_CUDA && d->levels > 0 &&
+        d->rows_per_level < GS_AUTO_SYNCFREE_ROWS_PER_LEVEL)
+        choice = "syncfree";
+    if (d->inner && strcmp(d->inner->type, choice) != 0) gs_trisolve_destroy(&d->inner);
+    if (!d->inner) GS_TRY(gs_trisolve_create(choice, ts->be, ts->uplo, ts->unit_diag, &ts->prm, &d->inner));
+    GS_TRY(gs_trisolve_analyse(d->inner, T));
+    ts->variable = d->inner->variable;
+cleanup:
+    gs_free(&level);
+    return st;
+}
+
+static gs_status auto_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
+{
+    auto_data *d = (auto_data *)ts->data;
+    GS_CALL(gs_trisolve_solve(d->inner, b, x));
+    return GS_OK;
+}
+
+static void auto_destroy(gs_trisolve *ts)
+{
+    auto_data *d = (auto_data *)ts->data;
+    if (d) gs_trisolve_destroy(&d->inner);
+    gs_free(&ts->data);
+}
+
+static void auto_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
+{
+    const auto_data *d = (const auto_data *)ts->data;
+    if (!d->inner) return;
+    gs_ts_report_string(rep, prefix, "selected", d->inner->type);
+    gs_ts_report_int(rep, prefix, "auto_levels", d->levels);
+    gs_ts_report_double(rep, prefix, "auto_rows_per_level", d->rows_per_level);
+    if (d->inner->analysed && d->inner->ops->view) d->inner->ops->view(d->inner, rep, prefix);
+}
+
+static const gs_trisolve_ops auto_ops = {auto_analyse, auto_solve, auto_destroy, auto_view};
+
+static gs_status create_auto(gs_trisolve *ts)
+{
+    auto_data *d = NULL;
+    GS_CALL(GS_CALLOC(d, 1));
+    ts->data = d;
+    ts->ops = &auto_ops;
+    return GS_OK;
+}
+
+const gs_trisolve_entry gs_trisolve_registry[] = {
+    {"auto", create_auto, "levelset on the host; on cuda syncfree or levelset from the levels"},
+    {"reference", create_reference, "sequential substitution (the oracle; on cuda via the host)"},
+    {"cusparse", create_cusparse, "cuSPARSE SpSV (cuda backend only)"},
+    {"levelset", create_levelset, "level scheduling, HEC storage, chains of thin levels, CUDA graph"},
+    {"syncfree", create_syncfree, "one kernel, a warp per row waiting on ready flags"},
+    {NULL, NULL, NULL},
+};
+
+/* ---------------------------------------------------------------- factor check */
+
+gs_status gs_trisolve_check_factor(const gs_csr *T, gs_uplo uplo, bool unit_diag)
+{
+    const char *side = (uplo == GS_LOWER) ? "lower" : "upper";
+    if (!T) return GS_ERROR(GS_ERR_ARG, "the %s triangular factor is NULL", side);
+    if (uplo != GS_LOWER && uplo != GS_UPPER)
+        return GS_ERROR(GS_ERR_ARG, "uplo is %d; expected GS_LOWER or GS_UPPER", (int)uplo);
+    gs_int n = T->nrows;
+    if (n < 0 || T->ncols != n)
+        return GS_ERROR(GS_ERR_ARG, "the %s triangular factor is %d x %d; expected a square matrix", side,
+                        (int)T->nrows, (int)T->ncols);
+    if (T->nnz < 0 || !T->rowptr || (T->nnz > 0 && !T->colind))
+        return GS_ERROR(GS_ERR_ARG, "the %s triangular factor (n = %d, nnz = %d) has missing arrays", side,
+                        (int)n, (int)T->nnz);
+    if (T->nnz > 0 && !T->val)
+        return GS_ERROR(GS_ERR_ARG, "the %s triangular factor has no values (pattern only)", side);
+    if (T->rowptr[0] != 0)
+        return GS_ERROR(GS_ERR_ARG, "the %s factor's rowptr[0] is %d; expected 0", side, (int)T->rowptr[0]);
+    if (T->rowptr[n] != T->nnz)
+        return GS_ERROR(GS_ERR_ARG, "the %s factor's rowptr[n] is %d; expected nnz = %d", side,
+                        (int)T->rowptr[n], (int)T->nnz);
+    for (gs_int i = 0; i < n; i++) {
+        gs_int a = T->rowptr[i], e = T->rowptr[i + 1];
+        if (e < a || e > T->nnz)
+            return GS_ERROR(GS_ERR_ARG, "the %s factor's row pointer is invalid at row %d (1-based): %d .. %d "
+                                        "with nnz = %d", side, (int)i + 1, (int)a, (int)e, (int)T->nnz);
+        bool has_diag = false;
+        double diag = 0.0;
+        for (gs_int q = a; q < e; q++) {
+            gs_int j = T->colind[q];
+            if (j < 0 || j >= n)
+                return GS_ERROR(GS_ERR_ARG, "row %d (1-based) of the %s factor has column %d outside 1..%d",
+                                (int)i + 1, side, (int)j + 1, (int)n);
+            if (q > a && j <= T->colind[q - 1])
+                return GS_ERROR(GS_ERR_ARG, "row %d (1-based) of the %s factor is not sorted: column %d comes "
+                                            "after column %d; expected strictly increasing columns (sorted CSR)",
+                                (int)i + 1, side, (int)j + 1, (int)T->colind[q - 1] + 1);
+            if ((uplo == GS_LOWER && j > i) || (uplo == GS_UPPER && j < i))
+                return GS_ERROR(GS_ERR_ARG, "the %s factor has an entry at row %d, column %d (1-based) %s the "
+                                            "diagonal; a %s factor holds only columns j %s i", side, (int)i + 1,
+                                (int)j + 1, uplo == GS_LOWER ? "above" : "below", side,
+                                uplo == GS_LOWER ? "<=" : ">=");
+            if (j == i) {
+                has_diag = true;
+                diag = T->val[q];
+            }
+        }
+        if (unit_diag && has_diag)
+            return GS_ERROR(GS_ERR_ARG, "the unit-diagonal %s factor stores a diagonal entry at row %d (1-based); "
+                                        "with unit_diag the diagonal is implied and must not be stored",
+                            side, (int)i + 1);
+        if (!unit_diag && !has_diag)
+            return GS_ERROR(GS_ERR_NUMERIC, "the %s factor has no diagonal entry at row %d (1-based); every row "
+                                            "of a non-unit factor must store its diagonal", side, (int)i + 1);
+        if (!unit_diag && diag == 0.0)
+            return GS_ERROR(GS_ERR_NUMERIC, "zero diagonal at row %d (1-based) of the %s factor", (int)i + 1, side);
+        if (!unit_diag && !isfinite(diag))
+            return GS_ERROR(GS_ERR_NUMERIC, "the diagonal at row %d (1-based) of the %s factor is %g (not finite)",
+                            (int)i + 1, side, diag);
+    }
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------- creation */
+
+static const gs_trisolve_entry *find_entry(const char *type)
+{
+    for (const gs_trisolve_entry *e = gs_trisolve_registry; e->name; e++)
+        if (strcmp(e->name, type) == 0) return e;
+    return NULL;
+}
+
+/* true when the config schema lists `type` among the choices of trisolve.lower.type */
+static bool schema_knows_type(const char *type)
+{
+    size_t len = strlen(type);
+    for (const gs_cfg_key *k = gs_cfg_schema; k->path; k++) {
+        if (strcmp(k->path, "trisolve.lower.type") != 0 || !k->choices) continue;
+        const char *s = k->choices;
+        while (*s) {
+            const char *bar = strchr(s, '|');
+            size_t l = bar ? (size_t)(bar - s) : strlen(s);
+            if (l == len && strncmp(s, type, len) == 0) return true;
+            s += l;
+            if (*s == '|') s++;
+        }
+    }
+    return false;
+}
+
+static gs_status unknown_type(const char *type)
+{
+    if (schema_knows_type(type))
+        return GS_ERROR(GS_ERR_UNSUPPORTED, "trisolve type %s is not available yet", type);
+    char names[256] = "";
+    size_t used = 0;
+    for (const gs_trisolve_entry *e = gs_trisolve_registry; e->name; e++) {
+        int w = snprintf(names + used, sizeof names - used, "%s%s", used ? "|" : "", e->name);
+        if (w < 0 || (size_t)w >= sizeof names - used) break;
+        used += (size_t)w;
+    }
+    return GS_ERROR(GS_ERR_ARG, "unknown trisolve type '%s'; expected one of %s", type, names);
+}
+
+/* block_order normalised to a static string (the caller's string may not outlive the solver) */
+static gs_status normalise_params(const gs_trisolve_params *in, gs_trisolve_params *out)
+{
+    static const char *const orders[] = {"dependency", "forward", "backward"};
+    out->sweeps = 3;
+    out->block_order = orders[0];
+    out->deterministic = false;
+    if (!in) return GS_OK;
+    if (in->sweeps < 0) return GS_ERROR(GS_ERR_ARG, "trisolve sweeps is %d; expected >= 0", in->sweeps);
+    out->sweeps = in->sweeps;
+    out->deterministic = in->deterministic;
+    if (in->block_order) {
+        size_t k;
+        for (k = 0; k < sizeof orders / sizeof orders[0]; k++)
+            if (strcmp(in->block_order, orders[k]) == 0) break;
+        if (k == sizeof orders / sizeof orders[0])
+            return GS_ERROR(GS_ERR_ARG, "trisolve block_order '%s'; expected dependency|forward|backward",
+                            in->block_order);
+        out->block_order = orders[k];
+    }
+    return GS_OK;
+}
+
+gs_status gs_trisolve_create(const char *type, gs_backend *be, gs_uplo uplo, bool unit_diag,
+                             const gs_trisolve_params *prm, gs_trisolve **ts)
+{
+    gs_status st = GS_OK;
+    gs_trisolve *t = NULL;
+    if (!ts) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_create: output pointer is NULL");
+    *ts = NULL;
+    if (!type) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_create: type is NULL");
+    if (!be) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_create: backend is NULL");
+    if (uplo != GS_LOWER && uplo != GS_UPPER)
+        return GS_ERROR(GS_ERR_ARG, "gs_trisolve_create: uplo is %d; expected GS_LOWER or GS_UPPER", (int)uplo);
+    const gs_trisolve_entry *e = find_entry(type);
+    if (!e) return unknown_type(type);
+
+    GS_TRY(GS_CALLOC(t, 1));
+    t->type = e->name;
+    t->be = be;
+    t->uplo = uplo;
+    t->unit_diag = unit_diag;
+    GS_TRY(normalise_params(prm, &t->prm));
+    GS_TRY(e->create(t));
+    if (!t->ops) GS_FAIL(GS_ERR_INTERNAL, "trisolve type %s created no operations table", e->name);
+    *ts = t;
+    t = NULL;
+cleanup:
+    if (t) {
+        if (t->ops && t->ops->destroy) t->ops->destroy(t);
+        gs_free(&t);
+    }
+    return st;
+}
+
+gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, gs_uplo uplo, bool unit_diag,
+                                         gs_trisolve **ts)
+{
+    if (!cfg) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_create_from_config: config is NULL");
+    const char *side = side_name(uplo);
+    char key[64];
+    gs_trisolve_params prm;
+    snprintf(key, sizeof key, "trisolve.%s.type", side);
+    const char *type = gs_config_string(cfg, key);
+    snprintf(key, sizeof key, "trisolve.%s.sweeps", side);
+    prm.sweeps = (int)gs_config_int(cfg, key);
+    snprintf(key, sizeof key, "trisolve.%s.block_order", side);
+    prm.block_order = gs_config_string(cfg, key);
+    snprintf(key, sizeof key, "trisolve.%s.deterministic", side);
+    prm.deterministic = gs_config_bool(cfg, key);
+    GS_CALL(gs_trisolve_create(type, be, uplo, unit_diag, &prm, ts));
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------- checked dispatch */
+
+gs_status gs_trisolve_analyse(gs_trisolve *ts, const gs_csr *T)
+{
+    if (!ts) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_analyse: trisolve is NULL");
+    ts->analysed = false;
+    GS_CALL(gs_trisolve_check_factor(T, ts->uplo, ts->unit_diag));
+    ts->n = T->nrows;
+    GS_CALL(ts->ops->analyse(ts, T));
+    ts->analysed = true;
+    return GS_OK;
+}
+
+/* true when [p, p+n) and [q, q+n) share an element */
+static bool overlaps(const double *p, const double *q, gs_int n)
+{
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)q, len = (uintptr_t)n * sizeof(double);
+    return a < b + len && b < a + len;
+}
+
+gs_status gs_trisolve_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
+{
+    if (!ts) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_solve: trisolve is NULL");
+    const char *side = side_name(ts->uplo);
+    if (!ts->analysed)
+        return GS_ERROR(GS_ERR_ARG, "%s trisolve (%s): solve called before a successful analyse", side, ts->type);
+    if (!b || !x) return GS_ERROR(GS_ERR_ARG, "%s trisolve (%s): b or x is NULL", side, ts->type);
+    if (b->n != ts->n || x->n != ts->n)
+        return GS_ERROR(GS_ERR_ARG, "%s trisolve (%s): b has %d and x has %d entries; the factor has %d rows",
+                        side, ts->type, (int)b->n, (int)x->n, (int)ts->n);
+    if (b->be != ts->be || x->be != ts->be)
+        return GS_ERROR(GS_ERR_ARG, "%s trisolve (%s): b and x must live on the solver's backend (%s)", side,
+                        ts->type, ts->be->name ? ts->be->name : "?");
+    if (ts->n == 0) return GS_OK;
+    if (b == x || overlaps(b->data, x->data, ts->n))
+        return GS_ERROR(GS_ERR_ARG, "%s trisolve (%s): b and x overlap; they must be distinct vectors", side,
+                        ts->type);
+    GS_CALL(ts->ops->solve(ts, b, x));
+    return GS_OK;
+}
+
+void gs_trisolve_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
+{
+    if (!ts || !rep || !prefix) return;
+    gs_ts_report_string(rep, prefix, "type", ts->type);
+    gs_ts_report_string(rep, prefix, "side", side_name(ts->uplo));
+    char key[256];
+    if (gs_report_keyf(key, sizeof key, "%s.unit_diag", prefix) == GS_OK)
+        (void)gs_report_bool(rep, key, ts->unit_diag);
+    gs_ts_report_int(rep, prefix, "n", ts->n);
+    if (ts->analysed && ts->ops->view) ts->ops->view(ts, rep, prefix);
+}
+
+void gs_trisolve_destroy(gs_trisolve **ts)
+{
+    if (!ts || !*ts) return;
+    if ((*ts)->ops && (*ts)->ops->destroy) (*ts)->ops->destroy(*ts);
+    gs_free(ts);
+}

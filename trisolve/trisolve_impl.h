@@ -1,0 +1,87 @@
+/* Private to trisolve/: the create functions of each implementation and the level-set plan (levels,
+ * chains, HEC layout) shared by the host twin (levelset_ref.c) and the GPU solver (levelset_cuda.cu). */
+#ifndef GS_TRISOLVE_IMPL_H
+#define GS_TRISOLVE_IMPL_H
+
+#include <stdbool.h>
+
+#include "core/csr.h"
+#include "core/report.h"
+#include "core/status.h"
+#include "trisolve/trisolve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Each sets ts->ops and ts->data; on failure it frees what it allocated and leaves ts->ops NULL. */
+gs_status gs_trisolve_create_reference(gs_trisolve *ts);     /* reference.c (host or cuda backend) */
+gs_status gs_trisolve_create_levelset_host(gs_trisolve *ts); /* levelset_ref.c (host backend) */
+gs_status gs_trisolve_create_levelset_cuda(gs_trisolve *ts); /* levelset_cuda.cu */
+gs_status gs_trisolve_create_cusparse_cuda(gs_trisolve *ts); /* cusparse_cuda.cu */
+gs_status gs_trisolve_create_syncfree_cuda(gs_trisolve *ts); /* syncfree_cuda.cu */
+
+/* Sequential substitution x = T^{-1} b on host arrays (T checked by gs_trisolve_check_factor):
+ * lower rows in increasing, upper rows in decreasing order, division by the stored diagonal. */
+void gs_trisolve_reference_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, const double *b, double *x);
+
+/* Level of every row: level(i) = 0 for a row without off-diagonal entries, else
+ * 1 + max level(j) over its off-diagonal entries j (lower: j < i, upper: j > i). One O(nnz) pass in
+ * dependency order. Returns the number of levels (0 when n == 0). */
+gs_int gs_ls_levels(const gs_csr *T, gs_uplo uplo, gs_int *level);
+
+/* Default maximum rows of a "thin" level that one thread block of a chain handles (Naumov's chains). */
+#define GS_LS_CHAIN_ROWS 512
+
+/* The level-set plan of a triangular factor (Naumov; Liu/Chen HEC):
+ *  - rows renumbered level by level: position p holds original row perm[p]; the rows of level l are
+ *    positions level_ptr[l] .. level_ptr[l+1]-1, in increasing original order;
+ *  - the off-diagonal entries of the reordered rows in HEC form: an ELL part of width ell_width stored
+ *    column-major (slot k of position p at ell_col/ell_val[k*n + p], -1 = padding, padding only after
+ *    the row's real entries) and a CSR remainder (rem_ptr by position) for rows longer than ell_width.
+ *    Column indices stay in the ORIGINAL numbering, so a solve reads b and writes x through perm and
+ *    needs no permutation passes;
+ *  - dinv[p] = 1 / T(perm[p], perm[p]) (1 for a unit diagonal);
+ *  - chains: consecutive levels of at most chain_rows rows each form one chain (chain_single = 1, run
+ *    by one thread block with a barrier between levels); a wider level is a chain of its own
+ *    (chain_single = 0, run by many blocks). chain_ptr indexes levels. */
+typedef struct gs_ls_plan {
+    gs_int n, nlevels, nchains, chain_rows;
+    gs_int *level_ptr;           /* nlevels + 1 */
+    gs_int *perm;                /* n */
+    gs_int *chain_ptr;           /* nchains + 1 */
+    unsigned char *chain_single; /* nchains */
+    gs_int *chain_max_rows;      /* nchains: widest level of each chain */
+    gs_int ell_width;
+    gs_int *ell_col;             /* ell_width * n */
+    double *ell_val;
+    gs_int *rem_ptr;             /* n + 1 */
+    gs_int *rem_col;             /* rem_nnz */
+    double *rem_val;
+    gs_int rem_nnz, nnz_offdiag;
+    double *dinv;                /* n */
+    /* statistics for view() */
+    gs_int max_level_rows, max_row_length, single_chains, multi_chains;
+    double time_levels; /* seconds in the level pass and counting sort */
+    double time_build;  /* seconds for the whole plan */
+} gs_ls_plan;
+
+/* Build the plan of T (checked by gs_trisolve_check_factor). chain_rows >= 1. */
+gs_status gs_ls_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int chain_rows, gs_ls_plan *P);
+/* Free the arrays; keeps the scalar statistics. Safe on a zeroed plan. */
+void gs_ls_plan_free(gs_ls_plan *P);
+/* x = T^{-1} b with the plan, level by level, exactly the arithmetic of the GPU kernels:
+ * x[perm[p]] = (b[perm[p]] - sum over ELL then remainder entries) * dinv[p]. */
+void gs_ls_plan_solve_host(const gs_ls_plan *P, const double *b, double *x);
+/* "<prefix>.levels", ".chains", ".max_rows_per_level", ... */
+void gs_ls_plan_view(const gs_ls_plan *P, gs_report *rep, const char *prefix);
+
+/* Report helpers that ignore the (memory-only) failure of a report insertion: view() returns void. */
+void gs_ts_report_int(gs_report *rep, const char *prefix, const char *name, long long v);
+void gs_ts_report_double(gs_report *rep, const char *prefix, const char *name, double v);
+void gs_ts_report_string(gs_report *rep, const char *prefix, const char *name, const char *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
