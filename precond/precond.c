@@ -4,11 +4,20 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "precond/block.h"
+#include "precond/ilu.h"
 
 /* Adding a method: one file with its create function + one line here (+ its name in cfg/schema.c). */
 const gs_pc_entry gs_pc_registry[] = {
     {"none", gs_pc_create_none, "identity (no preconditioning)"},
     {"jacobi", gs_pc_create_jacobi, "diagonal scaling z = D^-1 r"},
+    {"ilu0", gs_pc_create_ilu0, "ILU(0): incomplete LU on the pattern of A"},
+    {"iluk", gs_pc_create_iluk, "ILU(k): level of fill k (fill_level)"},
+    {"ilut", gs_pc_create_ilut, "ILUT(p, tau): dual-threshold incomplete LU (max_fill, drop_tolerance)"},
+    {"ic0", gs_pc_create_ic0, "IC(0): incomplete Cholesky for symmetric positive definite matrices"},
+    {"bilu", gs_pc_create_bilu, "block ILU(k) over METIS parts (blocks, fill_level)"},
+    {"bilut", gs_pc_create_bilut, "block ILUT over METIS parts (blocks, drop_tolerance, max_fill)"},
+    {"ras", gs_pc_create_ras, "restricted additive Schwarz: METIS parts grown by overlap layers, ILU(k)/ILUT per subdomain"},
     {NULL, NULL, NULL},
 };
 

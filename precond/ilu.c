@@ -1,0 +1,242 @@
+/* Preconditioners ILU(0), ILU(k), ILUT(p, tau) and IC(0): A ~ L U factored on the host, then
+ * z = U^{-1} (L^{-1} r) with the configured triangular solvers (L unit lower for the ILUs, L with its
+ * diagonal and U = L^T for IC(0)). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "precond/factor.h"
+#include "precond/ilu.h"
+#include "trisolve/trisolve.h"
+
+/* Relative tolerance of the IC(0) symmetry check: |a_ij - a_ji| <= tol * max(|a_ij|, |a_ji|). */
+#define IC0_SYMMETRY_TOL 1e-10
+
+typedef enum ilu_kind { KIND_ILU0, KIND_ILUK, KIND_ILUT, KIND_IC0 } ilu_kind;
+
+typedef struct ilu_data {
+    ilu_kind kind;
+    gs_factor_opts opts;
+    gs_csr L, U;          /* host factors (ILU: L strict lower, unit diagonal not stored) */
+    bool have_pattern;    /* ILU(0)/ILU(k): L and U hold the symbolic pattern */
+    gs_factor_info info;
+    gs_int nnz_A;
+    gs_trisolve *lower, *upper;
+    gs_vector *work;      /* y = L^{-1} r */
+} ilu_data;
+
+static const char *kind_name(ilu_kind k)
+{
+    switch (k) {
+    case KIND_ILU0: return "ILU(0)";
+    case KIND_ILUK: return "ILU(k)";
+    case KIND_ILUT: return "ILUT";
+    case KIND_IC0: return "IC(0)";
+    }
+    return "ILU";
+}
+
+/* Options from the config keys preconditioner.{fill_level, drop_tolerance, max_fill, zero_pivot, shift}. */
+static gs_status read_options(const gs_pc *pc, ilu_data *d)
+{
+    if (!pc->cfg) return GS_ERROR(GS_ERR_ARG, "preconditioner %s: no configuration given", pc->type);
+    memset(&d->opts, 0, sizeof d->opts);
+    const char *zp = gs_config_string(pc->cfg, "preconditioner.zero_pivot");
+    d->opts.zero_pivot = (zp && strcmp(zp, "shift") == 0) ? GS_ZERO_PIVOT_SHIFT : GS_ZERO_PIVOT_ERROR;
+    d->opts.shift = gs_config_double(pc->cfg, "preconditioner.shift");
+    d->opts.fill_level = d->kind == KIND_ILUK ? (int)gs_config_int(pc->cfg, "preconditioner.fill_level") : 0;
+    d->opts.drop_tol = gs_config_double(pc->cfg, "preconditioner.drop_tolerance");
+    long long p = gs_config_int(pc->cfg, "preconditioner.max_fill");
+    d->opts.max_fill = p > 2147483647LL ? 2147483647 : (int)p;
+    d->opts.row_offset = 0;
+    d->opts.row_names = NULL;
+    return GS_OK;
+}
+
+static void release_solvers(ilu_data *d)
+{
+    gs_trisolve_destroy(&d->lower);
+    gs_trisolve_destroy(&d->upper);
+}
+
+static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
+{
+    ilu_data *d = pc->data;
+    GS_CALL(read_options(pc, d));
+    pc->n = A->nrows;
+    /* A new pattern: factors and the solvers analysed on them are rebuilt in setup_numeric. */
+    release_solvers(d);
+    gs_vec_destroy(&d->work);
+    gs_csr_free(&d->L);
+    gs_csr_free(&d->U);
+    d->have_pattern = false;
+    if (d->kind == KIND_ILU0 || d->kind == KIND_ILUK) {
+        GS_CALL(gs_iluk_symbolic(A, d->opts.fill_level, &d->L, &d->U));
+        d->have_pattern = true;
+    }
+    /* ILUT: the pattern depends on the values; IC(0): the lower triangle of A, built with the values. */
+    return GS_OK;
+}
+
+/* First (i, j) in row order with |a_ij - a_ji| > tol * max(|a_ij|, |a_ji|), a missing entry being 0.
+ * Returns false when the values are symmetric (the patterns may still differ by explicit zeros). */
+static gs_status find_asymmetry(const gs_csr *A, double tol, bool *found, gs_int *fi, gs_int *fj, double *aij,
+                                double *aji)
+{
+    gs_csr AT = {0};
+    *found = false;
+    GS_CALL(gs_csr_transpose(A, &AT));
+    for (gs_int i = 0; i < A->nrows && !*found; i++) {
+        gs_int p = A->rowptr[i], pe = A->rowptr[i + 1], q = AT.rowptr[i], qe = AT.rowptr[i + 1];
+        while ((p < pe || q < qe) && !*found) {
+            gs_int cj = p < pe ? A->colind[p] : GS_INT_MAX;
+            gs_int ct = q < qe ? AT.colind[q] : GS_INT_MAX;
+            gs_int j = cj < ct ? cj : ct;
+            double x = cj == j ? A->val[p++] : 0.0; /* a_ij */
+            double y = ct == j ? AT.val[q++] : 0.0; /* (A^T)_ij = a_ji */
+            if (fabs(x - y) > tol * fmax(fabs(x), fabs(y)) || (isnan(x) != isnan(y))) {
+                *found = true;
+                *fi = i;
+                *fj = j;
+                *aij = x;
+                *aji = y;
+            }
+        }
+    }
+    gs_csr_free(&AT);
+    return GS_OK;
+}
+
+static gs_status check_symmetric(const gs_pc *pc, const gs_csr *A)
+{
+    bool structural = false, numerical = false, found = false;
+    gs_int i = -1, j = -1;
+    double aij = 0.0, aji = 0.0;
+    GS_CALL(gs_csr_symmetry(A, IC0_SYMMETRY_TOL, &structural, &numerical));
+    if (numerical) return GS_OK;
+    GS_CALL(find_asymmetry(A, IC0_SYMMETRY_TOL, &found, &i, &j, &aij, &aji));
+    if (!found) return GS_OK; /* only explicit zeros differ between the triangles */
+    return GS_ERROR(GS_ERR_ARG,
+                    "preconditioner %s needs a symmetric matrix, but A(%d,%d) = %.17g while A(%d,%d) = "
+                    "%.17g (1-based; relative tolerance %g); use ilu0 (with bicgstab or gmres) for a "
+                    "nonsymmetric matrix",
+                    pc->type, (int)i + 1, (int)j + 1, aij, (int)j + 1, (int)i + 1, aji, IC0_SYMMETRY_TOL);
+}
+
+static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
+{
+    ilu_data *d = pc->data;
+    const gs_int n = A->nrows;
+    bool unit_lower = d->kind != KIND_IC0;
+
+    switch (d->kind) {
+    case KIND_ILU0:
+    case KIND_ILUK:
+        if (!d->have_pattern)
+            return GS_ERROR(GS_ERR_ARG, "preconditioner %s: numeric setup before the symbolic one", pc->type);
+        GS_CALL(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
+        break;
+    case KIND_ILUT:
+        /* A new pattern each time: solvers are analysed afresh. */
+        release_solvers(d);
+        gs_csr_free(&d->L);
+        gs_csr_free(&d->U);
+        GS_CALL(gs_ilut(A, &d->opts, &d->L, &d->U, &d->info));
+        break;
+    case KIND_IC0:
+        GS_CALL(check_symmetric(pc, A));
+        gs_csr_free(&d->L);
+        gs_csr_free(&d->U);
+        GS_CALL(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
+        break;
+    }
+    d->nnz_A = A->nnz;
+
+    if (!d->lower) GS_CALL(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_LOWER, unit_lower, &d->lower));
+    if (!d->upper) GS_CALL(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_UPPER, false, &d->upper));
+    GS_CALL(gs_trisolve_analyse(d->lower, &d->L));
+    GS_CALL(gs_trisolve_analyse(d->upper, &d->U));
+    if (!d->work) GS_CALL(gs_vec_create(pc->be, n, &d->work));
+    pc->variable = d->lower->variable || d->upper->variable;
+    return GS_OK;
+}
+
+/* z = U^{-1} (L^{-1} r) */
+static gs_status ilu_apply(gs_pc *pc, const gs_vector *r, gs_vector *z)
+{
+    ilu_data *d = pc->data;
+    GS_CALL(gs_trisolve_solve(d->lower, r, d->work));
+    GS_CALL(gs_trisolve_solve(d->upper, d->work, z));
+    return GS_OK;
+}
+
+static void ilu_destroy(gs_pc *pc)
+{
+    ilu_data *d = pc->data;
+    if (d) {
+        release_solvers(d);
+        gs_vec_destroy(&d->work);
+        gs_csr_free(&d->L);
+        gs_csr_free(&d->U);
+    }
+    gs_free(&pc->data);
+}
+
+/* Report keys:
+ *   preconditioner.factorization   "ILU(0)", "ILU(k)", "ILUT" or "IC(0)"
+ *   preconditioner.fill_ratio      (nnz_L + nnz_U) / nnz(A): stored factor entries per entry of A
+ *                                  (ILU: the unit diagonal of L is not stored and not counted;
+ *                                  IC(0): L and U = L^T both count their diagonal)
+ *   preconditioner.nnz_L, nnz_U    stored entries of each factor
+ *   preconditioner.pivots_shifted  pivots replaced under zero_pivot = "shift"
+ *   preconditioner.shifted_rows    the first (up to 16) such rows, 1-based, comma separated
+ * and the triangular solvers' keys under trisolve.lower / trisolve.upper. */
+static void ilu_view(const gs_pc *pc, gs_report *rep)
+{
+    const ilu_data *d = pc->data;
+    if (!d) return;
+    gs_report_string(rep, "preconditioner.factorization", kind_name(d->kind));
+    if (pc->state < GS_PC_READY) return;
+    long long nl = d->L.nnz, nu = d->U.nnz;
+    gs_report_double(rep, "preconditioner.fill_ratio", d->nnz_A > 0 ? (double)(nl + nu) / (double)d->nnz_A : 0.0);
+    gs_report_int(rep, "preconditioner.nnz_L", nl);
+    gs_report_int(rep, "preconditioner.nnz_U", nu);
+    gs_report_int(rep, "preconditioner.pivots_shifted", d->info.nshifted);
+    char rows[16 * 12 + 1] = "";
+    size_t len = 0;
+    gs_int shown = d->info.nshifted < 16 ? d->info.nshifted : 16;
+    for (gs_int t = 0; t < shown; t++) {
+        int w = snprintf(rows + len, sizeof rows - len, "%s%d", t ? "," : "", (int)d->info.shifted_rows[t] + 1);
+        if (w < 0 || (size_t)w >= sizeof rows - len) break;
+        len += (size_t)w;
+    }
+    gs_report_string(rep, "preconditioner.shifted_rows", rows);
+    if (d->lower) gs_trisolve_view(d->lower, rep, "trisolve.lower");
+    if (d->upper) gs_trisolve_view(d->upper, rep, "trisolve.upper");
+}
+
+static const gs_pc_ops ilu_ops = {
+    .setup_symbolic = ilu_setup_symbolic,
+    .setup_numeric = ilu_setup_numeric,
+    .apply = ilu_apply,
+    .destroy = ilu_destroy,
+    .view = ilu_view,
+};
+
+static gs_status create(gs_pc *pc, ilu_kind kind)
+{
+    ilu_data *d = NULL;
+    GS_CALL(gs_calloc(&d, 1, sizeof *d));
+    d->kind = kind;
+    d->info.first_shifted = -1;
+    pc->data = d;
+    pc->ops = &ilu_ops;
+    pc->variable = false;
+    return GS_OK;
+}
+
+gs_status gs_pc_create_ilu0(gs_pc *pc) { return create(pc, KIND_ILU0); }
+gs_status gs_pc_create_iluk(gs_pc *pc) { return create(pc, KIND_ILUK); }
+gs_status gs_pc_create_ilut(gs_pc *pc) { return create(pc, KIND_ILUT); }
+gs_status gs_pc_create_ic0(gs_pc *pc) { return create(pc, KIND_IC0); }
