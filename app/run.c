@@ -229,22 +229,23 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
     /* preconditioner: a numerical failure in setup (zero pivot) is a solve outcome, not a crash */
     GS_TRY(gs_pc_create(gs_config_string(cfg, "preconditioner.type"), be, cfg, &pc));
     /* the preconditioner's own diagnostics follow under preconditioner.* / trisolve.* */
-    st = gs_pc_setup_symbolic(pc, Asolve);
-    if (st == GS_OK) st = gs_pc_setup_numeric(pc, Asolve);
-    GS_TRY(gs_report_double(rep, "time.setup_symbolic", pc->time_symbolic));
-    GS_TRY(gs_report_double(rep, "time.setup_numeric", pc->time_numeric));
-    if (st == GS_ERR_NUMERIC) {
+    gs_status setup_st = gs_pc_setup_symbolic(pc, Asolve);
+    if (setup_st == GS_OK) setup_st = gs_pc_setup_numeric(pc, Asolve);
+    if (setup_st == GS_ERR_NUMERIC) {
         res.reason = GS_DIVERGED_PC_FAILED;
         snprintf(res.detail, sizeof res.detail, "preconditioner setup failed: %s", gs_error_message());
         gs_error_clear();
-        st = GS_OK;
+        GS_TRY(gs_report_double(rep, "time.setup_symbolic", pc->time_symbolic));
+        GS_TRY(gs_report_double(rep, "time.setup_numeric", pc->time_numeric));
         GS_TRY(gs_report_string(rep, "solve.reason", gs_reason_name(res.reason)));
         GS_TRY(gs_report_string(rep, "solve.detail", res.detail));
         GS_TRY(gs_report_bool(rep, "solve.converged", false));
         code = GS_EXIT_NUMERICAL;
         goto cleanup;
     }
-    GS_TRY(st);
+    GS_TRY(setup_st);
+    GS_TRY(gs_report_double(rep, "time.setup_symbolic", pc->time_symbolic));
+    GS_TRY(gs_report_double(rep, "time.setup_numeric", pc->time_numeric));
     gs_pc_view(pc, rep);
 
     /* solve */

@@ -62,7 +62,7 @@ expect("out of range -s", [sherman, "-s", "solver.restart=0"], 2, ["solver.resta
 expect("bad choice -s", [sherman, "-s", "solver.type=cgs"], 2, ["solver.type", "bicgstab"])
 cfg = write("bad.cfg", "solver = {\n  type = \"gmres\";\n  restart = \"many\";\n};\n")
 expect("wrong type in file", ["-c", cfg, sherman], 2, ["bad.cfg", ":3", "solver.restart"])
-cfg = write("syntax.cfg", "solver = {\n  type = \"gmres\"\n  restart = 5;\n};\n")
+cfg = write("syntax.cfg", "solver = {\n  type = \"gmres\";\n  restart = = 5;\n};\n")
 expect("libconfig syntax error", ["-c", cfg, sherman], 2, ["syntax.cfg", ":3"])
 expect("missing config file", ["-c", os.path.join(tmp, "nope.cfg"), sherman], 3, ["nope.cfg"])
 rc, out, _ = expect("print-config", ["--print-config", "-s", "solver.restart=77"], 0, stdout_has=["restart = 77"])
