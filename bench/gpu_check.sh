@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One device call: build, GPU tests, compute-sanitizer, acceptance runs and benchmarks.
+# usage (on the GPU machine, repo root): bench/gpu_check.sh [steps...]   steps: build test sanitize foundation spmv trisolve parilu golden
+# Logs go to $OUT (or ./gpu-out); a short summary is printed last.
+set -uo pipefail
+out=${OUT:-gpu-out}; mkdir -p "$out"
+steps=${*:-build test sanitize foundation spmv trisolve}
+summary=()
+[ -f .deps/env.sh ] && source .deps/env.sh .deps
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1
+has() { [[ " $steps " == *" $1 "* ]]; }
+if has build; then
+  t0=$(date +%s)
+  cmake -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 \
+    && cmake --build build-gpu -j16 >> "$out/build.log" 2>&1
+  rc=$?; summary+=("build: rc=$rc in $(( $(date +%s) - t0 )) s")
+  [ $rc -ne 0 ] && { grep -E "error" "$out/build.log" | head -30; printf '%s\n' "${summary[@]}"; exit 1; }
+fi
+if has test; then
+  t0=$(date +%s)
+  ctest --test-dir build-gpu --output-on-failure -j4 --timeout 300 > "$out/ctest.log" 2>&1
+  summary+=("ctest (all): $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1) in $(( $(date +%s) - t0 )) s")
+  summary+=("$(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Not Run|Subprocess)' "$out/ctest.log" | tr -s ' ' | head -20)")
+fi
+if has sanitize; then
+  for t in $(cd build-gpu && ctest -N -L gpu | awk '/Test +#/{print $3}'); do
+    exe=$(find build-gpu/tests -type f -name "$t" -perm -u+x | head -1)
+    [ -z "$exe" ] && continue
+    for tool in memcheck racecheck synccheck; do
+      ( cd "$(dirname "$exe")" && timeout 240 compute-sanitizer --tool $tool --error-exitcode 99 "./$t" ) > "$out/san_${tool}_$t.log" 2>&1
+      rc=$?; summary+=("compute-sanitizer $tool $t: rc=$rc $(grep -E 'ERROR SUMMARY' "$out/san_${tool}_$t.log" | tail -1)")
+    done
+  done
+fi
+if has golden; then
+  python3 tests/app/golden_test.py build-gpu/gpusolve . cuda > "$out/golden_cuda.log" 2>&1
+  summary+=("golden cuda: $(tail -1 "$out/golden_cuda.log")")
+fi
+if has foundation; then
+  bench/foundation_runs.sh build-gpu/gpusolve cuda 100 > "$out/foundation_cuda.jsonl" 2> "$out/foundation_cuda.err"
+  summary+=("$(python3 bench/summarize.py "$out/foundation_cuda.jsonl")")
+fi
+if has spmv; then
+  build-gpu/bench/bench_spmv --gen poisson3d --n 100 --reps 200 > "$out/spmv.txt" 2>&1
+  GS_CUDA_SPMV_ALG=1 build-gpu/bench/bench_spmv --gen poisson3d --n 100 --reps 200 > "$out/spmv_alg1.txt" 2>&1
+  summary+=("spmv (ALG2):" "$(cat "$out/spmv.txt")" "spmv (ALG1):" "$(grep -i spmv "$out/spmv_alg1.txt")")
+fi
+if has trisolve; then
+  for m in "--gen poisson3d --n 100" "--gen laplace27 --n 64" "--gen poisson2d --n 1024" "--gen convdiff3d --n 100"; do
+    timeout 300 build-gpu/bench/bench_trisolve $m > "$out/tri_$(echo $m | tr ' -' '__').txt" 2>&1
+    summary+=("trisolve $m:" "$(tail -15 "$out/tri_$(echo $m | tr ' -' '__').txt")")
+  done
+fi
+if has parilu; then
+  timeout 300 build-gpu/bench/bench_parilu > "$out/parilu.txt" 2>&1
+  summary+=("parilu:" "$(tail -30 "$out/parilu.txt")")
+fi
+echo "================ summary ================"
+cat "$out/gpu.txt"
+printf '%s\n' "${summary[@]}"
