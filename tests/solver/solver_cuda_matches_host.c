@@ -40,7 +40,15 @@ static void compare(const char *label, const gs_csr *A, const char *type, gs_ksp
            gs_reason_name(c.res.reason), c.res.iterations, c.err, c.true_rel);
     assert_int_equal(h.res.reason, GS_CONVERGED_RTOL);
     assert_int_equal(c.res.reason, GS_CONVERGED_RTOL);
-    assert_true(abs(h.res.iterations - c.res.iterations) <= 2 + h.res.iterations / 10);
+    /* CG and (F)GMRES converge smoothly: the same iteration count within 1 on both backends.
+     * BiCGStab's residual is irregular, so the iteration where it crosses the tolerance moves with
+     * rounding: on the host alone, 1 vs 2 OpenMP threads (another reduction order) changes its count
+     * on a 60^3 Poisson problem from 98 to 100, and sherman1 + Jacobi differs by ~15% between
+     * backends. For it only the outcome and the accuracy are compared tightly. */
+    if (strcmp(type, "bicgstab") == 0)
+        assert_true(abs(h.res.iterations - c.res.iterations) <= 2 + h.res.iterations / 5);
+    else
+        assert_true(abs(h.res.iterations - c.res.iterations) <= 1);
     assert_true(c.true_rel <= prm.rtol);
     assert_true(fabs(h.res.bnorm - c.res.bnorm) <= 1e-12 * h.res.bnorm);
     assert_true(fabs(h.res.r0norm - c.res.r0norm) <= 1e-12 * h.res.r0norm);
