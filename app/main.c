@@ -1,10 +1,13 @@
-/* gpusolve: command-line entry — parse options, build the effective configuration, run one solve. */
+/* gpusolve: command-line entry — parse options, build the effective configuration, run its solves (one,
+ * or a sweep over the keys given several values), or inspect a matrix. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/app.h"
+#include "app/inspect.h"
+#include "app/sweep.h"
 #include "core/backend.h"
 #include "core/mem.h"
 #include "core/signal.h"
@@ -12,6 +15,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: gpusolve [-c run.cfg] MATRIX [options]\n"
+          "       gpusolve --inspect MATRIX [--json]\n"
           "\n"
           "Solves A x = b for the square sparse matrix MATRIX (Matrix Market .mtx or .mtx.gz, or\n"
           "gen:NAME:NX[xNYxNZ] for a generated model problem: poisson2d, poisson3d, laplace27, convdiff3d)\n"
@@ -19,12 +23,18 @@ static void usage(FILE *f)
           "\n"
           "options:\n"
           "  -c FILE           configuration file (libconfig syntax; see --help-config)\n"
-          "  -s KEY=VALUE      override one configuration key, e.g. -s solver.restart=80 (repeatable)\n"
+          "  -s KEY=VALUE      override one configuration key, e.g. -s solver.restart=80\n"
+          "  -s KEY=V1,V2,...  sweep: one run per value (the same key given again adds values; a key\n"
+          "                    given a list in the file, blocks = [16, 128];, sweeps too). Runs are the\n"
+          "                    Cartesian product over the swept keys; the matrix is read once\n"
+          "  --dry-run         list the runs of a sweep without reading or solving anything\n"
+          "  --inspect         print the matrix's structure (symmetry, diagonal, dominance, bandwidth,\n"
+          "                    triangular levels) with advice, and exit\n"
           "  -b FILE           right-hand side vector (Matrix Market); default: system.rhs\n"
           "  -x FILE           initial guess (Matrix Market); default: system.x0\n"
           "  -o FILE           write the solution (Matrix Market array), atomically\n"
           "  --history FILE    write the residual history as CSV (iteration,residual,relative,time_s)\n"
-          "  --json            print exactly one JSON object for the run on stdout\n"
+          "  --json            print exactly one JSON object per run on stdout (JSON Lines)\n"
           "  --quiet           text output: only the summary line\n"
           "  --print-config    print the effective configuration (defaults marked) and exit\n"
           "  --help-config     print every configuration key with type, default, range and help\n"
@@ -32,7 +42,9 @@ static void usage(FILE *f)
           "  -h, --help        this help\n"
           "\n"
           "exit codes: 0 converged, 1 not converged, 2 usage/config error, 3 input file error,\n"
-          "            4 numerical failure, 5 device/resource failure, 6 interrupted, 70 internal error\n",
+          "            4 numerical failure, 5 device/resource failure, 6 interrupted, 70 internal error;\n"
+          "            a sweep exits 0 when every run converged, else with its runs' most serious code:\n"
+          "            6 > 70 > 5 > 3 > 2 > 4 > 1\n",
           f);
 }
 
@@ -53,9 +65,118 @@ static int fail(void)
     return gs_exit_code_for_status(st);
 }
 
+/* Whether assignment a names the same key as b's first klen characters (blanks around keys ignored). */
+static bool same_key(const char *a, const char *b, size_t klen)
+{
+    size_t alen = strcspn(a, "=");
+    while (alen > 0 && (*a == ' ' || *a == '\t')) a++, alen--;
+    while (alen > 0 && (a[alen - 1] == ' ' || a[alen - 1] == '\t')) alen--;
+    while (klen > 0 && (*b == ' ' || *b == '\t')) b++, klen--;
+    while (klen > 0 && (b[klen - 1] == ' ' || b[klen - 1] == '\t')) klen--;
+    return alen == klen && strncmp(a, b, klen) == 0;
+}
+
+/* Whether the dotted path matches the pattern's first plen characters, where a '*' component matches
+ * any one name: trisolve.*.sweeps matches trisolve.lower.sweeps and trisolve.upper.sweeps. */
+static bool path_matches(const char *pattern, size_t plen, const char *path)
+{
+    while (plen > 0 && (*pattern == ' ' || *pattern == '\t')) pattern++, plen--;
+    while (plen > 0 && (pattern[plen - 1] == ' ' || pattern[plen - 1] == '\t')) plen--;
+    const char *p = pattern, *end = pattern + plen;
+    for (;;) { /* one dotted name of each per step */
+        size_t pn = 0, qn = strcspn(path, ".");
+        while (p + pn < end && p[pn] != '.') pn++;
+        bool star = pn == 1 && p[0] == '*';
+        if (!star && (pn != qn || strncmp(p, path, pn) != 0)) return false;
+        p += pn;
+        path += qn;
+        if (p == end || *path == '\0') return p == end && *path == '\0';
+        p++;
+        path++;
+    }
+}
+
+/* -s PATTERN=VALUES with a '*' in the pattern: every schema key it matches takes the values (append:
+ * added to their lists), and gets the link number `id`. */
+static gs_status set_matching(gs_config *cfg, const char *assignment, size_t klen, bool append, int id, int *link)
+{
+    gs_status st = GS_OK;
+    char *one = NULL;
+    int matched = 0;
+    const char *value = assignment + klen + 1;
+    for (int k = 0; gs_cfg_schema[k].path; k++) {
+        if (!path_matches(assignment, klen, gs_cfg_schema[k].path)) continue;
+        size_t len = strlen(gs_cfg_schema[k].path) + 1 + strlen(value) + 1;
+        GS_TRY(gs_malloc(&one, len, 1));
+        snprintf(one, len, "%s=%s", gs_cfg_schema[k].path, value);
+        GS_TRY(gs_config_set_list(cfg, one, append));
+        gs_free(&one);
+        link[k] = id;
+        matched++;
+    }
+    if (matched == 0)
+        GS_FAIL(GS_ERR_CONFIG,
+                "-s %s: no configuration key matches %.*s (a '*' stands for one name, e.g. trisolve.*.sweeps); "
+                "see --help-config",
+                assignment, (int)klen, assignment);
+cleanup:
+    gs_free(&one);
+    return st;
+}
+
+/* --print-config of a sweep: the listing above shows each list's first value; the lists follow as
+ * comments (copy a line into the file to keep the sweep). */
+static void print_sweep_lists(const gs_config *cfg, const int *link)
+{
+    gs_sweep sw;
+    if (gs_sweep_plan(cfg, link, &sw) != GS_OK) {
+        gs_error_clear();
+        return;
+    }
+    if (sw.nkeys > 0) {
+        printf("# sweep: %ld runs; above, each swept key shows its first value. Its values:\n", sw.nruns);
+        for (int k = 0; k < sw.nkeys; k++) {
+            printf("#   %s = ", sw.keys[k]);
+            gs_config_print_value(cfg, sw.keys[k], stdout);
+            printf(";\n");
+        }
+    }
+    gs_sweep_free(&sw);
+}
+
+/* docs/config-keys.md: generated from the schema by --help-config-markdown (a test compares the
+ * committed file with this output, so the page cannot drift from the code). */
+static void print_config_markdown(void)
+{
+    fputs("# Configuration keys\n"
+          "\n"
+          "<!-- generated by `gpusolve --help-config-markdown > docs/config-keys.md`; do not edit by hand -->\n"
+          "\n"
+          "Every key gpusolve accepts, with its type, default and allowed values. Set keys in a libconfig\n"
+          "file, one group per stage (`solver = { type = \"cg\"; };`, `trisolve = { lower = { type =\n"
+          "\"jacobi\"; }; };`), or on the command line with `-s group.key=value`, which wins over the file.\n"
+          "A key given a list (`blocks = [16, 128];` in the file, `-s preconditioner.blocks=16,128`, or the\n"
+          "same `-s` key twice) makes a sweep: one run per value (see [the user guide](user-guide.md#sweeps)).\n"
+          "`gpusolve --print-config` shows the effective value of every key; `--help-config` prints this\n"
+          "table in the terminal.\n"
+          "\n",
+          stdout);
+    gs_config_print_schema_markdown(stdout);
+}
+
 int main(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_HISTORY, OPT_QUIET, OPT_PRINT_CONFIG, OPT_HELP_CONFIG, OPT_HELP_CONFIG_MD, OPT_VERSION };
+    enum {
+        OPT_JSON = 256,
+        OPT_HISTORY,
+        OPT_QUIET,
+        OPT_PRINT_CONFIG,
+        OPT_HELP_CONFIG,
+        OPT_HELP_CONFIG_MD,
+        OPT_VERSION,
+        OPT_DRY_RUN,
+        OPT_INSPECT
+    };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"history", required_argument, NULL, OPT_HISTORY},
@@ -64,17 +185,21 @@ int main(int argc, char **argv)
         {"help-config", no_argument, NULL, OPT_HELP_CONFIG},
         {"help-config-markdown", no_argument, NULL, OPT_HELP_CONFIG_MD},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"inspect", no_argument, NULL, OPT_INSPECT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gs_app_opts o = {0};
     const char **ov = NULL;
+    int *link = NULL; /* per schema row: keys set by one wildcard -s share a number */
     if (gs_calloc(&ov, (size_t)argc + 1, sizeof *ov) != GS_OK) {
         fputs("gpusolve: out of memory\n", stderr);
         return GS_EXIT_DEVICE;
     }
     o.overrides = ov;
     int c, code = GS_EXIT_CONVERGED;
+    bool dry_run = false, inspect = false;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":c:s:b:x:o:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -87,8 +212,10 @@ int main(int argc, char **argv)
         case OPT_JSON: o.json = true; break;
         case OPT_QUIET: o.quiet = true; break;
         case OPT_PRINT_CONFIG: o.print_config = true; break;
+        case OPT_DRY_RUN: dry_run = true; break;
+        case OPT_INSPECT: inspect = true; break;
         case OPT_HELP_CONFIG: gs_config_print_schema(stdout); gs_free(&ov); return 0;
-        case OPT_HELP_CONFIG_MD: gs_config_print_schema_markdown(stdout); gs_free(&ov); return 0;
+        case OPT_HELP_CONFIG_MD: print_config_markdown(); gs_free(&ov); return 0;
         case OPT_VERSION: printf("gpusolve %s\n", GS_VERSION); gs_free(&ov); return 0;
         case 'h': usage(stdout); gs_free(&ov); return 0;
         case ':': gs_free(&ov); return usage_error("option %s needs a value", argv[optind - 1]);
@@ -101,20 +228,45 @@ int main(int argc, char **argv)
         return usage_error("unexpected argument '%s' (one matrix per run)", argv[optind]);
     }
 
+    if (inspect) {
+        gs_free(&ov);
+        if (!o.matrix) return usage_error("%s", "--inspect needs a matrix");
+        return gs_app_inspect(o.matrix, o.json, stdout);
+    }
+
     gs_config *cfg = NULL;
     if (gs_config_create(&cfg) != GS_OK) {
         code = fail();
         goto done;
     }
+    gs_config_allow_lists(cfg, true); /* lists in the file and in -s are sweeps */
     if (o.config_path && gs_config_load_file(cfg, o.config_path) != GS_OK) {
         code = fail();
         goto done;
     }
-    for (int i = 0; i < o.noverrides; i++)
-        if (gs_config_set(cfg, o.overrides[i]) != GS_OK) {
+    int nrows = 0;
+    while (gs_cfg_schema[nrows].path) nrows++;
+    if (gs_calloc(&link, (size_t)nrows, sizeof *link) != GS_OK) {
+        code = fail();
+        goto done;
+    }
+    /* -s KEY=V1,V2 gives the key a list; the same KEY given again appends to it; a '*' in KEY sets
+     * every key it matches, and links them: a sweep varies them together */
+    for (int i = 0; i < o.noverrides; i++) {
+        size_t klen = strcspn(o.overrides[i], "=");
+        int first = i; /* the first -s with this key */
+        for (int j = 0; j < i && first == i; j++)
+            if (same_key(o.overrides[j], o.overrides[i], klen)) first = j;
+        if (memchr(o.overrides[i], '*', klen) && o.overrides[i][klen] == '=') {
+            if (set_matching(cfg, o.overrides[i], klen, first != i, first + 1, link) != GS_OK) {
+                code = fail();
+                goto done;
+            }
+        } else if (gs_config_set_list(cfg, o.overrides[i], first != i) != GS_OK) {
             code = fail();
             goto done;
         }
+    }
     /* command-line flags are shorthands for keys and win over the file */
     if ((o.json && gs_config_set(cfg, "output.format=json") != GS_OK) ||
         (o.quiet && gs_config_set(cfg, "output.quiet=true") != GS_OK)) {
@@ -123,17 +275,20 @@ int main(int argc, char **argv)
     }
     if (o.print_config) {
         gs_config_print(cfg, stdout, true);
+        print_sweep_lists(cfg, link);
         goto done;
     }
-    if (!o.matrix) {
+    if (!o.matrix && !dry_run) {
         gs_config_destroy(&cfg);
         gs_free(&ov);
+        gs_free(&link);
         return usage_error("%s", "no matrix given");
     }
     gs_interrupt_install();
-    code = gs_app_run(&o, cfg);
+    code = gs_app_sweep(&o, cfg, link, dry_run);
 done:
     gs_config_destroy(&cfg);
     gs_free(&ov);
+    gs_free(&link);
     return code;
 }

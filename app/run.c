@@ -1,10 +1,12 @@
-/* One gpusolve run: read -> system -> backend -> preconditioner setup -> Krylov solve -> true residual
- * -> report (text or one JSON object), history CSV, solution file, exit code. */
+/* One gpusolve run on a matrix already read: system -> backend -> preconditioner setup -> Krylov solve
+ * -> true residual -> report (text or one JSON object), history CSV, solution file, exit code.
+ * Reading the matrix is separate (gs_app_problem_read), so a sweep reads it once for all its runs. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "app/app.h"
+#include "app/sweep.h"
 #include "app/system.h"
 #include "core/atomic_file.h"
 #include "core/backend.h"
@@ -89,7 +91,7 @@ static double rep_d(const gs_report *rep, const char *k)
 }
 
 /* The text report: a block people read, ending with a line scripts can grep. */
-static void print_text(const gs_report *rep, const gs_config *cfg, bool quiet)
+static void print_text(const gs_report *rep, const gs_config *cfg, bool quiet, const char *prefix)
 {
 #define S(k) rep_s(rep, k)
 #define I(k) rep_i(rep, k)
@@ -150,6 +152,7 @@ static void print_text(const gs_report *rep, const gs_config *cfg, bool quiet)
         if (gs_report_find(rep, "output.solution")) printf("solution        %s\n", S("output.solution"));
         if (gs_report_find(rep, "output.history")) printf("history         %s\n", S("output.history"));
     }
+    printf("%s", prefix);
     printf("reason=%s iterations=%lld residual=%.3e setup_s=%.4f solve_s=%.4f backend=%s\n", S("solve.reason"),
            I("solve.iterations"), D("solve.residual_true"), D("time.setup_symbolic") + D("time.setup_numeric"),
            D("time.solve"), S("backend.name"));
@@ -158,12 +161,62 @@ static void print_text(const gs_report *rep, const gs_config *cfg, bool quiet)
 #undef D
 }
 
-int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
+
+gs_status gs_app_problem_read(gs_app_problem *p, const char *spec)
+{
+    memset(p, 0, sizeof *p);
+    p->spec = spec;
+    double t = gs_wtime();
+    GS_CALL(gs_app_matrix_from_spec(spec, &p->A, &p->is_gen));
+    p->time_read = gs_wtime() - t;
+    return GS_OK;
+}
+
+void gs_app_problem_free(gs_app_problem *p)
+{
+    gs_backend_destroy(&p->be);
+    gs_csr_free(&p->A);
+    p->be_key[0] = '\0';
+}
+
+/* The backend a run asks for: the problem's cached one when device.backend and device.id match
+ * (creating a CUDA context and library handles once per sweep, not once per run). */
+static gs_status problem_backend(gs_app_problem *p, const gs_config *cfg, gs_backend **be)
+{
+    char key[sizeof p->be_key];
+    const char *name = gs_config_string(cfg, "device.backend");
+    int id = (int)gs_config_int(cfg, "device.id");
+    snprintf(key, sizeof key, "%s:%d", name, id);
+    if (p->be && strcmp(key, p->be_key) == 0) {
+        *be = p->be;
+        return GS_OK;
+    }
+    gs_backend_destroy(&p->be);
+    p->be_key[0] = '\0';
+    GS_CALL(gs_backend_create(name, id, &p->be));
+    snprintf(p->be_key, sizeof p->be_key, "%s", key);
+    *be = p->be;
+    return GS_OK;
+}
+
+static void outcome_from_report(const gs_report *rep, gs_app_outcome *out)
+{
+    const gs_report_entry *e = gs_report_find(rep, "solve.reason");
+    snprintf(out->reason, sizeof out->reason, "%s", e && e->type == GS_REPORT_STRING ? e->s : "none");
+    out->iterations = gs_report_find(rep, "solve.iterations") ? rep_i(rep, "solve.iterations") : -1;
+    out->setup_s = rep_d(rep, "time.setup_symbolic") + rep_d(rep, "time.setup_numeric");
+    out->solve_s = gs_report_find(rep, "time.solve") ? rep_d(rep, "time.solve") : NAN;
+    out->residual_true = gs_report_find(rep, "solve.residual_true") ? rep_d(rep, "solve.residual_true") : NAN;
+}
+
+int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config *cfg, const gs_app_run_ctx *ctx,
+                       gs_app_outcome *out)
 {
     gs_status st = GS_OK;
     gs_report *rep = NULL;
-    gs_csr A = {0}, Ap = {0};
-    const gs_csr *Asolve = &A;
+    const gs_csr *A0 = &p->A;
+    gs_csr Ap = {0};
+    const gs_csr *Asolve = A0;
     gs_system sys = {0};
     gs_int *perm = NULL;
     gs_backend *be = NULL;
@@ -174,55 +227,62 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
     double *x = NULL;
     history hist = {0};
     gs_solve_result res = {0};
+    gs_app_run_ctx single = {0, 1, NULL, NULL, NULL};
+    if (!ctx) ctx = &single;
     bool json = strcmp(gs_config_string(cfg, "output.format"), "json") == 0;
-    const char *hist_path = o->history ? o->history : gs_config_string(cfg, "output.history");
-    const char *sol_path = o->solution ? o->solution : gs_config_string(cfg, "output.solution");
+    bool in_sweep = ctx->count > 1;
+    const char *hist_path = ctx->history ? ctx->history : o->history ? o->history : gs_config_string(cfg, "output.history");
+    const char *sol_path = ctx->solution ? ctx->solution : o->solution ? o->solution : gs_config_string(cfg, "output.solution");
     int code = GS_EXIT_INTERNAL;
-    bool solved = false, is_gen = false;
+    bool solved = false;
     double t_start = gs_wtime(), t;
+    gs_app_outcome dummy;
+    if (!out) out = &dummy;
+    memset(out, 0, sizeof *out);
 
     gs_error_clear();
     if (gs_report_create(&rep) != GS_OK) {
         fputs("gpusolve: error: out of host memory\n", stderr);
+        out->error = true;
+        out->exit_code = GS_EXIT_DEVICE;
+        snprintf(out->reason, sizeof out->reason, "%s", gs_status_name(GS_ERR_MEM));
         return GS_EXIT_DEVICE;
     }
     GS_TRY(gs_report_string(rep, "gpusolve.version", GS_VERSION));
-    GS_TRY(gs_report_string(rep, "matrix.source", o->matrix));
+    GS_TRY(gs_report_string(rep, "matrix.source", p->spec));
 
-    /* read */
-    t = gs_wtime();
-    GS_TRY(gs_app_matrix_from_spec(o->matrix, &A, &is_gen));
-    GS_TRY(gs_report_double(rep, "time.read", gs_wtime() - t));
+    /* the matrix, read once by the caller */
+    GS_TRY(gs_report_double(rep, "time.read", p->time_read));
     GS_TRY(gs_report_string(rep, "where.read", "host"));
-    GS_TRY(gs_report_string(rep, "matrix.name", is_gen ? o->matrix : base_name(o->matrix)));
-    GS_TRY(gs_report_int(rep, "matrix.rows", A.nrows));
-    GS_TRY(gs_report_int(rep, "matrix.nnz", A.nnz));
+    GS_TRY(gs_report_string(rep, "matrix.name", p->is_gen ? p->spec : base_name(p->spec)));
+    GS_TRY(gs_report_int(rep, "matrix.rows", A0->nrows));
+    GS_TRY(gs_report_int(rep, "matrix.nnz", A0->nnz));
 
     /* system */
-    GS_TRY(gs_system_build(&A, cfg, o->rhs_path, o->x0_path, &sys));
+    GS_TRY(gs_system_build(A0, cfg, o->rhs_path, o->x0_path, &sys));
     GS_TRY(gs_report_string(rep, "system.rhs", sys.rhs_desc));
     GS_TRY(gs_report_string(rep, "system.x0", sys.x0_desc));
     const char *reorder = gs_config_string(cfg, "system.reorder");
     GS_TRY(gs_report_string(rep, "system.reorder", reorder));
     if (strcmp(reorder, "rcm") == 0) {
         t = gs_wtime();
-        GS_TRY(GS_MALLOC(perm, A.nrows));
-        GS_TRY(gs_rcm(&A, perm));
-        GS_TRY(gs_csr_permute(&A, perm, &Ap));
-        GS_TRY(gs_system_permute(&sys, A.nrows, perm));
+        GS_TRY(GS_MALLOC(perm, A0->nrows));
+        GS_TRY(gs_rcm(A0, perm));
+        GS_TRY(gs_csr_permute(A0, perm, &Ap));
+        GS_TRY(gs_system_permute(&sys, A0->nrows, perm));
         Asolve = &Ap;
         GS_TRY(gs_report_double(rep, "time.reorder", gs_wtime() - t));
     }
 
-    /* backend and operator */
-    GS_TRY(gs_backend_create(gs_config_string(cfg, "device.backend"), (int)gs_config_int(cfg, "device.id"), &be));
+    /* backend (kept by the problem for the next run) and operator */
+    GS_TRY(problem_backend(p, cfg, &be));
     GS_TRY(gs_report_string(rep, "backend.name", be->name));
     GS_TRY(gs_report_string(rep, "backend.device", be->device_name));
     GS_TRY(gs_report_string(rep, "where.setup", be->kind == GS_BACKEND_CUDA ? "host factorization, GPU analysis" : "host"));
     GS_TRY(gs_report_string(rep, "where.solve", be->kind == GS_BACKEND_CUDA ? be->device_name : "host"));
     GS_TRY(gs_mat_create(be, Asolve, &M));
-    GS_TRY(gs_vec_create(be, A.nrows, &vb));
-    GS_TRY(gs_vec_create(be, A.nrows, &vx));
+    GS_TRY(gs_vec_create(be, A0->nrows, &vb));
+    GS_TRY(gs_vec_create(be, A0->nrows, &vx));
     GS_TRY(gs_vec_upload(vb, sys.b));
     GS_TRY(gs_vec_upload(vx, sys.x0));
 
@@ -247,6 +307,8 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
     GS_TRY(gs_report_double(rep, "time.setup_symbolic", pc->time_symbolic));
     GS_TRY(gs_report_double(rep, "time.setup_numeric", pc->time_numeric));
     gs_pc_view(pc, rep);
+    /* views return no status: a report entry that could not be allocated leaves GS_ERR_MEM pending */
+    if (gs_error_status() == GS_ERR_MEM) GS_TRY(GS_ERR_MEM);
 
     /* solve */
     gs_ksp_params prm;
@@ -266,9 +328,9 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
     double rtrue = NAN;
     GS_TRY(gs_true_residual(M, vb, vx, &rtrue));
     double bnorm = res.bnorm;
-    GS_TRY(GS_MALLOC(x, A.nrows));
+    GS_TRY(GS_MALLOC(x, A0->nrows));
     GS_TRY(gs_vec_download(vx, x));
-    if (perm) GS_TRY(gs_vector_unpermute(x, A.nrows, perm));
+    if (perm) GS_TRY(gs_vector_unpermute(x, A0->nrows, perm));
     GS_TRY(gs_report_double(rep, "time.solve", t_solve));
     GS_TRY(gs_report_double(rep, "time.per_iteration", res.iterations > 0 ? t_solve / res.iterations : 0.0));
     GS_TRY(gs_report_int(rep, "solve.iterations", res.iterations));
@@ -283,8 +345,8 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
     if (sys.xstar) {
         double num = 0.0, den = 0.0;
         /* x* lives in the original numbering: compare with the unpermuted x */
-        if (perm) GS_TRY(gs_vector_unpermute(sys.xstar, A.nrows, perm));
-        for (gs_int i = 0; i < A.nrows; i++) {
+        if (perm) GS_TRY(gs_vector_unpermute(sys.xstar, A0->nrows, perm));
+        for (gs_int i = 0; i < A0->nrows; i++) {
             num += (x[i] - sys.xstar[i]) * (x[i] - sys.xstar[i]);
             den += sys.xstar[i] * sys.xstar[i];
         }
@@ -300,7 +362,7 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
 
     /* outputs (atomic); an interrupted solve writes no solution */
     if (sol_path[0] && res.reason != GS_DIVERGED_INTERRUPTED) {
-        GS_TRY(gs_mm_write_vector(sol_path, A.nrows, x));
+        GS_TRY(gs_mm_write_vector(sol_path, A0->nrows, x));
         GS_TRY(gs_report_string(rep, "output.solution", sol_path));
     }
     if (hist_path[0]) {
@@ -309,33 +371,56 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
         GS_TRY(gs_report_string(rep, "output.history", hist_path));
     }
 
-cleanup:
+cleanup:;
+    char prefix[1024] = "";
+    if (in_sweep) {
+        char varied[900];
+        gs_app_varied_text(ctx, cfg, varied, sizeof varied);
+        snprintf(prefix, sizeof prefix, "%s ", varied);
+    }
     if (st != GS_OK) {
         code = gs_exit_code_for_status(st);
+        out->error = true;
+        snprintf(out->reason, sizeof out->reason, "%s", gs_status_name(gs_error_status()));
         gs_report_string(rep, "status", "error");
         gs_report_string(rep, "error.status", gs_status_name(gs_error_status()));
         gs_report_string(rep, "error.message", gs_error_message());
         gs_report_int(rep, "exit_code", code);
-        fputs("gpusolve: error: ", stderr);
+        if (in_sweep) /* which run of the sweep failed: its index and varied values */
+            fprintf(stderr, "gpusolve: error (%.*s): ", (int)strlen(prefix) - 1, prefix);
+        else
+            fputs("gpusolve: error: ", stderr);
         gs_error_print(stderr);
         if (json) {
             gs_config_to_report(cfg, rep);
-            gs_report_write_json(rep, stdout);
+            gs_app_write_json(rep, ctx, cfg, stdout);
+        } else if (in_sweep) {
+            printf("%sstatus=error exit_code=%d error=%s\n", prefix, code, gs_status_name(gs_error_status()));
         }
     } else {
-        gs_report_string(rep, "status", "ok");
-        gs_report_int(rep, "exit_code", code);
-        gs_report_double(rep, "time.total", gs_wtime() - t_start);
-        if (json) {
-            gs_config_to_report(cfg, rep);
-            gs_report_write_json(rep, stdout);
+        outcome_from_report(rep, out);
+        /* the closing entries can fail to allocate like any other: then the run fails */
+        gs_status rst = gs_report_string(rep, "status", "ok");
+        if (rst == GS_OK) rst = gs_report_int(rep, "exit_code", code);
+        if (rst == GS_OK) rst = gs_report_double(rep, "time.total", gs_wtime() - t_start + p->time_read);
+        if (rst == GS_OK && json) rst = gs_config_to_report(cfg, rep);
+        if (rst != GS_OK) {
+            code = gs_exit_code_for_status(rst);
+            out->error = true;
+            snprintf(out->reason, sizeof out->reason, "%s", gs_status_name(rst));
+            fputs("gpusolve: error: ", stderr);
+            gs_error_print(stderr);
+        } else if (json) {
+            gs_app_write_json(rep, ctx, cfg, stdout);
         } else {
-            print_text(rep, cfg, gs_config_bool(cfg, "output.quiet"));
+            print_text(rep, cfg, in_sweep || gs_config_bool(cfg, "output.quiet"), prefix);
         }
         if (solved && res.reason == GS_DIVERGED_INTERRUPTED)
             fprintf(stderr, "gpusolve: interrupted by signal %d after %d iterations; no solution written\n",
                     gs_interrupt_signal(), res.iterations);
     }
+    out->exit_code = code;
+    out->solved = solved;
     fflush(stdout);
     history_free(&hist);
     gs_free(&x);
@@ -344,12 +429,34 @@ cleanup:
     gs_ksp_destroy(&ksp);
     gs_pc_destroy(&pc);
     gs_mat_destroy(&M);
-    gs_backend_destroy(&be);
+    /* a failed device may be left in an error state: the next run starts a fresh backend (destroyed
+     * only here, after every object created on it) */
+    if (code == GS_EXIT_DEVICE) gs_backend_destroy(&p->be);
     gs_free(&perm);
     gs_system_free(&sys);
     gs_csr_free(&Ap);
-    gs_csr_free(&A);
     gs_report_destroy(&rep);
     gs_error_clear();
+    return code;
+}
+
+int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
+{
+    gs_app_problem p;
+    if (gs_app_problem_read(&p, o->matrix) != GS_OK) {
+        /* report the read failure the way a run reports any error: message, JSON object, code */
+        gs_status st = gs_error_status();
+        int code = gs_exit_code_for_status(st);
+        fputs("gpusolve: error: ", stderr);
+        gs_error_print(stderr);
+        if (strcmp(gs_config_string(cfg, "output.format"), "json") == 0) {
+            gs_app_run_ctx ctx = {0, 1, NULL, NULL, NULL};
+            gs_app_report_read_error(o, cfg, &ctx, st, gs_error_message());
+        }
+        gs_error_clear();
+        return code;
+    }
+    int code = gs_app_run_problem(o, &p, cfg, NULL, NULL);
+    gs_app_problem_free(&p);
     return code;
 }

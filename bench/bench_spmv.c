@@ -1,17 +1,23 @@
-/* SpMV and BLAS-1 throughput on the cuda backend: median of single-op CUDA-event timings and the mean
- * over one timed batch, with the effective bandwidth of each op.
+/* SpMV and BLAS-1 throughput on the cuda backend: our SpMV kernels and cuSPARSE CSR_ALG2 / CSR_ALG1 on
+ * the same matrix in the same run, each as a fraction of the streaming bandwidth measured here by a
+ * large device-to-device copy; median of single-op CUDA-event timings and the mean over one timed
+ * batch.
  *
  * Bytes counted (8-byte values, 4-byte indices), for an nrows x ncols matrix with nnz entries:
- *   spmv y = A x : nnz*(8+4) + (nrows+1)*4 + ncols*8 (x read) + 2*nrows*8 (y read and written),
- *                  i.e. nnz*12 + (n+1)*4 + 3*n*8 for a square matrix
+ *   spmv y = alpha A x + beta y : nnz*(8+4) + (nrows+1)*4 + ncols*8 (x read once) + nrows*8 (y written)
+ *                                 + nrows*8 more when beta != 0 (y read)
+ *   copy (cudaMemcpyAsync D2D of B bytes): 2*B (read + written)
  *   dot  x'y     : 2*n*8          dot2 {x'y, u'v} : 4*n*8
  *   axpy y += ax : 3*n*8          nrm2 ||x||      : n*8
- * Effective GB/s = bytes / time / 1e9. The reductions include their one small device->host copy and
- * the wait for it, as a solver sees them.
+ * Effective GB/s = bytes / time / 1e9; "% copy" = effective bandwidth / copy bandwidth. The reductions
+ * include their one small device->host copy and the wait for it, as a solver sees them.
  *
  * usage: bench_spmv [--gen NAME --n N [--ny N --nz N --peclet P] | --matrix FILE.mtx] [--reps R]
- *                   [--device ID]
+ *                   [--device ID] [--beta B] [--copy-mb M] [--spmv MODE]... [--sweep]
+ *   MODE: own | own:vec=V,rows=R,long=L | cusparse-alg2 | cusparse-alg1 (repeatable; default: own,
+ *   cusparse-alg2, cusparse-alg1); --sweep adds every own:vec=V,rows=R shape (for tuning).
  * Exit status: 0 ok, 1 failure, 2 bad usage, 77 no usable GPU. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,29 +27,44 @@
 #include "core/generate.h"
 #include "core/mem.h"
 #include "io/mmio.h"
+#ifdef GS_HAVE_CUDA
+#include "core/spmv_cuda.h"
+#endif
+
+#define MAX_MODES 64
 
 typedef struct {
     const char *gen, *matrix;
     gs_int nx, ny, nz;
-    double peclet;
+    double peclet, beta;
     int reps, device;
+    long copy_mb;
+    const char *modes[MAX_MODES];
+    int nmodes;
+    int sweep;
 } bench_opts;
 
-typedef enum { OP_SPMV, OP_DOT, OP_DOT2, OP_AXPY, OP_NRM2, OP_COUNT } bench_op;
-static const char *op_names[OP_COUNT] = {"spmv", "dot", "dot2", "axpy", "nrm2"};
+typedef enum { OP_SPMV, OP_DOT, OP_DOT2, OP_AXPY, OP_NRM2, OP_COPY, OP_COUNT } bench_op;
+static const char *op_names[OP_COUNT] = {"spmv", "dot", "dot2", "axpy", "nrm2", "copy"};
 
 typedef struct {
     gs_matrix *A;
     gs_vector *x, *y, *u, *v; /* x: ncols; y (spmv output), u, v: nrows (BLAS-1 operands) */
+    gs_vector *big_src, *big_dst; /* the copy that measures the streaming bandwidth */
+    double beta;
     double sink; /* keeps reduction results "used" */
 } bench_data;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench_spmv [--gen NAME --n N [--ny N --nz N --peclet P] | --matrix FILE.mtx]\n"
-               "                  [--reps R] [--device ID]\n"
+               "                  [--reps R] [--device ID] [--beta B] [--copy-mb M] [--spmv MODE]... [--sweep]\n"
                "  NAME: poisson2d poisson3d laplace27 convdiff3d (default poisson3d, n 100)\n"
-               "  R: timed repetitions (default 200), after 10 warm-up runs\n");
+               "  R: timed repetitions (default 200), after 10 warm-up runs\n"
+               "  B: beta of y = A x + beta y (default 0: y is only written)\n"
+               "  M: MB (1e6 bytes) of the device-to-device copy that measures the bandwidth (default 1000)\n"
+               "  MODE: own | own:vec=V,rows=R,long=L | cusparse-alg2 | cusparse-alg1 (repeatable;\n"
+               "        default own, cusparse-alg2, cusparse-alg1); --sweep adds every own:vec=V,rows=R\n");
 }
 
 static int parse_int(const char *s, const char *opt, long lo, long hi, long *out)
@@ -58,6 +79,18 @@ static int parse_int(const char *s, const char *opt, long lo, long hi, long *out
     return 0;
 }
 
+static int parse_double(const char *s, const char *opt, double *out)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (!s[0] || *end || !isfinite(v)) {
+        fprintf(stderr, "bench_spmv: %s expects a finite number, got \"%s\"\n", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -65,12 +98,17 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->nx = 100;
     o->peclet = 1.0;
     o->reps = 200;
+    o->copy_mb = 1000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long v = 0;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             exit(0);
+        }
+        if (strcmp(a, "--sweep") == 0) {
+            o->sweep = 1;
+            continue;
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "bench_spmv: %s needs a value\n", a);
@@ -98,12 +136,19 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         } else if (strcmp(a, "--device") == 0) {
             bad = parse_int(val, a, 0, 1024, &v);
             o->device = (int)v;
+        } else if (strcmp(a, "--copy-mb") == 0) {
+            bad = parse_int(val, a, 1, 16000, &v); /* n = M*1e6/8 doubles must fit gs_int */
+            o->copy_mb = v;
         } else if (strcmp(a, "--peclet") == 0) {
-            char *end = NULL;
-            o->peclet = strtod(val, &end);
-            if (!val[0] || *end) {
-                fprintf(stderr, "bench_spmv: --peclet expects a number, got \"%s\"\n", val);
+            bad = parse_double(val, a, &o->peclet);
+        } else if (strcmp(a, "--beta") == 0) {
+            bad = parse_double(val, a, &o->beta);
+        } else if (strcmp(a, "--spmv") == 0) {
+            if (o->nmodes >= MAX_MODES) {
+                fprintf(stderr, "bench_spmv: at most %d --spmv modes\n", MAX_MODES);
                 bad = -1;
+            } else {
+                o->modes[o->nmodes++] = val;
             }
         } else {
             fprintf(stderr, "bench_spmv: unknown option %s\n", a);
@@ -114,32 +159,58 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     return 0;
 }
 
+/* Chooses the SpMV of the matrices created next (only the cuda backend has a choice). */
+static gs_status select_spmv(gs_backend *be, const char *mode)
+{
+#ifdef GS_HAVE_CUDA
+    GS_CALL(gs_backend_cuda_spmv_select(be, mode));
+    return GS_OK;
+#else
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "SpMV mode %s: this build has no CUDA backend (%p)", mode, (void *)be);
+#endif
+}
+
+static const char *spmv_describe(const gs_matrix *M)
+{
+#ifdef GS_HAVE_CUDA
+    return gs_mat_cuda_spmv_describe(M);
+#else
+    return M ? "host" : "none";
+#endif
+}
+
 /* One application of op. */
 static gs_status run_op(bench_op op, bench_data *d)
 {
     double r = 0.0, r2[2] = {0.0, 0.0};
     switch (op) {
-    case OP_SPMV: GS_CALL(gs_mat_spmv(1.0, d->A, d->x, 0.0, d->y)); break;
+    case OP_SPMV: GS_CALL(gs_mat_spmv(1.0, d->A, d->x, d->beta, d->y)); break;
     case OP_DOT: GS_CALL(gs_vec_dot(d->u, d->v, &r)); break;
     case OP_DOT2: GS_CALL(gs_vec_dot2(d->u, d->v, d->v, d->y, r2)); break;
     case OP_AXPY: GS_CALL(gs_vec_axpy(1e-3, d->u, d->v)); break;
     case OP_NRM2: GS_CALL(gs_vec_nrm2(d->u, &r)); break;
+    case OP_COPY: GS_CALL(gs_vec_copy(d->big_src, d->big_dst)); break; /* cudaMemcpyAsync, device to device */
     case OP_COUNT: break;
     }
     d->sink += r + r2[0] + r2[1];
     return GS_OK;
 }
 
-static double op_bytes(bench_op op, const gs_matrix *A)
+static double op_bytes(bench_op op, const bench_data *d)
 {
-    const double n = (double)A->nrows;
+    const double n = d->u ? (double)d->u->n : 0.0;
     switch (op) {
-    case OP_SPMV:
-        return (double)A->nnz * 12.0 + (n + 1.0) * 4.0 + (double)A->ncols * 8.0 + 2.0 * n * 8.0;
+    case OP_SPMV: {
+        const gs_matrix *A = d->A;
+        const double m = (double)A->nrows;
+        return (double)A->nnz * 12.0 + (m + 1.0) * 4.0 + (double)A->ncols * 8.0 + m * 8.0 +
+               (d->beta != 0.0 ? m * 8.0 : 0.0);
+    }
     case OP_DOT: return 2.0 * n * 8.0;
     case OP_DOT2: return 4.0 * n * 8.0;
     case OP_AXPY: return 3.0 * n * 8.0;
     case OP_NRM2: return n * 8.0;
+    case OP_COPY: return 2.0 * (double)d->big_src->n * 8.0;
     case OP_COUNT: break;
     }
     return 0.0;
@@ -151,29 +222,66 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* 10 warm-up runs; then reps single runs each between two events (median) and one batch of reps runs
- * between two events (mean). */
-static gs_status time_op(gs_backend *be, bench_op op, bench_data *d, int reps, double *t, double *median,
+/* `warm` warm-up runs; then reps single runs each between two events (median) and one batch of reps
+ * runs between two events (mean). */
+static gs_status time_op(gs_backend *be, bench_op op, bench_data *d, int warm, int reps, double *t, double *median,
                          double *mean)
 {
+    gs_status st = GS_OK;
     gs_timer tm;
     double total = 0.0;
     memset(&tm, 0, sizeof tm);
-    for (int r = 0; r < 10; r++) GS_CALL(run_op(op, d));
-    GS_CALL(gs_backend_synchronize(be));
+    for (int r = 0; r < warm; r++) GS_TRY(run_op(op, d));
+    GS_TRY(gs_backend_synchronize(be));
     for (int r = 0; r < reps; r++) {
-        GS_CALL(gs_timer_start(be, &tm));
-        GS_CALL(run_op(op, d));
-        GS_CALL(gs_timer_stop(&tm, &t[r]));
+        GS_TRY(gs_timer_start(be, &tm));
+        GS_TRY(run_op(op, d));
+        GS_TRY(gs_timer_stop(&tm, &t[r]));
     }
-    GS_CALL(gs_timer_start(be, &tm));
-    for (int r = 0; r < reps; r++) GS_CALL(run_op(op, d));
-    GS_CALL(gs_timer_stop(&tm, &total));
-    gs_timer_destroy(&tm);
+    GS_TRY(gs_timer_start(be, &tm));
+    for (int r = 0; r < reps; r++) GS_TRY(run_op(op, d));
+    GS_TRY(gs_timer_stop(&tm, &total));
     qsort(t, (size_t)reps, sizeof *t, cmp_double);
     *median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
     *mean = total / reps;
-    return GS_OK;
+cleanup:
+    gs_timer_destroy(&tm);
+    return st;
+}
+
+/* The streaming bandwidth: a copy of copy_mb MB, device to device, bytes read + written. */
+static gs_status measure_copy(gs_backend *be, const bench_opts *o, bench_data *d, double *t, double *gbs)
+{
+    gs_status st = GS_OK;
+    const gs_int n = (gs_int)(o->copy_mb * 1000000L / 8L);
+    const int reps = o->reps < 20 ? o->reps : 20;
+    double med = 0.0, mean = 0.0, bytes = 0.0;
+    GS_TRY(gs_vec_create(be, n, &d->big_src));
+    GS_TRY(gs_vec_create(be, n, &d->big_dst));
+    GS_TRY(gs_vec_set(d->big_src, 1.0));
+    GS_TRY(time_op(be, OP_COPY, d, 3, reps, t, &med, &mean));
+    bytes = op_bytes(OP_COPY, d);
+    *gbs = bytes / med / 1e9;
+    printf("copy     %.0f MB device to device (cudaMemcpyAsync): median %.4f ms, batch %.4f ms;\n"
+           "         streaming bandwidth %.1f GB/s (median), %.1f GB/s (batch), counting %.0f MB read + written\n",
+           bytes / 2e6, 1e3 * med, 1e3 * mean, *gbs, bytes / mean / 1e9, bytes / 1e6);
+cleanup:
+    gs_vec_destroy(&d->big_src);
+    gs_vec_destroy(&d->big_dst);
+    return st;
+}
+
+/* max_i |a_i - b_i| / max_i |b_i| */
+static double rel_diff(gs_int n, const double *a, const double *b)
+{
+    double num = 0.0, den = 0.0;
+    for (gs_int i = 0; i < n; i++) {
+        double e = fabs(a[i] - b[i]);
+        if (isnan(e)) return INFINITY;
+        if (e > num) num = e;
+        if (fabs(b[i]) > den) den = fabs(b[i]);
+    }
+    return den > 0.0 ? num / den : num;
 }
 
 static gs_status bench(const bench_opts *o)
@@ -182,9 +290,29 @@ static gs_status bench(const bench_opts *o)
     gs_backend *be = NULL;
     gs_csr A = {0};
     bench_data d;
-    double *t = NULL, *ones = NULL;
+    double *t = NULL, *xs = NULL, *yref = NULL, *ycur = NULL;
+    double copy_gbs = 0.0;
     char label[512];
+    const char *modes[MAX_MODES + 15];
+    char sweep_modes[15][32];
+    int nmodes = 0;
     memset(&d, 0, sizeof d);
+    d.beta = o->beta;
+
+    if (o->nmodes == 0) {
+        modes[nmodes++] = "own";
+        modes[nmodes++] = "cusparse-alg2";
+        modes[nmodes++] = "cusparse-alg1";
+    }
+    for (int k = 0; k < o->nmodes; k++) modes[nmodes++] = o->modes[k];
+    if (o->sweep) {
+        const int vecs[5] = {2, 4, 8, 16, 32}, rows[3] = {1, 2, 4};
+        for (int a = 0; a < 5; a++)
+            for (int b = 0; b < 3; b++) {
+                snprintf(sweep_modes[3 * a + b], sizeof sweep_modes[0], "own:vec=%d,rows=%d", vecs[a], rows[b]);
+                modes[nmodes++] = sweep_modes[3 * a + b];
+            }
+    }
 
     if (o->matrix) {
         GS_TRY(gs_mm_read_matrix(o->matrix, &A, NULL));
@@ -199,34 +327,63 @@ static gs_status bench(const bench_opts *o)
         fprintf(stderr, "generated %s in %.3f s\n", label, gs_wtime() - t0);
     }
     GS_TRY(gs_backend_create("cuda", o->device, &be));
-    GS_TRY(gs_mat_create(be, &A, &d.A));
+    GS_TRY(GS_MALLOC(t, o->reps > 20 ? o->reps : 20));
     {
-        gs_int n = A.nrows > A.ncols ? A.nrows : A.ncols;
-        GS_TRY(GS_MALLOC(ones, n));
-        for (gs_int i = 0; i < n; i++) ones[i] = 1.0;
+        uint64_t s = 12345;
+        GS_TRY(GS_MALLOC(xs, A.ncols > 0 ? A.ncols : 1));
+        for (gs_int j = 0; j < A.ncols; j++) { /* x in [0.5, 1.5): no cancellation in the cross-check */
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            xs[j] = 0.5 + (double)(s >> 11) * (1.0 / 9007199254740992.0);
+        }
     }
+    GS_TRY(GS_MALLOC(yref, A.nrows > 0 ? A.nrows : 1));
+    GS_TRY(GS_MALLOC(ycur, A.nrows > 0 ? A.nrows : 1));
     GS_TRY(gs_vec_create(be, A.ncols, &d.x));
     GS_TRY(gs_vec_create(be, A.nrows, &d.y));
     GS_TRY(gs_vec_create(be, A.nrows, &d.u));
     GS_TRY(gs_vec_create(be, A.nrows, &d.v));
-    GS_TRY(gs_vec_upload(d.x, ones));
+    GS_TRY(gs_vec_upload(d.x, xs));
     GS_TRY(gs_vec_set(d.y, 0.0));
     GS_TRY(gs_vec_set(d.u, 0.5));
     GS_TRY(gs_vec_set(d.v, 0.25));
-    GS_TRY(GS_MALLOC(t, o->reps));
 
-    const char *alg = getenv("GS_CUDA_SPMV_ALG");
     printf("matrix   %s\n", label);
     printf("size     %d x %d, nnz %d (%.2f per row)\n", (int)A.nrows, (int)A.ncols, (int)A.nnz,
            A.nrows ? (double)A.nnz / A.nrows : 0.0);
-    printf("device   %s, cuSPARSE SpMV %s, %d reps after 10 warm-up\n", be->device_name,
-           alg && strcmp(alg, "1") == 0 ? "CSR_ALG1" : "CSR_ALG2", o->reps);
-    printf("%-6s %12s %12s %10s %10s %12s\n", "op", "median ms", "batch ms", "GB/s med", "GB/s batch", "MB moved");
-    for (int op = 0; op < OP_COUNT; op++) {
-        double med = 0.0, mean = 0.0, bytes = op_bytes((bench_op)op, d.A);
-        GS_TRY(time_op(be, (bench_op)op, &d, o->reps, t, &med, &mean));
-        printf("%-6s %12.5f %12.5f %10.1f %10.1f %12.2f\n", op_names[op], 1e3 * med, 1e3 * mean,
-               med > 0 ? bytes / med / 1e9 : 0.0, mean > 0 ? bytes / mean / 1e9 : 0.0, bytes / 1e6);
+    printf("device   %s, %d reps after 10 warm-up, y = A x + %g y\n", be->device_name, o->reps, o->beta);
+    GS_TRY(measure_copy(be, o, &d, t, &copy_gbs));
+
+    printf("%-28s %10s %10s %9s %7s %9s %7s %9s %9s  %s\n", "spmv", "median ms", "batch ms", "GB/s med", "% copy",
+           "GB/s bat", "% copy", "MB moved", "vs first", "kernel");
+    for (int k = 0; k < nmodes; k++) {
+        double med = 0.0, mean = 0.0, bytes = 0.0, diff = 0.0;
+        GS_TRY(select_spmv(be, modes[k]));
+        GS_TRY(gs_mat_create(be, &A, &d.A));
+        /* the same product in every mode, compared with the first mode's (beta = 0 for the check) */
+        GS_TRY(gs_mat_spmv(1.0, d.A, d.x, 0.0, d.y));
+        GS_TRY(gs_vec_download(d.y, k == 0 ? yref : ycur));
+        diff = k == 0 ? 0.0 : rel_diff(A.nrows, ycur, yref);
+        GS_TRY(time_op(be, OP_SPMV, &d, 10, o->reps, t, &med, &mean));
+        bytes = op_bytes(OP_SPMV, &d);
+        printf("%-28s %10.5f %10.5f %9.1f %6.1f%% %9.1f %6.1f%% %9.2f %9.1e  %s\n", modes[k], 1e3 * med, 1e3 * mean,
+               bytes / med / 1e9, 100.0 * bytes / med / 1e9 / copy_gbs, bytes / mean / 1e9,
+               100.0 * bytes / mean / 1e9 / copy_gbs, bytes / 1e6, diff, spmv_describe(d.A));
+        fflush(stdout);
+        gs_mat_destroy(&d.A);
+    }
+    GS_TRY(select_spmv(be, modes[0]));
+    GS_TRY(gs_mat_create(be, &A, &d.A));
+
+    printf("%-28s %10s %10s %9s %7s %9s %7s %9s\n", "blas-1", "median ms", "batch ms", "GB/s med", "% copy",
+           "GB/s bat", "% copy", "MB moved");
+    for (int op = OP_DOT; op <= OP_NRM2; op++) {
+        double med = 0.0, mean = 0.0, bytes = op_bytes((bench_op)op, &d);
+        GS_TRY(time_op(be, (bench_op)op, &d, 10, o->reps, t, &med, &mean));
+        printf("%-28s %10.5f %10.5f %9.1f %6.1f%% %9.1f %6.1f%% %9.2f\n", op_names[op], 1e3 * med, 1e3 * mean,
+               bytes / med / 1e9, 100.0 * bytes / med / 1e9 / copy_gbs, bytes / mean / 1e9,
+               100.0 * bytes / mean / 1e9 / copy_gbs, bytes / 1e6);
     }
     fflush(stdout);
 cleanup:
@@ -234,11 +391,15 @@ cleanup:
     gs_vec_destroy(&d.y);
     gs_vec_destroy(&d.u);
     gs_vec_destroy(&d.v);
+    gs_vec_destroy(&d.big_src);
+    gs_vec_destroy(&d.big_dst);
     gs_mat_destroy(&d.A);
     gs_backend_destroy(&be);
     gs_csr_free(&A);
     gs_free(&t);
-    gs_free(&ones);
+    gs_free(&xs);
+    gs_free(&yref);
+    gs_free(&ycur);
     return st;
 }
 

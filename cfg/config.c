@@ -24,9 +24,18 @@ typedef struct gs_cfg_value {
     char *origin; /* "FILE:LINE" or "-s" (owned); NULL: default */
 } gs_cfg_value;
 
+/* A key's sweep list: every value it takes, in order; vals[0] is also the key's value v[k].
+ * n == 0: the key holds its single value v[k] only. */
+typedef struct gs_cfg_list {
+    int n;
+    gs_cfg_value *vals; /* owned, like v[k] */
+} gs_cfg_list;
+
 struct gs_config {
-    int n;           /* rows of gs_cfg_schema */
-    gs_cfg_value *v; /* v[k] is the value of gs_cfg_schema[k] */
+    int n;              /* rows of gs_cfg_schema */
+    gs_cfg_value *v;    /* v[k] is the value of gs_cfg_schema[k] */
+    gs_cfg_list *lists; /* lists[k]: the sweep list of key k (n == 0: none) */
+    bool allow_lists;   /* lists accepted (gs_config_allow_lists); refused otherwise */
 };
 
 /* A value as written, before it is checked against a key: a libconfig scalar, or -s text already
@@ -379,6 +388,20 @@ static gs_status dup_string(const char *s, char **out)
     return GS_OK;
 }
 
+static void value_free(gs_cfg_value *v)
+{
+    gs_free(&v->s);
+    gs_free(&v->origin);
+}
+
+static void list_clear(gs_cfg_list *l)
+{
+    if (l->vals)
+        for (int i = 0; i < l->n; i++) value_free(&l->vals[i]);
+    gs_free(&l->vals);
+    l->n = 0;
+}
+
 /* cfg->v[k] = val with origin (NULL: default); everything is allocated before the old value is
  * released, so a failure leaves cfg->v[k] as it was. */
 static gs_status store(gs_config *cfg, int k, const gs_cfg_value *val, const char *origin)
@@ -394,9 +417,36 @@ static gs_status store(gs_config *cfg, int k, const gs_cfg_value *val, const cha
     v->s = s;
     v->origin = o;
     s = o = NULL;
+    list_clear(&cfg->lists[k]); /* a single value replaces a sweep list */
 cleanup:
     gs_free(&s);
     gs_free(&o);
+    return st;
+}
+
+/* cfg->lists[k] = vals[0..n) with origin, and cfg->v[k] = vals[0]; n == 1 stores a single value.
+ * vals' strings are borrowed (they may belong to cfg's current list: everything is copied before
+ * the old list is released), so a failure leaves the key as it was. */
+static gs_status store_list(gs_config *cfg, int k, const gs_cfg_value *vals, int n, const char *origin)
+{
+    gs_status st = GS_OK;
+    gs_cfg_list nl = {0, NULL};
+    if (n == 1) return store(cfg, k, &vals[0], origin ? origin : vals[0].origin);
+    GS_TRY(gs_calloc(&nl.vals, (size_t)n, sizeof *nl.vals));
+    nl.n = n; /* zeroed entries: list_clear may free them all at any point */
+    for (int i = 0; i < n; i++) {
+        const char *o = origin ? origin : vals[i].origin;
+        nl.vals[i] = vals[i];
+        nl.vals[i].s = nl.vals[i].origin = NULL;
+        if (vals[i].s) GS_TRY(dup_string(vals[i].s, &nl.vals[i].s));
+        if (o) GS_TRY(dup_string(o, &nl.vals[i].origin));
+    }
+    GS_TRY(store(cfg, k, &nl.vals[0], nl.vals[0].origin)); /* clears the old list */
+    cfg->lists[k] = nl;
+    nl.n = 0;
+    nl.vals = NULL;
+cleanup:
+    list_clear(&nl);
     return st;
 }
 
@@ -496,11 +546,11 @@ void gs_config_destroy(gs_config **cfg)
 {
     if (!cfg || !*cfg) return;
     if ((*cfg)->v)
-        for (int k = 0; k < (*cfg)->n; k++) {
-            gs_free(&(*cfg)->v[k].s);
-            gs_free(&(*cfg)->v[k].origin);
-        }
+        for (int k = 0; k < (*cfg)->n; k++) value_free(&(*cfg)->v[k]);
+    if ((*cfg)->lists)
+        for (int k = 0; k < (*cfg)->n; k++) list_clear(&(*cfg)->lists[k]);
     gs_free(&(*cfg)->v);
+    gs_free(&(*cfg)->lists);
     gs_free(cfg);
 }
 
@@ -511,6 +561,7 @@ static gs_status config_alloc(gs_config **out)
     GS_TRY(gs_calloc(&c, 1, sizeof *c));
     c->n = schema_rows();
     GS_TRY(gs_calloc(&c->v, (size_t)c->n, sizeof *c->v));
+    GS_TRY(gs_calloc(&c->lists, (size_t)c->n, sizeof *c->lists));
     *out = c;
     c = NULL;
 cleanup:
@@ -554,7 +605,13 @@ gs_status gs_config_copy(const gs_config *src, gs_config **dst)
     if (!src || !dst) return GS_ERROR(GS_ERR_ARG, "gs_config_copy: src or dst is NULL");
     *dst = NULL;
     GS_TRY(config_alloc(&c));
-    for (int k = 0; k < c->n; k++) GS_TRY(store(c, k, &src->v[k], src->v[k].origin));
+    c->allow_lists = src->allow_lists;
+    for (int k = 0; k < c->n; k++) {
+        if (src->lists[k].n > 1)
+            GS_TRY(store_list(c, k, src->lists[k].vals, src->lists[k].n, NULL));
+        else
+            GS_TRY(store(c, k, &src->v[k], src->v[k].origin));
+    }
     *dst = c;
     c = NULL;
 cleanup:
@@ -566,8 +623,11 @@ cleanup:
 static void swap_values(gs_config *a, gs_config *b)
 {
     gs_cfg_value *v = a->v;
+    gs_cfg_list *l = a->lists;
     a->v = b->v;
     b->v = v;
+    a->lists = b->lists;
+    b->lists = l;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -693,17 +753,36 @@ static gs_status setting_to_raw(const config_setting_t *s, const char *path, con
     return GS_ERROR(GS_ERR_CONFIG, "%s: %s: expected a single value, found %s", where, path, setting_kind(s));
 }
 
-/* A list or array value for key k. Lists will carry parameter sweeps; the single-run configuration
- * accepts none yet. Accepting them means: each element through setting_to_raw and check_value
- * (so every element is validated like a scalar), and a value slot that holds several values. */
+/* A list or array value for key k: the values of a parameter sweep. Every element is checked like
+ * a scalar (type, range, choices); the key then holds the whole list and its first value. Lists are
+ * refused unless the configuration allows them (the gpusolve CLI does; a single solve does not). */
 static gs_status apply_list(gs_config *cfg, int k, const config_setting_t *s, const char *where)
 {
-    (void)cfg;
-    (void)s;
-    return GS_ERROR(GS_ERR_CONFIG,
-                    "%s: %s: lists are for sweeps and are not supported here; give a single value "
-                    "(%s), or run once per value with -s %s=VALUE",
-                    where, gs_cfg_schema[k].path, type_word(gs_cfg_schema[k].type), gs_cfg_schema[k].path);
+    gs_status st = GS_OK;
+    gs_cfg_value *vals = NULL;
+    const char *path = gs_cfg_schema[k].path;
+    if (!cfg->allow_lists)
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "%s: %s: lists are for sweeps and are not supported here; give a single value "
+                        "(%s), or run once per value with -s %s=VALUE",
+                        where, path, type_word(gs_cfg_schema[k].type), path);
+    int n = config_setting_length(s);
+    if (n <= 0)
+        return GS_ERROR(GS_ERR_CONFIG, "%s: %s = [] is an empty list; a sweep needs at least one value", where,
+                        path);
+    GS_TRY(gs_calloc(&vals, (size_t)n, sizeof *vals));
+    for (int e = 0; e < n; e++) {
+        const config_setting_t *el = config_setting_get_elem(s, (unsigned int)e);
+        char ewhere[WHERE_MAX_LEN + 40];
+        snprintf(ewhere, sizeof ewhere, "%s: value %d of the list", where, e + 1);
+        raw_value raw;
+        GS_TRY(setting_to_raw(el, path, ewhere, &raw));
+        GS_TRY(check_value(k, &raw, ewhere, &vals[e])); /* strings borrowed from the setting */
+    }
+    GS_TRY(store_list(cfg, k, vals, n, where));
+cleanup:
+    gs_free(&vals);
+    return st;
 }
 
 static gs_status apply_group(gs_config *cfg, const config_setting_t *group, const char *prefix,
@@ -787,8 +866,16 @@ static gs_status parse_error(const config_t *lc, const char *name)
     const char *text = config_error_text(lc) ? config_error_text(lc) : "unreadable";
     if (config_error_type(lc) == CONFIG_ERR_FILE_IO)
         return GS_ERROR(GS_ERR_IO, "%s: cannot read configuration file (libconfig: %s)", file, text);
+    /* a sweep list of numbers like [0, 1e-3] mixes an integer and a float, which arrays refuse */
+    if (strstr(text, "mismatched element type in array"))
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "%s:%d: %s; the values of [ ... ] must all have one type: write floating-point values "
+                        "with a decimal point or exponent ([0.0, 1e-3], not [0, 1e-3]), or use a list ( ... )",
+                        file, config_error_line(lc), text);
     return GS_ERROR(GS_ERR_CONFIG, "%s:%d: %s", file, config_error_line(lc), text);
 }
+
+static gs_status check_includes(const char *text, const char *name, const char *dir);
 
 gs_status gs_config_load_string(gs_config *cfg, const char *text, const char *name)
 {
@@ -796,6 +883,7 @@ gs_status gs_config_load_string(gs_config *cfg, const char *text, const char *na
     config_t lc;
     if (!cfg || !text) return GS_ERROR(GS_ERR_ARG, "gs_config_load_string: cfg or text is NULL");
     if (!name) name = "<string>";
+    GS_CALL(check_includes(text, name, NULL));
     config_init(&lc);
     if (!config_read_string(&lc, text)) {
         st = parse_error(&lc, name);
@@ -835,6 +923,64 @@ cleanup:
     return st;
 }
 
+/* libconfig 1.5 ends the whole process ("input in flex scanner failed", exit status 2) when an
+ * @include names a folder: fopen() succeeds on a folder and the scanner's first read fails. So before
+ * libconfig reads the text, follow its @include lines the way libconfig does (depth first; the name
+ * resolved as dir + "/" + the name without a leading '/', or as is without an include folder, the same
+ * folder at every depth) and refuse a folder, naming the line. Missing files and nesting deeper than
+ * libconfig's limit are left to libconfig, which reports them: the walk stops (*deep) where libconfig
+ * will stop, so a file including itself many times costs no more than libconfig's own attempt. */
+static gs_status walk_includes(const char *text, const char *name, const char *dir, int depth, bool *deep)
+{
+    enum { MAX_DEPTH = 10 }; /* libconfig's include nesting limit */
+    int line = 1;
+    for (const char *p = text; p && !*deep; line++) {
+        const char *q = p;
+        while (*q == ' ' || *q == '\t') q++;
+        if (strncmp(q, "@include", 8) == 0 && (q[8] == ' ' || q[8] == '\t')) {
+            char file[1024], full[2048];
+            size_t n = 0;
+            for (q += 8; *q == ' ' || *q == '\t'; q++) {}
+            if (*q == '"') {
+                if (depth + 1 >= MAX_DEPTH) {
+                    *deep = true;
+                    return GS_OK;
+                }
+                for (q++; *q && *q != '"' && *q != '\n'; q++) { /* escapes \\ and \" as libconfig */
+                    if (*q == '\\' && (q[1] == '\\' || q[1] == '"')) q++;
+                    if (n + 1 < sizeof file) file[n++] = *q;
+                }
+                file[n] = '\0';
+                if (dir)
+                    snprintf(full, sizeof full, "%s/%s", dir, file[0] == '/' ? file + 1 : file);
+                else
+                    snprintf(full, sizeof full, "%s", file);
+                struct stat sb;
+                if (stat(full, &sb) == 0 && S_ISDIR(sb.st_mode))
+                    return GS_ERROR(GS_ERR_CONFIG,
+                                    "%s:%d: @include \"%s\" names a folder (%s); expected a configuration file",
+                                    name, line, file, full);
+                if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
+                    char *sub = NULL;
+                    gs_status st = read_text(full, &sub);
+                    if (st == GS_OK) st = walk_includes(sub, full, dir, depth + 1, deep);
+                    gs_free(&sub);
+                    GS_CALL(st);
+                }
+            }
+        }
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    return GS_OK;
+}
+
+static gs_status check_includes(const char *text, const char *name, const char *dir)
+{
+    bool deep = false;
+    return walk_includes(text, name, dir, 0, &deep);
+}
+
 gs_status gs_config_load_file(gs_config *cfg, const char *path)
 {
     gs_status st = GS_OK;
@@ -860,6 +1006,7 @@ gs_status gs_config_load_file(gs_config *cfg, const char *path)
         dir[n ? n : 1] = '\0';
         config_set_include_dir(&lc, dir); /* libconfig keeps its own copy */
     }
+    GS_TRY(check_includes(text, path, dir));
     if (!config_read_file(&lc, path)) {
         st = parse_error(&lc, path);
         goto cleanup;
@@ -876,37 +1023,45 @@ cleanup:
 /* ---------------------------------------------------------------------------------------------- */
 /* -s group.key=value                                                                             */
 
-gs_status gs_config_set(gs_config *cfg, const char *assignment)
+/* Splits "group.key=value" (a copy in *copy, owned by the caller) into the key's schema row *k and
+ * the value text *text (inside *copy); errors name the assignment as it was written (`where`). */
+static gs_status split_assignment(const char *assignment, const char *where, char **copy, int *k, char **text)
 {
-    gs_status st = GS_OK;
-    char *copy = NULL;
-    if (!cfg || !assignment) return GS_ERROR(GS_ERR_ARG, "gs_config_set: cfg or assignment is NULL");
-    char where[WHERE_MAX_LEN];
-    snprintf(where, sizeof where, "-s %s", assignment);
     const char *eq = strchr(assignment, '=');
     if (!eq)
         return GS_ERROR(GS_ERR_CONFIG, "%s: expected group.key=value (e.g. -s solver.restart=50)", where);
-
-    GS_TRY(dup_string(assignment, &copy));
-    copy[eq - assignment] = '\0';
-    char *path = trim(copy), *text = copy + (eq - assignment) + 1;
+    GS_CALL(dup_string(assignment, copy));
+    (*copy)[eq - assignment] = '\0';
+    char *path = trim(*copy);
+    *text = *copy + (eq - assignment) + 1;
     if (!path[0])
-        GS_FAIL(GS_ERR_CONFIG, "%s: the key before '=' is empty; expected group.key=value (e.g. -s solver.restart=50)",
-                where);
-    int k = key_index(path);
-    if (k < 0) {
-        if (group_exists(path)) {
-            char members[LIST_MAX_LEN];
-            const char *example = NULL; /* the group's first key, e.g. solver.type */
-            for (int j = 0; gs_cfg_schema[j].path && !example; j++)
-                if (gs_cfg_below(path, gs_cfg_schema[j].path)) example = gs_cfg_schema[j].path;
-            group_members(path, members, sizeof members);
-            GS_FAIL(GS_ERR_CONFIG, "%s: %s is a group, not a key; set one of its members (%s), e.g. -s %s=%s",
-                    where, path, members, example, gs_cfg_schema[key_index(example)].def);
-        }
-        st = unknown_name(where, path, false);
-        goto cleanup;
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "%s: the key before '=' is empty; expected group.key=value (e.g. -s solver.restart=50)", where);
+    *k = key_index(path);
+    if (*k >= 0) return GS_OK;
+    if (group_exists(path)) {
+        char members[LIST_MAX_LEN];
+        const char *example = NULL; /* the group's first key, e.g. solver.type */
+        for (int j = 0; gs_cfg_schema[j].path && !example; j++)
+            if (gs_cfg_below(path, gs_cfg_schema[j].path)) example = gs_cfg_schema[j].path;
+        group_members(path, members, sizeof members);
+        return GS_ERROR(GS_ERR_CONFIG, "%s: %s is a group, not a key; set one of its members (%s), e.g. -s %s=%s",
+                        where, path, members, example, gs_cfg_schema[key_index(example)].def);
     }
+    return unknown_name(where, path, false);
+}
+
+gs_status gs_config_set(gs_config *cfg, const char *assignment)
+{
+    gs_status st = GS_OK;
+    char *copy = NULL, *text = NULL;
+    int k = -1;
+    if (!cfg || !assignment) return GS_ERROR(GS_ERR_ARG, "gs_config_set: cfg or assignment is NULL");
+    char where[WHERE_MAX_LEN];
+    /* echo at most 200 characters: a huge assignment must not crowd the explanation out of the
+     * message (which holds about 1000) */
+    snprintf(where, sizeof where, "-s %.200s%s", assignment, strlen(assignment) > 200 ? "..." : "");
+    GS_TRY(split_assignment(assignment, where, &copy, &k, &text));
     raw_value raw;
     gs_cfg_value val;
     GS_TRY(parse_text(k, text, where, &raw));
@@ -915,6 +1070,126 @@ gs_status gs_config_set(gs_config *cfg, const char *assignment)
 cleanup:
     gs_free(&copy);
     return st;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* parameter sweeps: keys holding lists                                                           */
+
+void gs_config_allow_lists(gs_config *cfg, bool allow)
+{
+    if (cfg) cfg->allow_lists = allow;
+}
+
+gs_status gs_config_set_list(gs_config *cfg, const char *assignment, bool append)
+{
+    gs_status st = GS_OK;
+    char *copy = NULL, *text = NULL;
+    gs_cfg_value *vals = NULL;
+    int k = -1, n = 0;
+    if (!cfg || !assignment) return GS_ERROR(GS_ERR_ARG, "gs_config_set_list: cfg or assignment is NULL");
+    char where[WHERE_MAX_LEN];
+    /* echo at most 200 characters: a huge assignment must not crowd the explanation out of the
+     * message (which holds about 1000) */
+    snprintf(where, sizeof where, "-s %.200s%s", assignment, strlen(assignment) > 200 ? "..." : "");
+    GS_TRY(split_assignment(assignment, where, &copy, &k, &text));
+    const gs_cfg_key *key = &gs_cfg_schema[k];
+    /* string keys are paths, where a comma is an ordinary character: never split */
+    bool split = key->type != GS_CFG_STRING;
+    int pieces = 1;
+    if (split)
+        for (const char *c = text; *c; c++) pieces += *c == ',';
+    int have = append ? (cfg->lists[k].n > 1 ? cfg->lists[k].n : 1) : 0;
+    if (have + pieces > 1 && !cfg->allow_lists)
+        GS_FAIL(GS_ERR_CONFIG,
+                "%s: %s: lists are for sweeps and are not supported here; give a single value (%s)", where,
+                key->path, type_word(key->type));
+    GS_TRY(gs_calloc(&vals, (size_t)(have + pieces), sizeof *vals));
+    for (int i = 0; i < have; i++) vals[n++] = cfg->lists[k].n > 1 ? cfg->lists[k].vals[i] : cfg->v[k];
+    char *piece = text;
+    for (int p = 0; p < pieces; p++) {
+        char *comma = split ? strchr(piece, ',') : NULL;
+        if (comma) *comma = '\0';
+        char pwhere[WHERE_MAX_LEN + 80];
+        if (pieces > 1)
+            snprintf(pwhere, sizeof pwhere, "%s: value %d of the comma-separated list", where, p + 1);
+        else
+            snprintf(pwhere, sizeof pwhere, "%s", where);
+        if (pieces > 1 && !trim(piece)[0])
+            GS_FAIL(GS_ERR_CONFIG, "%s: empty value (two commas in a row, or one at an end)", pwhere);
+        raw_value raw;
+        GS_TRY(parse_text(k, piece, pwhere, &raw));
+        GS_TRY(check_value(k, &raw, pwhere, &vals[n]));
+        vals[n++].origin = (char *)"-s";
+        piece = comma ? comma + 1 : piece + strlen(piece);
+    }
+    GS_TRY(store_list(cfg, k, vals, n, NULL));
+cleanup:
+    gs_free(&vals);
+    gs_free(&copy);
+    return st;
+}
+
+int gs_config_count(const gs_config *cfg, const char *path)
+{
+    int k = path ? key_index(path) : -1;
+    if (!cfg || k < 0) return 0;
+    return cfg->lists[k].n > 1 ? cfg->lists[k].n : 1;
+}
+
+gs_status gs_config_pick(gs_config *cfg, const char *path, int index)
+{
+    int k = path ? key_index(path) : -1;
+    if (!cfg || k < 0) return GS_ERROR(GS_ERR_ARG, "gs_config_pick: no configuration or no key \"%s\"", path ? path : "(null)");
+    int n = gs_config_count(cfg, path);
+    if (index < 0 || index >= n)
+        return GS_ERROR(GS_ERR_ARG, "gs_config_pick: %s holds %d value(s); asked for value %d", path, n, index);
+    if (n == 1) return GS_OK;
+    const gs_cfg_value *v = &cfg->lists[k].vals[index];
+    GS_CALL(store(cfg, k, v, v->origin)); /* copies before the list is released */
+    return GS_OK;
+}
+
+/* One value of key k as libconfig text ("gmres" quoted and escaped, doubles that read back exactly). */
+static void write_one(FILE *f, int k, const gs_cfg_value *v)
+{
+    char buf[64];
+    switch (gs_cfg_schema[k].type) {
+    case GS_CFG_INT: fprintf(f, "%lld", v->i); break;
+    case GS_CFG_DOUBLE:
+        gs_cfg_format_double(v->d, buf, sizeof buf);
+        fputs(buf, f);
+        break;
+    case GS_CFG_BOOL: fputs(v->b ? "true" : "false", f); break;
+    case GS_CFG_STRING:
+    case GS_CFG_CHOICE:
+        fputc('"', f);
+        for (const unsigned char *c = (const unsigned char *)v->s; *c; c++) {
+            if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+            else if (*c == '\n') fputs("\\n", f);
+            else if (*c == '\t') fputs("\\t", f);
+            else if (*c == '\r') fputs("\\r", f);
+            else if (*c < 0x20) fprintf(f, "\\x%02x", *c);
+            else fputc(*c, f);
+        }
+        fputc('"', f);
+        break;
+    }
+}
+
+void gs_config_print_value(const gs_config *cfg, const char *path, FILE *f)
+{
+    int k = path ? key_index(path) : -1;
+    if (!cfg || k < 0) return;
+    if (cfg->lists[k].n <= 1) {
+        write_one(f, k, &cfg->v[k]);
+        return;
+    }
+    fputc('[', f);
+    for (int i = 0; i < cfg->lists[k].n; i++) {
+        if (i) fputs(", ", f);
+        write_one(f, k, &cfg->lists[k].vals[i]);
+    }
+    fputc(']', f);
 }
 
 /* ---------------------------------------------------------------------------------------------- */

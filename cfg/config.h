@@ -41,6 +41,23 @@ gs_status gs_config_load_string(gs_config *cfg, const char *text, const char *na
 /* "-s group.key=value": value parsed by the key's schema type. */
 gs_status gs_config_set(gs_config *cfg, const char *assignment);
 
+/* Parameter sweeps. A key may hold a list of values: `blocks = [16, 128];` (or a libconfig list
+ * `( ... )`) in a file, or -s values through gs_config_set_list. Each value is validated like a
+ * single one. Lists are refused (GS_ERR_CONFIG "lists are for sweeps ...") unless allowed; a copy
+ * keeps the setting. The getters below return a list's first value; gs_config_pick reduces a list to
+ * one value, which is how a sweep makes the configuration of each run. */
+void gs_config_allow_lists(gs_config *cfg, bool allow);
+/* "-s group.key=v1,v2,...": the key takes the values (append false: replacing what it held) or
+ * gets them added to its list (append true: the same key given again). Values of string keys are
+ * never split at commas (they are paths): give such a key several times instead. */
+gs_status gs_config_set_list(gs_config *cfg, const char *assignment, bool append);
+/* Number of values the key holds: 1 unless a list (0 for an unknown path). */
+int gs_config_count(const gs_config *cfg, const char *path);
+/* The key keeps only its value number index (0-based), with that value's origin. */
+gs_status gs_config_pick(gs_config *cfg, const char *path, int index);
+/* The key's value as libconfig text: `16`, `"gmres"`, or a list `[16, 128, 512]`. */
+void gs_config_print_value(const gs_config *cfg, const char *path, FILE *f);
+
 long long gs_config_int(const gs_config *cfg, const char *path);
 double gs_config_double(const gs_config *cfg, const char *path);
 bool gs_config_bool(const gs_config *cfg, const char *path);

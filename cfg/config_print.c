@@ -25,43 +25,8 @@ static bool first_child_row(const char *prefix, int k, const char **rest, size_t
     return true;
 }
 
-/* A libconfig string literal: quotes, backslashes and control characters escaped. */
-static void write_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\f': fputs("\\f", f); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(f, "\\x%02x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
-static void write_value(FILE *f, const gs_config *cfg, int k)
-{
-    const gs_cfg_key *key = &gs_cfg_schema[k];
-    char buf[64];
-    switch (key->type) {
-    case GS_CFG_INT: fprintf(f, "%lld", gs_config_int(cfg, key->path)); break;
-    case GS_CFG_DOUBLE:
-        gs_cfg_format_double(gs_config_double(cfg, key->path), buf, sizeof buf);
-        fputs(buf, f);
-        break;
-    case GS_CFG_BOOL: fputs(gs_config_bool(cfg, key->path) ? "true" : "false", f); break;
-    case GS_CFG_STRING:
-    case GS_CFG_CHOICE: write_string(f, gs_config_string(cfg, key->path)); break;
-    }
-}
+/* A key's value, or its list of sweep values as [a, b, ...] (so a printed sweep reloads as one). */
+static void write_value(FILE *f, const gs_config *cfg, int k) { gs_config_print_value(cfg, gs_cfg_schema[k].path, f); }
 
 /* The members of group `prefix` at nesting depth `depth`, keys and subgroups in schema order. */
 static void print_group(const gs_config *cfg, FILE *f, bool mark_defaults, const char *prefix, int depth)

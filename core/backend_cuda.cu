@@ -1,6 +1,7 @@
 /* The cuda backend: vectors in device memory; BLAS-1 and gathers as grid-stride kernels; dot, dot2
  * and nrm2 as two-stage block reductions; Krylov-basis products V'w and V h through cublasDgemv;
- * y = alpha A x + beta y through cuSPARSE SpMV (CSR); timers as CUDA events.
+ * y = alpha A x + beta y through our own CSR kernels (core/spmv_cuda.cu; cuSPARSE SpMV on request);
+ * timers as CUDA events.
  *
  * Everything is enqueued on one non-blocking stream (cuBLAS and cuSPARSE are bound to it), so the
  * ops are ordered among themselves and asynchronous to the host. The only host waits are where a
@@ -12,9 +13,12 @@
  * device-side flag; the next reduction or synchronize reports it as GS_ERR_ARG.
  *
  * The backend works on the device that was current when it was created (gs_backend_cuda_create
- * makes device_id current for the calling thread). Environment knob for benchmarks:
- * GS_CUDA_SPMV_ALG=1 selects CUSPARSE_SPMV_CSR_ALG1 instead of the default CSR_ALG2 (which gives
- * bit-wise reproducible results run to run, so iteration counts are reproducible). */
+ * makes device_id current for the calling thread). Environment knobs for benchmarks:
+ * GS_SPMV = own (default) | own:vec=V,rows=R,long=L | cusparse | cusparse-alg1 | cusparse-alg2 picks
+ * the SpMV of every matrix (gs_backend_cuda_spmv_select changes it later; the choice is shown at the
+ * end of the device name). With cuSPARSE, CSR_ALG2 is the default (bit-wise reproducible run to run,
+ * so iteration counts are reproducible; our kernels are too); GS_CUDA_SPMV_ALG=1 selects CSR_ALG1
+ * for "cusparse", and alone (GS_SPMV unset) means "cusparse-alg1". */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -28,6 +32,7 @@
 #include "core/backend.h"
 #include "core/backend_cuda.h"
 #include "core/mem.h"
+#include "core/spmv_cuda.h"
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Error mapping: every vendor return code becomes a gs_status with the library's own error name.   */
@@ -134,7 +139,11 @@ static_assert(sizeof(map_flag) == RES_HEADER, "the result doubles start right af
 
 typedef struct {
     int sm_count;
+    bool spmv_own;              /* SpMV by our kernels (else cuSPARSE with spmv_alg) */
+    gs_spmv_params spmv_prm;    /* forced shape of our kernels (zeros: chosen per matrix) */
     cusparseSpMVAlg_t spmv_alg;
+    char spmv_mode[64];         /* the mode string, as selected */
+    char gpu_name[128];         /* device name without the SpMV suffix */
     cudaStream_t stream;
     cublasHandle_t cublas;
     cusparseHandle_t cusparse;
@@ -155,6 +164,8 @@ typedef struct {
     cusparseDnVecDescr_t vx, vy; /* re-pointed at each call (no allocation in spmv) */
     void *buffer;
     bool empty; /* no rows, no columns or no entries: y = beta y without cuSPARSE */
+    gs_spmv_plan *own; /* our kernels (then no cuSPARSE descriptors) */
+    char desc[48];     /* which cuSPARSE algorithm, for gs_mat_cuda_spmv_describe */
 } cuda_mat;
 
 static cuda_ctx *ctx_of(const gs_backend *be) { return (cuda_ctx *)be->impl; }
@@ -679,6 +690,7 @@ static gs_status cuda_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector 
 static void cuda_mat_release(cuda_mat *m)
 {
     if (!m) return;
+    gs_spmv_plan_destroy(&m->own);
     if (m->vx) cusparseDestroyDnVec(m->vx);
     if (m->vy) cusparseDestroyDnVec(m->vy);
     if (m->mat) cusparseDestroySpMat(m->mat);
@@ -690,8 +702,9 @@ static void cuda_mat_release(cuda_mat *m)
     gs_free(&m);
 }
 
-/* Uploads A, creates the cuSPARSE descriptors, sizes and allocates the SpMV buffer once and runs the
- * SpMV analysis (preprocess) once, so that spmv itself allocates nothing. */
+/* Uploads A; then either plans our kernels (row-length statistics, long-row lists) or creates the
+ * cuSPARSE descriptors, sizes and allocates the SpMV buffer once and runs the SpMV analysis
+ * (preprocess) once, so that spmv itself allocates nothing. */
 static gs_status cuda_mat_create(gs_backend *be, const gs_csr *A, gs_matrix *M)
 {
     gs_status st = GS_OK;
@@ -715,7 +728,13 @@ static gs_status cuda_mat_create(gs_backend *be, const gs_csr *A, gs_matrix *M)
                                  c->stream));
     }
     m->empty = A->nrows == 0 || A->ncols == 0 || A->nnz == 0;
-    if (!m->empty) {
+    if (!c->spmv_own)
+        snprintf(m->desc, sizeof m->desc, "cuSPARSE %s%s",
+                 c->spmv_alg == CUSPARSE_SPMV_CSR_ALG1 ? "CSR_ALG1" : "CSR_ALG2", m->empty ? " (no entries)" : "");
+    if (c->spmv_own) {
+        /* the plan reads A's row pointers on the host and uploads its lists on the backend's stream */
+        GS_TRY(gs_spmv_plan_create(be, A, m->rowptr, m->colind, m->val, &c->spmv_prm, &m->own));
+    } else if (!m->empty) {
         GS_TRY(cuda_alloc(be, (void **)&tx, (size_t)A->ncols * sizeof(double)));
         GS_TRY(cuda_alloc(be, (void **)&ty, (size_t)A->nrows * sizeof(double)));
         CUDA_TRY(cudaMemsetAsync(tx, 0, (size_t)A->ncols * sizeof(double), c->stream));
@@ -764,6 +783,10 @@ static gs_status cuda_spmv(double alpha, const gs_matrix *A, const gs_vector *x,
     cuda_ctx *c = ctx_of(A->be);
     cuda_mat *m = (cuda_mat *)A->impl;
     if (A->nrows == 0) return GS_OK;
+    if (m->own) { /* y = alpha A x + beta y by our kernels (beta == 0 does not read y) */
+        GS_CALL(gs_spmv_plan_apply(m->own, alpha, x->data, beta, y->data, c->stream));
+        return GS_OK;
+    }
     if (beta == 0.0) /* y is not an input then; it may hold NaN, and 0 * NaN is NaN */
         CUDA_CALL(cudaMemsetAsync(y->data, 0, (size_t)A->nrows * sizeof(double), c->stream));
     if (m->empty) { /* A x = 0: y = beta y */
@@ -901,7 +924,7 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
     gs_backend *b = NULL;
     cuda_ctx *c = NULL;
     int count = 0;
-    const char *why = NULL, *alg_env = NULL;
+    const char *why = NULL, *alg_env = NULL, *spmv_env = NULL;
     cudaDeviceProp prop;
 
     *be = NULL;
@@ -921,12 +944,14 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
     b->device_id = device_id;
     b->ops = &cuda_ops;
     b->impl = c;
-    snprintf(b->device_name, sizeof b->device_name, "%.*s", (int)sizeof b->device_name - 1, prop.name);
+    snprintf(c->gpu_name, sizeof c->gpu_name, "%.*s", (int)sizeof c->gpu_name - 1, prop.name);
 
     c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
-    c->spmv_alg = CUSPARSE_SPMV_CSR_ALG2;
+    /* SpMV: GS_SPMV, else the older GS_CUDA_SPMV_ALG=1 (cuSPARSE CSR_ALG1), else our kernels */
     alg_env = getenv("GS_CUDA_SPMV_ALG");
-    if (alg_env && strcmp(alg_env, "1") == 0) c->spmv_alg = CUSPARSE_SPMV_CSR_ALG1;
+    spmv_env = getenv("GS_SPMV");
+    if (spmv_env && spmv_env[0]) GS_TRY(gs_backend_cuda_spmv_select(b, spmv_env));
+    else GS_TRY(gs_backend_cuda_spmv_select(b, alg_env && strcmp(alg_env, "1") == 0 ? "cusparse-alg1" : "own"));
 
     CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     CUBLAS_TRY(cublasCreate(&c->cublas));
@@ -958,4 +983,54 @@ void *gs_backend_cuda_stream(gs_backend *be)
 {
     if (!be || be->kind != GS_BACKEND_CUDA || !be->impl) return NULL;
     return (void *)ctx_of(be)->stream;
+}
+
+gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode)
+{
+    cuda_ctx *c = NULL;
+    const char *alg_env = getenv("GS_CUDA_SPMV_ALG");
+    if (!be || be->kind != GS_BACKEND_CUDA || !be->impl)
+        return GS_ERROR(GS_ERR_ARG, "SpMV selection \"%s\" asked of a %s backend; only the cuda backend has a "
+                        "choice", mode ? mode : "(null)", be ? be->name : "missing");
+    c = ctx_of(be);
+    if (!mode) mode = "own";
+    if (strcmp(mode, "own") == 0) {
+        GS_CALL(gs_spmv_params_parse("", &c->spmv_prm));
+        c->spmv_own = true;
+    } else if (strncmp(mode, "own:", 4) == 0) {
+        GS_CALL(gs_spmv_params_parse(mode + 4, &c->spmv_prm));
+        c->spmv_own = true;
+    } else if (strcmp(mode, "cusparse") == 0) {
+        c->spmv_own = false;
+        c->spmv_alg = alg_env && strcmp(alg_env, "1") == 0 ? CUSPARSE_SPMV_CSR_ALG1 : CUSPARSE_SPMV_CSR_ALG2;
+    } else if (strcmp(mode, "cusparse-alg1") == 0) {
+        c->spmv_own = false;
+        c->spmv_alg = CUSPARSE_SPMV_CSR_ALG1;
+    } else if (strcmp(mode, "cusparse-alg2") == 0) {
+        c->spmv_own = false;
+        c->spmv_alg = CUSPARSE_SPMV_CSR_ALG2;
+    } else {
+        return GS_ERROR(GS_ERR_ARG, "SpMV \"%s\" (GS_SPMV) is not known; expected own, own:vec=V,rows=R,long=L, "
+                        "cusparse, cusparse-alg1 or cusparse-alg2", mode);
+    }
+    snprintf(c->spmv_mode, sizeof c->spmv_mode, "%s",
+             c->spmv_own ? mode : c->spmv_alg == CUSPARSE_SPMV_CSR_ALG1 ? "cusparse-alg1" : "cusparse-alg2");
+    snprintf(be->device_name, sizeof be->device_name, "%.*s [SpMV %.40s]", (int)sizeof be->device_name - 56,
+             c->gpu_name, c->spmv_mode);
+    return GS_OK;
+}
+
+const char *gs_mat_cuda_spmv_describe(const gs_matrix *M)
+{
+    const cuda_mat *m = NULL;
+    if (!M || !M->be || M->be->kind != GS_BACKEND_CUDA || !M->impl) return "not a cuda matrix";
+    m = (const cuda_mat *)M->impl;
+    if (m->own) return gs_spmv_plan_describe(m->own);
+    return m->desc;
+}
+
+const gs_spmv_plan *gs_mat_cuda_spmv_plan(const gs_matrix *M)
+{
+    if (!M || !M->be || M->be->kind != GS_BACKEND_CUDA || !M->impl) return NULL;
+    return ((const cuda_mat *)M->impl)->own;
 }

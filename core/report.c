@@ -81,10 +81,17 @@ gs_status gs_report_double(gs_report *r, const char *key, double v)
 
 gs_status gs_report_string(gs_report *r, const char *key, const char *v)
 {
+    /* copy the value first: a failed copy must not leave a string entry without its string */
+    char *s = NULL;
     gs_report_entry *e;
-    GS_CALL(slot(r, key, &e));
+    GS_CALL(dup_string(v ? v : "", &s));
+    gs_status st = slot(r, key, &e);
+    if (st != GS_OK) {
+        gs_free(&s);
+        GS_CALL(st);
+    }
     e->type = GS_REPORT_STRING;
-    GS_CALL(dup_string(v ? v : "", &e->s));
+    e->s = s;
     return GS_OK;
 }
 

@@ -634,6 +634,16 @@ cleanup:
 /* ------------------------------------------------------------------------------------------------ */
 /* Public readers. */
 
+/* Repeated entries of one position are summed (as Matrix Market readers do); finite values can add up
+ * to +-inf, which would poison every later computation. */
+static gs_status duplicate_overflow(const char *path, gs_int i, gs_int j, double sum)
+{
+    return GS_ERROR(GS_ERR_IO,
+                    "%s: the repeated entries at (%d,%d) add up to %g, beyond the range of a double; "
+                    "expected the entries given for one position to sum to a finite number",
+                    path, (int)i + 1, (int)j + 1, sum);
+}
+
 gs_status gs_mm_read_matrix(const char *path, gs_csr *A, gs_mm_info *info)
 {
     gs_status st = GS_OK;
@@ -666,6 +676,14 @@ gs_status gs_mm_read_matrix(const char *path, gs_csr *A, gs_mm_info *info)
     GS_TRY(read_coordinate(&r, &h, &coo));
     /* sizes and coo.n are at most index_limit <= GS_INT_MAX, checked above */
     GS_TRY(gs_csr_from_coo((gs_int)h.nrows, (gs_int)h.ncols, (gs_int)coo.n, coo.ri, coo.ci, coo.v, A));
+    /* every value read is finite, but repeated entries are summed and the sum can overflow */
+    for (gs_int i = 0; i < A->nrows; i++)
+        for (gs_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+            if (!isfinite(A->val[k])) {
+                st = duplicate_overflow(path, i, A->colind[k], A->val[k]);
+                gs_csr_free(A);
+                goto cleanup;
+            }
     if (info) {
         snprintf(info->field, sizeof info->field, "%s", field_names[h.field]);
         snprintf(info->symmetry, sizeof info->symmetry, "%s", symmetry_names[h.symmetry]);
@@ -721,6 +739,11 @@ gs_status gs_mm_read_vector(const char *path, gs_int expected_n, double **x, gs_
         GS_TRY(GS_CALLOC(xv, h.nrows));
         /* missing entries are 0, repeated ones summed (as for matrices) */
         for (long long k = 0; k < coo.n; k++) xv[coo.ri[k]] += coo.v[k];
+        for (long long k = 0; k < h.nrows; k++)
+            if (!isfinite(xv[k])) {
+                st = duplicate_overflow(path, (gs_int)k, 0, xv[k]);
+                goto cleanup;
+            }
     } else {
         GS_TRY(read_array(&r, &h, &xv));
     }

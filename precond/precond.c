@@ -6,6 +6,7 @@
 #include "core/mem.h"
 #include "precond/block.h"
 #include "precond/ilu.h"
+#include "precond/parilu.h"
 
 /* Adding a method: one file with its create function + one line here (+ its name in cfg/schema.c). */
 const gs_pc_entry gs_pc_registry[] = {
@@ -18,6 +19,7 @@ const gs_pc_entry gs_pc_registry[] = {
     {"bilu", gs_pc_create_bilu, "block ILU(k) over METIS parts (blocks, fill_level)"},
     {"bilut", gs_pc_create_bilut, "block ILUT over METIS parts (blocks, drop_tolerance, max_fill)"},
     {"ras", gs_pc_create_ras, "restricted additive Schwarz: METIS parts grown by overlap layers, ILU(k)/ILUT per subdomain"},
+    {"parilu", gs_pc_create_parilu, "ParILU/ParIC: fine-grained fixed-point sweeps (sweeps, sweep_type, order, symmetric)"},
     {NULL, NULL, NULL},
 };
 

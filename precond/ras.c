@@ -1,16 +1,20 @@
 /* Restricted additive Schwarz RAS(delta): z = sum_i R_i,own^T (L_i U_i)^{-1} R_i r, where S_i is METIS
  * part i grown by delta layers of graph neighbours, R_i restricts to S_i, L_i U_i ~ A(S_i, S_i) by
- * ILU(k) or ILUT, and only the rows part i owns are written back. All S_i are laid out consecutively
- * in one extended space, so the local solves are ONE block-diagonal L and U solve (HEC paper eq. (4)). */
+ * ILU(k), ILUT or ParILU sweeps, and only the rows part i owns are written back. All S_i are laid out
+ * consecutively in one extended space, so the local solves are ONE block-diagonal L and U solve (HEC
+ * paper eq. (4)); with local = "parilu" the extended block-diagonal matrix is factored by one set of
+ * ParILU sweeps (precond/parilu.h: the blocks are independent in its equations). */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/mem.h"
 #include "precond/block.h"
 #include "precond/ordering.h"
+#include "precond/parilu.h"
 
 typedef struct ras_data {
     gs_blockdiag bd;
+    gs_parilu *par; /* local = "parilu": the extended block-diagonal matrix factored by ParILU sweeps */
     gs_int nparts; /* requested */
     int seed, overlap;
     gs_int nonempty, smax;
@@ -110,7 +114,8 @@ static gs_status ras_symbolic(gs_pc *pc, const gs_csr *A)
     d->savg = nb > 0 ? (double)next / (double)nb : 0.0;
     d->time_overlap = gs_wtime() - t0;
 
-    GS_TRY(gs_blockdiag_setup_symbolic(&d->bd, pc, A, nb, off, rows, owner));
+    if (d->par) GS_TRY(gs_parilu_setup_symbolic_blocks(d->par, A, nb, off, rows, owner));
+    else GS_TRY(gs_blockdiag_setup_symbolic(&d->bd, pc, A, nb, off, rows, owner));
 
 cleanup:
     if (sub)
@@ -132,19 +137,28 @@ cleanup:
 static gs_status ras_numeric(gs_pc *pc, const gs_csr *A)
 {
     ras_data *d = pc->data;
+    if (d->par) {
+        GS_CALL(gs_parilu_setup_numeric(d->par, A));
+        pc->variable = gs_parilu_variable(d->par);
+        return GS_OK;
+    }
     return gs_blockdiag_setup_numeric(&d->bd, pc, A);
 }
 
 static gs_status ras_apply(gs_pc *pc, const gs_vector *r, gs_vector *z)
 {
     ras_data *d = pc->data;
+    if (d->par) return gs_parilu_apply(d->par, r, z);
     return gs_blockdiag_apply(&d->bd, r, z);
 }
 
 static void ras_destroy(gs_pc *pc)
 {
     ras_data *d = pc->data;
-    if (d) gs_blockdiag_free(&d->bd);
+    if (d) {
+        gs_blockdiag_free(&d->bd);
+        gs_parilu_destroy(&d->par);
+    }
     gs_free(&pc->data);
 }
 
@@ -160,7 +174,8 @@ static void ras_view(const gs_pc *pc, gs_report *rep)
     gs_report_int(rep, "preconditioner.extended_nnz", d->bd.nnz_blocks);
     gs_report_double(rep, "preconditioner.time_partition", d->time_partition);
     gs_report_double(rep, "preconditioner.time_overlap", d->time_overlap);
-    gs_blockdiag_view(&d->bd, rep, "preconditioner");
+    if (d->par) gs_parilu_view(d->par, rep, "preconditioner"); /* also local, extended_size, extended_nnz */
+    else gs_blockdiag_view(&d->bd, rep, "preconditioner");
 }
 
 static const gs_pc_ops ras_ops = {
@@ -177,17 +192,19 @@ gs_status gs_pc_create_ras(gs_pc *pc)
     ras_data *d = NULL;
     if (!pc->cfg) return GS_ERROR(GS_ERR_ARG, "RAS: the preconditioner has no configuration");
     const char *local = gs_config_string(pc->cfg, "preconditioner.local");
-    gs_block_local lk;
-    if (strcmp(local, "iluk") == 0) lk = GS_BLOCK_ILUK;
-    else if (strcmp(local, "ilut") == 0) lk = GS_BLOCK_ILUT;
-    else
+    gs_block_local lk = GS_BLOCK_ILUK; /* "parilu": the engine's options are still read, unused */
+    bool parilu = strcmp(local, "parilu") == 0;
+    if (strcmp(local, "ilut") == 0) lk = GS_BLOCK_ILUT;
+    else if (strcmp(local, "iluk") != 0 && !parilu)
         return GS_ERROR(GS_ERR_UNSUPPORTED,
-                        "RAS: preconditioner.local = \"%s\" is not supported yet; the subdomains can be factored "
-                        "by \"iluk\" (ILU(k), preconditioner.fill_level) or \"ilut\" (ILUT, "
-                        "preconditioner.drop_tolerance and max_fill)",
+                        "RAS: preconditioner.local = \"%s\" is not supported; the subdomains can be factored by "
+                        "\"iluk\" (ILU(k), preconditioner.fill_level), \"ilut\" (ILUT, "
+                        "preconditioner.drop_tolerance and max_fill) or \"parilu\" (ParILU sweeps, "
+                        "preconditioner.sweeps, sweep_type, order, fill_level)",
                         local);
     GS_TRY(gs_calloc(&d, 1, sizeof *d));
     GS_TRY(gs_blockdiag_init(&d->bd, pc->cfg, lk, "RAS"));
+    if (parilu) GS_TRY(gs_parilu_create(pc->be, pc->cfg, &d->par));
     d->nparts = (gs_int)gs_config_int(pc->cfg, "preconditioner.blocks");
     d->seed = (int)gs_config_int(pc->cfg, "preconditioner.seed");
     d->overlap = (int)gs_config_int(pc->cfg, "preconditioner.overlap");

@@ -573,17 +573,6 @@ static void test_errors(void **state)
     D.rowptr[D.nrows]++;
     gs_pc_destroy(&pc);
 
-    /* RAS with a local factorization it does not have */
-    set(f, "preconditioner.local=parilu");
-    gs_pc *p2 = NULL;
-    GS_ASSERT_OK(gs_calloc(&p2, 1, sizeof *p2));
-    p2->type = "ras";
-    p2->be = f->be;
-    p2->cfg = f->cfg;
-    GS_ASSERT_FAILS(gs_pc_create_ras(p2), GS_ERR_UNSUPPORTED, "parilu");
-    assert_null(p2->data);
-    gs_free(&p2);
-
     gs_csr_free(&A);
     gs_csr_free(&D);
 }

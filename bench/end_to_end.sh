@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# End to end: gpusolve against the cuSPARSE/cuBLAS-only baseline (bench/baseline_cusparse.c) on the
+# same systems with the same mathematics: ILU(0) + right-preconditioned BiCGStab, b = A*ones, x0 = 0,
+# stop at ||b - A x|| / ||b|| < 1e-7, at most 10000 iterations. gpusolve runs once per triangular
+# solver type (cusparse: the vendor solve inside our pipeline; auto: our choice).
+#
+# usage: bench/end_to_end.sh GPUSOLVE BASELINE [MATRIX.mtx ...]
+#   Matrices: gen:poisson3d:100, gen:laplace27:64, gen:poisson2d:1024, gen:convdiff3d:100, then the
+#   Matrix Market files given.
+#   Environment: OUT = the JSON-lines file (or a folder, which gets e2e.jsonl), default ./e2e.jsonl;
+#   E2E_SPMV = SpMV modes of gpusolve to run (GS_SPMV values, space separated; default "own");
+#   E2E_TIMEOUT = seconds allowed per run (default 1800).
+# Prints a table (setup, solve, iterations, true residual, speed-up over the baseline) on stdout; the
+# JSON file gets one line per run: tool, matrix, settings, the numbers, and the program's own output.
+set -uo pipefail
+
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 GPUSOLVE BASELINE [MATRIX.mtx ...]" >&2
+  exit 2
+fi
+gpusolve=$1
+baseline=$2
+shift 2
+for exe in "$gpusolve" "$baseline"; do
+  if [[ ! -x $exe ]]; then
+    echo "$0: $exe is not an executable file" >&2
+    exit 2
+  fi
+done
+command -v python3 >/dev/null || { echo "$0: python3 is needed to read the JSON results" >&2; exit 2; }
+
+out=${OUT:-./e2e.jsonl}
+[[ -d $out ]] && out=$out/e2e.jsonl
+: >"$out" || { echo "$0: cannot write $out" >&2; exit 2; }
+spmv_modes=${E2E_SPMV:-own}
+limit=${E2E_TIMEOUT:-1800}
+matrices=(gen:poisson3d:100 gen:laplace27:64 gen:poisson2d:1024 gen:convdiff3d:100 "$@")
+math=(-s device.backend=cuda -s solver.type=bicgstab -s preconditioner.type=ilu0 -s solver.rtol=1e-7 -s system.rhs=Ax
+      -s solver.max_iterations=10000)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# record TOOL MATRIX TRISOLVE SPMV EXIT_CODE STDOUT_FILE: one normalized JSON line appended to $out
+record() {
+  python3 - "$@" >>"$out" <<'EOF'
+import json, sys
+tool, matrix, trisolve, spmv, code, path = sys.argv[1:7]
+raw = None
+try:
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            raw = json.loads(line)
+except (OSError, ValueError):
+    raw = None
+rec = {"tool": tool, "matrix": matrix, "trisolve": trisolve or None, "spmv": spmv or None,
+       "exit_code": int(code), "setup_s": None, "solve_s": None, "iterations": None,
+       "true_relative_residual": None, "converged": False, "raw": raw}
+if raw and tool == "baseline":
+    for k in ("setup_s", "solve_s", "iterations", "true_relative_residual", "converged"):
+        rec[k] = raw.get(k)
+    rec["reason"] = raw.get("reason")
+elif raw:
+    t, s = raw.get("time", {}), raw.get("solve", {})
+    if t.get("setup_symbolic") is not None or t.get("setup_numeric") is not None:
+        rec["setup_s"] = (t.get("setup_symbolic") or 0.0) + (t.get("setup_numeric") or 0.0)
+    rec["solve_s"] = t.get("solve")
+    rec["iterations"] = s.get("iterations")
+    rec["true_relative_residual"] = s.get("residual_true")
+    rec["converged"] = bool(s.get("converged"))
+    rec["reason"] = s.get("reason") or raw.get("error", {}).get("message")
+    rec["device"] = raw.get("backend", {}).get("device")
+print(json.dumps(rec))
+EOF
+}
+
+for m in "${matrices[@]}"; do
+  echo "== $m" >&2
+  timeout "$limit" "$baseline" "$m" --rtol 1e-7 --max-iterations 10000 >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  [[ $code -ne 0 ]] && { echo "   baseline exit $code:" >&2; tail -n 3 "$tmp/err" >&2; }
+  record baseline "$m" "" "" "$code" "$tmp/out"
+  for spmv in $spmv_modes; do
+    for ts in cusparse auto; do
+      GS_SPMV=$spmv timeout "$limit" "$gpusolve" "$m" --json "${math[@]}" \
+        -s trisolve.lower.type=$ts -s trisolve.upper.type=$ts >"$tmp/out" 2>"$tmp/err"
+      code=$?
+      [[ $code -ne 0 ]] && { echo "   gpusolve ($ts, SpMV $spmv) exit $code:" >&2; tail -n 3 "$tmp/err" >&2; }
+      record gpusolve "$m" "$ts" "$spmv" "$code" "$tmp/out"
+    done
+  done
+done
+
+# The table: speed-up = baseline time / gpusolve time, for the solve and for setup + solve.
+python3 - "$out" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def f(v, fmt):
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return format(v, fmt)
+    return "-".rjust(int("".join(c for c in fmt.split(".")[0] if c.isdigit()) or 0))
+base = {r["matrix"]: r for r in rows if r["tool"] == "baseline"}
+print(f"{'matrix':<24} {'program':<26} {'setup s':>9} {'solve s':>9} {'its':>6} {'true res':>9} {'conv':>5} "
+      f"{'x solve':>8} {'x total':>8}")
+for r in rows:
+    name = "baseline (cuSPARSE)" if r["tool"] == "baseline" else f"gpusolve {r['trisolve']}/{r['spmv']}"
+    b = base.get(r["matrix"])
+    sp_solve = sp_total = None
+    if r["tool"] != "baseline" and b and b.get("converged") and r.get("converged"):
+        if r.get("solve_s") and b.get("solve_s"):
+            sp_solve = b["solve_s"] / r["solve_s"]
+        if r.get("solve_s") and r.get("setup_s") is not None and b.get("setup_s") is not None:
+            sp_total = (b["setup_s"] + b["solve_s"]) / (r["setup_s"] + r["solve_s"])
+    print(f"{r['matrix'][-24:]:<24} {name:<26} {f(r.get('setup_s'), '9.4f')} {f(r.get('solve_s'), '9.4f')} "
+          f"{f(r.get('iterations'), '6d')} {f(r.get('true_relative_residual'), '9.2e')} "
+          f"{('yes' if r.get('converged') else 'no'):>5} {f(sp_solve, '8.2f')} {f(sp_total, '8.2f')}")
+print(f"\nJSON lines: {sys.argv[1]}")
+EOF

@@ -1,0 +1,1195 @@
+/* ParILU / ParIC preconditioner: A ~ L U (ParIC: L L^T) computed by fixed-point sweeps of equation (3)
+ * of papers/asynchronous-iterative-ilu-factorization-gpu.txt from the symmetrically scaled A, then
+ * z = U^{-1} (L^{-1} r) with the configured triangular solvers. Backend-agnostic: the sweeps run
+ * through gs_parilu_sweep (the host reference or the CUDA twin, by pc->be->kind), everything else
+ * through the backend and trisolve interfaces.
+ *
+ * Setup, step by step (setup_symbolic: 1-2; setup_numeric: 3-7):
+ *  1. S = pattern of ILU(k) of A, k = fill_level (k = 0: the pattern of A); a diagonal entry A lacks
+ *     is inserted (counted, "diagonal_inserted"). ParIC: S = lower part of that pattern.
+ *  2. The task list: the entries of S row by row, left to right (Gaussian-elimination order), its
+ *     reverse (order = backward) or its GS_PARILU_CHUNK-task chunks shuffled by the seed (random).
+ *     U is also kept by columns (CSC) so a task merges row i of L with column j of U.
+ *  3. Scaling D = diag(|a_ii|): Â = D^{-1/2} A D^{-1/2} has a unit diagonal (up to sign). Initial
+ *     guess L = strict lower part of Â + I, U = upper part of Â (ParIC: L = lower part of Â).
+ *  4. `sweeps` sweeps, synchronous (two buffers, Jacobi-like, deterministic) or asynchronous (one
+ *     buffer, in place). 0 sweeps leaves the initial guess.
+ *  5. The values come back to the host ONCE (the trisolve interface analyses a host CSR: on the cuda
+ *     backend this costs one device-to-host copy of |S| doubles, reported as time_download, plus the
+ *     solvers' own upload in their analysis; a device-side analyse would remove both).
+ *  6. The scaling is undone: A = D^{1/2} Â D^{1/2} and Â ~ L̂ Û give
+ *         A ~ (D^{1/2} L̂ D^{-1/2}) (D^{1/2} Û D^{1/2}),
+ *     so L = D^{1/2} L̂ D^{-1/2} stays unit lower (l_ij = l̂_ij sqrt(d_i / d_j)) and
+ *     U = D^{1/2} Û D^{1/2} (u_ij = û_ij sqrt(d_i d_j)); ParIC: A ~ (D^{1/2} L̂)(D^{1/2} L̂)^T, so
+ *     L = D^{1/2} L̂ (l_ij = l̂_ij sqrt(d_i)) and U = L^T. The fixed point of the sweeps on Â is
+ *     exactly the scaled ILU(0) of A, so the unscaled factors are those of ILU(0) of A.
+ *  7. The triangular solvers analyse L (unit for ParILU) and U.
+ *
+ * Pivots: a zero / tiny pivot met by a sweep (|u_ii| < DBL_MIN; ParIC: a_ii - sum l_ik^2 < DBL_MIN)
+ * is GS_ERR_NUMERIC naming the row and the sweep under zero_pivot = error; under shift it becomes
+ * sign(u_ii) * shift * ||row i of Â||_inf (ParIC: sqrt of it), is counted, and the row is listed.
+ * A zero a_ii cannot be scaled: an error naming the row under zero_pivot = error; under shift the row
+ * is scaled by its largest |a_ij| instead and its initial pivot is 1 (counted as "zero_diagonal").
+ *
+ * Diagnostics (preconditioner.diagnostics = true): after the initial guess and after every sweep,
+ * on the host, the unscaled factors give the nonlinear residual ||(A - LU)_S||_F / ||A_S||_F (the
+ * equations the sweeps solve; ParIC: S = the lower pattern) and the ILU residual
+ * ||A - LU||_F / ||A||_F over all entries. The sweeps are then timed one by one (downloads and
+ * residuals excluded from time_sweeps).
+ *
+ * Report keys ("<prefix>." = "preconditioner."):
+ *   factorization        "ParILU" or "ParIC"
+ *   sweeps, sweep_type, order, seed (random order), fill_level
+ *   tasks                |S| (entries of L and U computed by the sweeps)
+ *   diagonal_inserted    rows of A without a stored diagonal entry (inserted into S)
+ *   zero_diagonal        rows scaled by their largest entry because a_ii = 0 (zero_pivot = shift)
+ *   nnz_L, nnz_U, fill_ratio   as the ilu plug-ins (ParILU: the unit diagonal of L not counted)
+ *   pivots_shifted, shifted_rows, pivot_shift_events   rows whose pivot was replaced (first 16,
+ *                        1-based) and how many replacements the sweeps made in all
+ *   time_sweeps          the sweeps (CUDA events on the device)
+ *   time_initial_guess, time_download, time_unscale, time_trisolve_analysis, time_diagnostics
+ *   sweep_residuals      "r0,r1,...": nonlinear residual after 0, 1, ..., sweeps (diagnostics)
+ *   sweep_ilu_residuals  "e0,e1,...": ILU residual after 0, 1, ..., sweeps (diagnostics)
+ *   nonlinear_residual, ilu_residual   the final values (diagnostics)
+ * and for a Schwarz extension (RAS): local = "parilu", extended_size, extended_nnz. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "precond/parilu.h"
+#include "trisolve/trisolve.h"
+
+/* Relative tolerance of the ParIC symmetry check (as the ic0 plug-in). */
+#define PARIC_SYMMETRY_TOL 1e-10
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Options                                                                                          */
+
+gs_status gs_parilu_opts_from_config(const gs_config *cfg, gs_parilu_opts *o)
+{
+    if (!cfg) return GS_ERROR(GS_ERR_ARG, "ParILU: no configuration given");
+    memset(o, 0, sizeof *o);
+    o->symmetric = gs_config_bool(cfg, "preconditioner.symmetric");
+    o->asynchronous = strcmp(gs_config_string(cfg, "preconditioner.sweep_type"), "asynchronous") == 0;
+    const char *ord = gs_config_string(cfg, "preconditioner.order");
+    o->order = strcmp(ord, "backward") == 0 ? GS_PARILU_BACKWARD
+               : strcmp(ord, "random") == 0 ? GS_PARILU_RANDOM
+                                            : GS_PARILU_FORWARD;
+    o->sweeps = (int)gs_config_int(cfg, "preconditioner.sweeps");
+    o->fill_level = (int)gs_config_int(cfg, "preconditioner.fill_level");
+    o->seed = (unsigned)gs_config_int(cfg, "preconditioner.seed");
+    o->diagnostics = gs_config_bool(cfg, "preconditioner.diagnostics");
+    o->zero_pivot = strcmp(gs_config_string(cfg, "preconditioner.zero_pivot"), "shift") == 0 ? GS_ZERO_PIVOT_SHIFT
+                                                                                           : GS_ZERO_PIVOT_ERROR;
+    o->shift = gs_config_double(cfg, "preconditioner.shift");
+    return GS_OK;
+}
+
+static const char *order_name(gs_parilu_order o)
+{
+    return o == GS_PARILU_BACKWARD ? "backward" : o == GS_PARILU_RANDOM ? "random" : "forward";
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Plan                                                                                             */
+
+void gs_parilu_plan_free(gs_parilu_plan *P)
+{
+    if (!P) return;
+    gs_csr_free(&P->L);
+    gs_csr_free(&P->U);
+    gs_free(&P->uc_ptr);
+    gs_free(&P->uc_ind);
+    gs_free(&P->u_map);
+    gs_free(&P->task_row);
+    gs_free(&P->task_col);
+    gs_free(&P->task_dst);
+    gs_free(&P->task_src);
+    memset(P, 0, sizeof *P);
+}
+
+/* The pattern of T^T (rows sorted) and map[p] = position in T^T of T's entry p. */
+static gs_status transpose_pattern(const gs_csr *T, gs_int **tptr, gs_int **tind, gs_int **map)
+{
+    gs_status st = GS_OK;
+    gs_int n = T->nrows, *ptr = NULL, *ind = NULL, *mp = NULL, *next = NULL;
+    GS_TRY(GS_CALLOC(ptr, (size_t)n + 1));
+    GS_TRY(GS_MALLOC(ind, T->nnz));
+    GS_TRY(GS_MALLOC(mp, T->nnz));
+    GS_TRY(GS_MALLOC(next, n));
+    for (gs_int p = 0; p < T->nnz; p++) ptr[T->colind[p] + 1]++;
+    for (gs_int j = 0; j < n; j++) ptr[j + 1] += ptr[j];
+    memcpy(next, ptr, (size_t)n * sizeof *next);
+    for (gs_int i = 0; i < n; i++)
+        for (gs_int p = T->rowptr[i]; p < T->rowptr[i + 1]; p++) {
+            gs_int pos = next[T->colind[p]]++;
+            ind[pos] = i;
+            mp[p] = pos;
+        }
+    *tptr = ptr;
+    *tind = ind;
+    *map = mp;
+    ptr = ind = mp = NULL;
+cleanup:
+    gs_free(&ptr);
+    gs_free(&ind);
+    gs_free(&mp);
+    gs_free(&next);
+    return st;
+}
+
+/* Strict lower pattern Ls + the diagonal, last in each row (the ParIC L). */
+static gs_status append_diagonal(const gs_csr *Ls, gs_csr *L)
+{
+    gs_status st = GS_OK;
+    gs_int n = Ls->nrows;
+    if ((int64_t)Ls->nnz + n > GS_INT_MAX)
+        return GS_ERROR(GS_ERR_UNSUPPORTED, "ParIC: the factor would have more than %d entries (32-bit indices)",
+                        (int)GS_INT_MAX);
+    GS_TRY(gs_csr_alloc(L, n, n, Ls->nnz + n, false));
+    gs_int q = 0;
+    for (gs_int i = 0; i < n; i++) {
+        for (gs_int p = Ls->rowptr[i]; p < Ls->rowptr[i + 1]; p++) L->colind[q++] = Ls->colind[p];
+        L->colind[q++] = i;
+        L->rowptr[i + 1] = q;
+    }
+cleanup:
+    return st;
+}
+
+/* splitmix64: a fixed generator, so the random task order is the same on every platform. */
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Reorder the four task arrays by perm (new position t takes old task perm[t]). */
+static gs_status permute_tasks(gs_parilu_plan *P, const gs_int *perm)
+{
+    gs_status st = GS_OK;
+    gs_int *tmp = NULL;
+    gs_int nt = P->ntasks;
+    gs_int **arrays[4] = {&P->task_row, &P->task_col, &P->task_dst, &P->task_src};
+    GS_TRY(GS_MALLOC(tmp, nt));
+    for (int a = 0; a < 4; a++) {
+        gs_int *v = *arrays[a];
+        for (gs_int t = 0; t < nt; t++) tmp[t] = v[perm[t]];
+        memcpy(v, tmp, (size_t)nt * sizeof *v);
+    }
+cleanup:
+    gs_free(&tmp);
+    return st;
+}
+
+static gs_status order_tasks(gs_parilu_plan *P, gs_parilu_order order, unsigned seed)
+{
+    gs_status st = GS_OK;
+    gs_int *perm = NULL, *chunk = NULL;
+    gs_int nt = P->ntasks;
+    if (order == GS_PARILU_FORWARD || nt == 0) return GS_OK;
+    GS_TRY(GS_MALLOC(perm, nt));
+    if (order == GS_PARILU_BACKWARD) {
+        for (gs_int t = 0; t < nt; t++) perm[t] = nt - 1 - t;
+    } else {
+        /* Fisher-Yates over the chunks; a chunk keeps its tasks in elimination order. */
+        gs_int nc = (gs_int)(((int64_t)nt + GS_PARILU_CHUNK - 1) / GS_PARILU_CHUNK);
+        GS_TRY(GS_MALLOC(chunk, nc));
+        for (gs_int c = 0; c < nc; c++) chunk[c] = c;
+        uint64_t s = (uint64_t)seed;
+        for (gs_int c = nc - 1; c > 0; c--) {
+            gs_int r = (gs_int)(splitmix64(&s) % (uint64_t)(c + 1));
+            gs_int tmp = chunk[c];
+            chunk[c] = chunk[r];
+            chunk[r] = tmp;
+        }
+        gs_int t = 0;
+        for (gs_int c = 0; c < nc; c++) {
+            int64_t b = (int64_t)chunk[c] * GS_PARILU_CHUNK, e = b + GS_PARILU_CHUNK;
+            if (e > nt) e = nt;
+            for (int64_t k = b; k < e; k++) perm[t++] = (gs_int)k;
+        }
+    }
+    GS_TRY(permute_tasks(P, perm));
+cleanup:
+    gs_free(&perm);
+    gs_free(&chunk);
+    return st;
+}
+
+/* Position of a_ij in A->val for every column of a pattern row (sorted): -1 where A has no entry. */
+static void match_row(const gs_csr *A, gs_int i, const gs_int *cols, gs_int m, gs_int *src)
+{
+    gs_int p = A->rowptr[i], pe = A->rowptr[i + 1];
+    for (gs_int k = 0; k < m; k++) {
+        while (p < pe && A->colind[p] < cols[k]) p++;
+        src[k] = (p < pe && A->colind[p] == cols[k]) ? p : -1;
+    }
+}
+
+gs_status gs_parilu_plan_build(const gs_csr *A, bool symmetric, int fill_level, gs_parilu_order order,
+                               unsigned seed, gs_parilu_plan *P)
+{
+    gs_status st = GS_OK;
+    gs_csr Ls = {0}, Us = {0};
+    if (!P) return GS_ERROR(GS_ERR_ARG, "ParILU plan: output is NULL");
+    memset(P, 0, sizeof *P);
+    if (!A || A->nrows != A->ncols)
+        return GS_ERROR(GS_ERR_ARG, "ParILU: the matrix must be square, got %d x %d", A ? (int)A->nrows : 0,
+                        A ? (int)A->ncols : 0);
+    if (!gs_csr_is_sorted(A))
+        return GS_ERROR(GS_ERR_ARG, "ParILU: the matrix columns must be strictly increasing in every row "
+                                    "(sort and sum duplicates first: gs_csr_sort_dedupe)");
+    const gs_int n = A->nrows;
+    P->n = n;
+    P->nnz_A = A->nnz;
+    P->symmetric = symmetric;
+    gs_csr_diagonal(A, NULL, &P->diag_inserted, NULL);
+
+    /* S: ILU(k) patterns (diagonal inserted where A lacks it). */
+    GS_TRY(gs_iluk_symbolic(A, fill_level, &Ls, &Us));
+    if (symmetric) {
+        GS_TRY(append_diagonal(&Ls, &P->L));
+        /* U = L^T: its pattern, and where each entry of L lands in it */
+        gs_int *tp = NULL, *ti = NULL;
+        GS_TRY(transpose_pattern(&P->L, &tp, &ti, &P->u_map));
+        P->U.nrows = P->U.ncols = n;
+        P->U.nnz = P->L.nnz;
+        P->U.rowptr = tp;
+        P->U.colind = ti;
+        P->nnz_l = P->L.nnz;
+        P->nnz_u = 0;
+    } else {
+        P->L = Ls;
+        P->U = Us;
+        memset(&Ls, 0, sizeof Ls);
+        memset(&Us, 0, sizeof Us);
+        /* U by columns: column j = rows k <= j increasing, so its diagonal comes last */
+        GS_TRY(transpose_pattern(&P->U, &P->uc_ptr, &P->uc_ind, &P->u_map));
+        P->nnz_l = P->L.nnz;
+        P->nnz_u = P->U.nnz;
+    }
+    if ((int64_t)P->nnz_l + P->nnz_u > GS_INT_MAX)
+        GS_FAIL(GS_ERR_UNSUPPORTED, "ParILU: |S| = %lld entries exceed 32-bit indices",
+                (long long)P->nnz_l + P->nnz_u);
+    P->ntasks = P->nnz_l + P->nnz_u;
+
+    /* Tasks in Gaussian-elimination order: row i's entries of L, then of U, left to right. */
+    gs_int nt = P->ntasks;
+    GS_TRY(GS_MALLOC(P->task_row, nt));
+    GS_TRY(GS_MALLOC(P->task_col, nt));
+    GS_TRY(GS_MALLOC(P->task_dst, nt));
+    GS_TRY(GS_MALLOC(P->task_src, nt));
+    gs_int t = 0;
+    for (gs_int i = 0; i < n; i++) {
+        gs_int lb = P->L.rowptr[i], le = P->L.rowptr[i + 1];
+        match_row(A, i, P->L.colind + lb, le - lb, P->task_src + t);
+        for (gs_int p = lb; p < le; p++, t++) {
+            P->task_row[t] = i;
+            P->task_col[t] = P->L.colind[p];
+            P->task_dst[t] = p;
+        }
+        if (symmetric) continue;
+        gs_int ub = P->U.rowptr[i], ue = P->U.rowptr[i + 1];
+        match_row(A, i, P->U.colind + ub, ue - ub, P->task_src + t);
+        for (gs_int q = ub; q < ue; q++, t++) {
+            P->task_row[t] = i;
+            P->task_col[t] = P->U.colind[q];
+            P->task_dst[t] = P->nnz_l + P->u_map[q];
+        }
+    }
+    GS_TRY(order_tasks(P, order, seed));
+
+cleanup:
+    gs_csr_free(&Ls);
+    gs_csr_free(&Us);
+    if (st != GS_OK) gs_parilu_plan_free(P);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Scaling, initial guess, unscaling                                                                */
+
+static gs_int row_name(const gs_int *names, gs_int i) { return names ? names[i] : i; }
+
+gs_status gs_parilu_initial_guess(const gs_parilu_plan *P, const gs_csr *A, const gs_parilu_opts *o,
+                                  const gs_int *row_names, double *sd, double *task_a, double *x0,
+                                  double *pivot_shift, gs_int *zero_diag)
+{
+    const char *who = P->symmetric ? "ParIC" : "ParILU";
+    const gs_int n = P->n;
+    if (A->nrows != n || A->nnz != P->nnz_A || !A->val)
+        return GS_ERROR(GS_ERR_ARG,
+                        "%s: numeric setup with a %d x %d matrix of %d entries%s after a symbolic setup with %d "
+                        "rows and %d entries; the pattern must not change",
+                        who, (int)A->nrows, (int)A->ncols, (int)A->nnz, A->val ? "" : " (no values)", (int)n,
+                        (int)P->nnz_A);
+    gs_int zd = 0;
+
+    /* d_i = |a_ii|; a zero one cannot be scaled by */
+    for (gs_int i = 0; i < n; i++) {
+        double aii = 0.0, rmax = 0.0;
+        bool stored = false;
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            double a = A->val[p];
+            if (!isfinite(a))
+                return GS_ERROR(GS_ERR_NUMERIC,
+                                "%s: the matrix entry A(%d,%d) = %g is not finite; the input matrix must hold "
+                                "finite values",
+                                who, (int)row_name(row_names, i) + 1, (int)row_name(row_names, A->colind[p]) + 1, a);
+            if (fabs(a) > rmax) rmax = fabs(a);
+            if (A->colind[p] == i) {
+                aii = a;
+                stored = true;
+            }
+        }
+        double d = fabs(aii);
+        if (!(d >= DBL_MIN)) {
+            if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
+                return GS_ERROR(GS_ERR_NUMERIC,
+                                "%s: the diagonal entry A(%d,%d) is %s; the symmetric scaling "
+                                "D^{-1/2} A D^{-1/2} with D = diag(|a_ii|) needs a nonzero diagonal. Set "
+                                "preconditioner.zero_pivot = \"shift\" (the row is then scaled by its largest "
+                                "entry), reorder the matrix, or use another preconditioner",
+                                who, (int)row_name(row_names, i) + 1, (int)row_name(row_names, i) + 1,
+                                stored ? "zero" : "not stored (zero)");
+            d = rmax >= DBL_MIN ? rmax : 1.0;
+            zd++;
+        }
+        sd[i] = sqrt(d);
+    }
+
+    /* Â on S and the initial guess: L̂ = strict lower part of Â (+ I implicitly), Û = upper part
+     * (ParIC: L̂ = lower part); a_ij = 0 at fill positions. */
+    for (gs_int t = 0; t < P->ntasks; t++) {
+        gs_int src = P->task_src[t];
+        double a = src >= 0 ? A->val[src] / (sd[P->task_row[t]] * sd[P->task_col[t]]) : 0.0;
+        task_a[t] = a;
+        x0[P->task_dst[t]] = a;
+    }
+
+    /* Replacement pivots: shift * ||row i of Â||_inf (the shift itself for a zero row). */
+    for (gs_int i = 0; i < n; i++) {
+        double m = 0.0;
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            double a = fabs(A->val[p]) / (sd[i] * sd[A->colind[p]]);
+            if (a > m) m = a;
+        }
+        double r = o->shift * m;
+        if (!(r >= DBL_MIN)) r = o->shift;
+        pivot_shift[i] = r;
+    }
+
+    /* Initial pivots: â_ii = sign(a_ii); a row without a usable diagonal starts from 1. ParIC needs
+     * a positive one (an SPD matrix has a_ii > 0). */
+    for (gs_int t = 0; t < P->ntasks; t++) {
+        gs_int i = P->task_row[t];
+        if (P->task_col[t] != i) continue;
+        double *u = &x0[P->task_dst[t]];
+        bool ok = P->symmetric ? (*u >= DBL_MIN) : (fabs(*u) >= DBL_MIN);
+        if (ok) continue;
+        if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
+            return GS_ERROR(GS_ERR_NUMERIC,
+                            "ParIC: the diagonal entry A(%d,%d) = %g is not positive; incomplete Cholesky needs "
+                            "a symmetric positive definite matrix (set preconditioner.zero_pivot = \"shift\" to "
+                            "start from a positive pivot anyway, or use ParILU: preconditioner.symmetric = false)",
+                            (int)row_name(row_names, i) + 1, (int)row_name(row_names, i) + 1,
+                            task_a[t] * sd[i] * sd[i]);
+        *u = 1.0;
+    }
+    if (zero_diag) *zero_diag = zd;
+    return GS_OK;
+}
+
+void gs_parilu_unscale(const gs_parilu_plan *P, const double *sd, const double *x, gs_csr *L, gs_csr *U)
+{
+    const gs_int n = P->n;
+    if (P->symmetric) {
+        /* L = D^{1/2} L̂, U = L^T */
+        for (gs_int i = 0; i < n; i++)
+            for (gs_int p = P->L.rowptr[i]; p < P->L.rowptr[i + 1]; p++) {
+                L->val[p] = x[p] * sd[i];
+                U->val[P->u_map[p]] = L->val[p];
+            }
+        return;
+    }
+    /* L = D^{1/2} L̂ D^{-1/2} (unit diagonal kept), U = D^{1/2} Û D^{1/2} */
+    for (gs_int i = 0; i < n; i++) {
+        for (gs_int p = P->L.rowptr[i]; p < P->L.rowptr[i + 1]; p++) L->val[p] = x[p] * sd[i] / sd[P->L.colind[p]];
+        for (gs_int q = P->U.rowptr[i]; q < P->U.rowptr[i + 1]; q++)
+            U->val[q] = x[P->nnz_l + P->u_map[q]] * sd[i] * sd[P->U.colind[q]];
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Kernel arrays on a backend                                                                       */
+
+static gs_status upload_ints(gs_backend *be, gs_int **dst, const gs_int *src, size_t count)
+{
+    void *p = NULL;
+    GS_CALL(gs_backend_alloc(be, &p, count * sizeof(gs_int)));
+    *dst = p;
+    if (count > 0) GS_CALL(gs_backend_upload(be, p, src, count * sizeof(gs_int)));
+    return GS_OK;
+}
+
+static void free_array(gs_backend *be, void *pp)
+{
+    void **p = pp;
+    if (*p) gs_backend_free(be, *p);
+    *p = NULL;
+}
+
+void gs_parilu_kernel_free(gs_backend *be, gs_parilu_kernel *K)
+{
+    if (!K || !be) return;
+    if (K->u_ptr == K->l_ptr) K->u_ptr = NULL; /* ParIC: shared with L */
+    if (K->u_ind == K->l_ind) K->u_ind = NULL;
+    free_array(be, &K->l_ptr);
+    free_array(be, &K->l_ind);
+    free_array(be, &K->u_ptr);
+    free_array(be, &K->u_ind);
+    free_array(be, &K->task_row);
+    free_array(be, &K->task_col);
+    free_array(be, &K->task_dst);
+    free_array(be, &K->task_a);
+    free_array(be, &K->pivot_shift);
+    free_array(be, &K->shifted);
+    free_array(be, &K->flags);
+    memset(K, 0, sizeof *K);
+}
+
+gs_status gs_parilu_kernel_create(gs_backend *be, const gs_parilu_plan *P, bool shift, gs_parilu_kernel *K)
+{
+    gs_status st = GS_OK;
+    memset(K, 0, sizeof *K);
+    const gs_int n = P->n;
+    K->n = n;
+    K->ntasks = P->ntasks;
+    K->nnz_x = P->ntasks;
+    K->u_off = P->symmetric ? 0 : P->nnz_l;
+    K->symmetric = P->symmetric;
+    K->shift = shift;
+    GS_TRY(upload_ints(be, &K->l_ptr, P->L.rowptr, (size_t)n + 1));
+    GS_TRY(upload_ints(be, &K->l_ind, P->L.colind, (size_t)P->L.nnz));
+    if (P->symmetric) {
+        K->u_ptr = K->l_ptr; /* column j of U = L^T is row j of L */
+        K->u_ind = K->l_ind;
+    } else {
+        GS_TRY(upload_ints(be, &K->u_ptr, P->uc_ptr, (size_t)n + 1));
+        GS_TRY(upload_ints(be, &K->u_ind, P->uc_ind, (size_t)P->nnz_u));
+    }
+    GS_TRY(upload_ints(be, &K->task_row, P->task_row, (size_t)P->ntasks));
+    GS_TRY(upload_ints(be, &K->task_col, P->task_col, (size_t)P->ntasks));
+    GS_TRY(upload_ints(be, &K->task_dst, P->task_dst, (size_t)P->ntasks));
+    GS_TRY(gs_backend_alloc(be, (void **)&K->task_a, (size_t)P->ntasks * sizeof(double)));
+    GS_TRY(gs_backend_alloc(be, (void **)&K->pivot_shift, (size_t)n * sizeof(double)));
+    GS_TRY(gs_backend_alloc(be, (void **)&K->shifted, (size_t)n));
+    GS_TRY(gs_backend_alloc(be, (void **)&K->flags, sizeof(gs_parilu_flags)));
+cleanup:
+    if (st != GS_OK) gs_parilu_kernel_free(be, K);
+    return st;
+}
+
+gs_status gs_parilu_kernel_set(gs_backend *be, gs_parilu_kernel *K, const double *task_a, const double *pivot_shift)
+{
+    gs_status st = GS_OK;
+    unsigned char *zeros = NULL;
+    gs_parilu_flags f = {GS_PARILU_NO_ERROR, 0};
+    if (K->ntasks > 0) GS_TRY(gs_backend_upload(be, K->task_a, task_a, (size_t)K->ntasks * sizeof(double)));
+    if (K->n > 0) {
+        GS_TRY(gs_backend_upload(be, K->pivot_shift, pivot_shift, (size_t)K->n * sizeof(double)));
+        GS_TRY(GS_CALLOC(zeros, K->n));
+        GS_TRY(gs_backend_upload(be, K->shifted, zeros, (size_t)K->n));
+    }
+    GS_TRY(gs_backend_upload(be, K->flags, &f, sizeof f));
+cleanup:
+    gs_free(&zeros);
+    return st;
+}
+
+gs_status gs_parilu_sweep(gs_backend *be, const gs_parilu_kernel *K, const double *in, double *out, int sweep)
+{
+    if (be->kind == GS_BACKEND_CUDA) return gs_parilu_sweep_cuda(be, K, in, out, sweep);
+    return gs_parilu_sweep_ref(be, K, in, out, sweep);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Diagnostics: ||(A - LU)_S||_F / ||A_S||_F and ||A - LU||_F / ||A||_F on the host                 */
+
+static gs_status residuals(const gs_parilu_plan *P, const gs_csr *A, const gs_csr *L, const gs_csr *U,
+                           double *nonlinear, double *ilu)
+{
+    gs_status st = GS_OK;
+    const gs_int n = P->n;
+    double *w = NULL, *arow = NULL;
+    gs_int *wstamp = NULL, *astamp = NULL, *cols = NULL;
+    double s_num = 0.0, s_den = 0.0, f_num = 0.0, f_den = 0.0;
+    GS_TRY(GS_CALLOC(w, n));
+    GS_TRY(GS_CALLOC(arow, n));
+    GS_TRY(GS_MALLOC(wstamp, n));
+    GS_TRY(GS_MALLOC(astamp, n));
+    GS_TRY(GS_MALLOC(cols, n));
+    for (gs_int j = 0; j < n; j++) wstamp[j] = astamp[j] = -1;
+
+    for (gs_int i = 0; i < n; i++) {
+        /* w = row i of L U = sum_k l_ik (row k of U), plus row i of U itself for ParILU (l_ii = 1,
+         * not stored); ParIC's L stores its diagonal and U = L^T. */
+        gs_int nc = 0;
+        gs_int pl = L->rowptr[i], ple = L->rowptr[i + 1];
+        for (gs_int p = pl; p <= ple; p++) {
+            gs_int k;
+            double lik;
+            if (p < ple) {
+                k = L->colind[p];
+                lik = L->val[p];
+            } else if (!P->symmetric) {
+                k = i;
+                lik = 1.0;
+            } else {
+                break;
+            }
+            for (gs_int q = U->rowptr[k]; q < U->rowptr[k + 1]; q++) {
+                gs_int j = U->colind[q];
+                if (wstamp[j] != i) {
+                    wstamp[j] = i;
+                    w[j] = 0.0;
+                    cols[nc++] = j;
+                }
+                w[j] += lik * U->val[q];
+            }
+        }
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            astamp[A->colind[p]] = i;
+            arow[A->colind[p]] = A->val[p];
+            f_den += A->val[p] * A->val[p];
+        }
+        /* ||A - LU||_F: every entry of the product, then A's entries the product lacks */
+        for (gs_int c = 0; c < nc; c++) {
+            gs_int j = cols[c];
+            double e = (astamp[j] == i ? arow[j] : 0.0) - w[j];
+            f_num += e * e;
+        }
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            if (wstamp[A->colind[p]] != i) f_num += A->val[p] * A->val[p];
+        /* ||(A - LU)_S||_F: row i of S = row i of L (and of U for ParILU) */
+        for (int part = 0; part < (P->symmetric ? 1 : 2); part++) {
+            const gs_csr *T = part == 0 ? &P->L : &P->U;
+            for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
+                gs_int j = T->colind[q];
+                double a = astamp[j] == i ? arow[j] : 0.0;
+                double e = a - (wstamp[j] == i ? w[j] : 0.0);
+                s_num += e * e;
+                s_den += a * a;
+            }
+        }
+    }
+    *nonlinear = s_den > 0.0 ? sqrt(s_num / s_den) : sqrt(s_num);
+    *ilu = f_den > 0.0 ? sqrt(f_num / f_den) : sqrt(f_num);
+cleanup:
+    gs_free(&w);
+    gs_free(&arow);
+    gs_free(&wstamp);
+    gs_free(&astamp);
+    gs_free(&cols);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Engine                                                                                           */
+
+struct gs_parilu {
+    gs_backend *be;
+    const gs_config *cfg;
+    gs_parilu_opts o;
+    const char *name; /* "ParILU" or "ParIC" */
+
+    gs_parilu_plan P;
+    bool have_plan;
+    gs_parilu_kernel K;
+    bool have_kernel;
+    double *xa, *xb; /* value buffers on the backend (xb: synchronous only) */
+
+    /* host */
+    double *sd, *task_a, *x0, *pivot_shift, *xh;
+    unsigned char *shifted_h;
+    gs_csr L, U; /* unscaled factors */
+    gs_int zero_diag;
+    gs_int nshifted, shifted_rows[16];
+    unsigned long long shift_events;
+
+    gs_trisolve *lower, *upper;
+    gs_vector *work;
+
+    /* Schwarz extension */
+    bool blocks;
+    gs_int n_global, nnz_global;
+    gs_csr Aext;
+    gs_int *ext_src;  /* Aext entry -> position in A->val */
+    gs_int *ext_rows; /* extended unknown -> global row (messages) */
+    gs_ivec *gather, *scatter;
+    gs_vector *xe, *ze;
+
+    /* diagnostics: sweeps + 1 values each */
+    double *res_nl, *res_ilu;
+    int nres;
+
+    bool factored;
+    double time_plan, time_init, time_sweeps, time_download, time_unscale, time_analyse, time_diag;
+};
+
+static void release_numeric(gs_parilu *p)
+{
+    gs_trisolve_destroy(&p->lower);
+    gs_trisolve_destroy(&p->upper);
+    gs_vec_destroy(&p->work);
+    if (p->have_kernel) gs_parilu_kernel_free(p->be, &p->K);
+    p->have_kernel = false;
+    free_array(p->be, &p->xa);
+    free_array(p->be, &p->xb);
+    gs_free(&p->sd);
+    gs_free(&p->task_a);
+    gs_free(&p->x0);
+    gs_free(&p->pivot_shift);
+    gs_free(&p->xh);
+    gs_free(&p->shifted_h);
+    gs_csr_free(&p->L);
+    gs_csr_free(&p->U);
+    gs_free(&p->res_nl);
+    gs_free(&p->res_ilu);
+    p->nres = 0;
+    p->factored = false;
+}
+
+static void release_all(gs_parilu *p)
+{
+    release_numeric(p);
+    gs_parilu_plan_free(&p->P);
+    p->have_plan = false;
+    gs_csr_free(&p->Aext);
+    gs_free(&p->ext_src);
+    gs_free(&p->ext_rows);
+    gs_ivec_destroy(&p->gather);
+    gs_ivec_destroy(&p->scatter);
+    gs_vec_destroy(&p->xe);
+    gs_vec_destroy(&p->ze);
+    p->blocks = false;
+}
+
+gs_status gs_parilu_create(gs_backend *be, const gs_config *cfg, gs_parilu **out)
+{
+    gs_status st = GS_OK;
+    gs_parilu *p = NULL;
+    if (!be || !out) return GS_ERROR(GS_ERR_ARG, "gs_parilu_create: backend or output is NULL");
+    GS_TRY(GS_CALLOC(p, 1));
+    p->be = be;
+    p->cfg = cfg;
+    GS_TRY(gs_parilu_opts_from_config(cfg, &p->o));
+    p->name = p->o.symmetric ? "ParIC" : "ParILU";
+    *out = p;
+    return GS_OK;
+cleanup:
+    gs_free(&p);
+    return st;
+}
+
+void gs_parilu_destroy(gs_parilu **pp)
+{
+    if (!pp || !*pp) return;
+    release_all(*pp);
+    gs_free(pp);
+}
+
+/* Plan, kernel arrays and host work arrays for the matrix M (A itself or the extended one). */
+static gs_status symbolic_core(gs_parilu *p, const gs_csr *M)
+{
+    double t0 = gs_wtime();
+    GS_CALL(gs_parilu_plan_build(M, p->o.symmetric, p->o.fill_level, p->o.order, p->o.seed, &p->P));
+    p->have_plan = true;
+    const gs_parilu_plan *P = &p->P;
+    GS_CALL(gs_parilu_kernel_create(p->be, P, p->o.zero_pivot == GS_ZERO_PIVOT_SHIFT, &p->K));
+    p->have_kernel = true;
+    size_t nx = (size_t)P->ntasks;
+    GS_CALL(gs_backend_alloc(p->be, (void **)&p->xa, nx * sizeof(double)));
+    if (!p->o.asynchronous) GS_CALL(gs_backend_alloc(p->be, (void **)&p->xb, nx * sizeof(double)));
+    GS_CALL(GS_MALLOC(p->sd, P->n));
+    GS_CALL(GS_MALLOC(p->task_a, nx));
+    GS_CALL(GS_MALLOC(p->x0, nx));
+    GS_CALL(GS_MALLOC(p->pivot_shift, P->n));
+    GS_CALL(GS_MALLOC(p->xh, nx));
+    GS_CALL(GS_MALLOC(p->shifted_h, P->n));
+    /* host factors: the plan's patterns with values */
+    GS_CALL(gs_csr_alloc(&p->L, P->n, P->n, P->L.nnz, true));
+    memcpy(p->L.rowptr, P->L.rowptr, ((size_t)P->n + 1) * sizeof(gs_int));
+    if (P->L.nnz > 0) memcpy(p->L.colind, P->L.colind, (size_t)P->L.nnz * sizeof(gs_int));
+    GS_CALL(gs_csr_alloc(&p->U, P->n, P->n, P->U.nnz, true));
+    memcpy(p->U.rowptr, P->U.rowptr, ((size_t)P->n + 1) * sizeof(gs_int));
+    if (P->U.nnz > 0) memcpy(p->U.colind, P->U.colind, (size_t)P->U.nnz * sizeof(gs_int));
+    if (p->o.diagnostics) {
+        GS_CALL(GS_CALLOC(p->res_nl, (size_t)p->o.sweeps + 1));
+        GS_CALL(GS_CALLOC(p->res_ilu, (size_t)p->o.sweeps + 1));
+    }
+    GS_CALL(gs_vec_create(p->be, P->n, &p->work));
+    p->time_plan = gs_wtime() - t0;
+    return GS_OK;
+}
+
+gs_status gs_parilu_setup_symbolic(gs_parilu *p, const gs_csr *A)
+{
+    gs_status st = GS_OK;
+    release_all(p);
+    p->n_global = A->nrows;
+    p->nnz_global = A->nnz;
+    GS_TRY(symbolic_core(p, A));
+cleanup:
+    if (st != GS_OK) release_all(p); /* a half-built plan must not reach a numeric setup */
+    return st;
+}
+
+gs_status gs_parilu_setup_symbolic_blocks(gs_parilu *p, const gs_csr *A, gs_int nblocks, const gs_int *off,
+                                          const gs_int *rows, const gs_int *owner)
+{
+    gs_status st = GS_OK;
+    gs_int *loc = NULL;
+    release_all(p);
+    if (A->nrows != A->ncols || !A->val || !gs_csr_is_sorted(A))
+        return GS_ERROR(GS_ERR_ARG, "%s (Schwarz): the matrix must be square and sorted, with values", p->name);
+    if (nblocks < 0 || !off || off[0] != 0)
+        return GS_ERROR(GS_ERR_ARG, "%s (Schwarz): invalid block layout (%d blocks)", p->name, (int)nblocks);
+    const gs_int n = A->nrows, next = off[nblocks];
+    p->blocks = true;
+    p->n_global = n;
+    p->nnz_global = A->nnz;
+
+    /* Aext = diag(A(S_b, S_b)): block b's rows and columns shifted by off[b]; loc[g] = local index of
+     * global row g in the current block, -1 outside it. */
+    GS_TRY(GS_MALLOC(loc, n));
+    for (gs_int g = 0; g < n; g++) loc[g] = -1;
+    int64_t cnt = 0;
+    for (gs_int b = 0; b < nblocks; b++) {
+        if (off[b + 1] < off[b])
+            GS_FAIL(GS_ERR_ARG, "%s (Schwarz): block %d has decreasing offsets", p->name, (int)b);
+        for (gs_int e = off[b]; e < off[b + 1]; e++) {
+            if (rows[e] < 0 || rows[e] >= n || (e > off[b] && rows[e] <= rows[e - 1]))
+                GS_FAIL(GS_ERR_ARG, "%s (Schwarz): the rows of block %d must be strictly increasing in 0..%d",
+                        p->name, (int)b, (int)n - 1);
+            if (owner && owner[e] != -1 && owner[e] != rows[e])
+                GS_FAIL(GS_ERR_ARG, "%s (Schwarz): extended unknown %d (row %d) writes back to row %d", p->name,
+                        (int)e, (int)rows[e], (int)owner[e]);
+            loc[rows[e]] = e - off[b];
+        }
+        for (gs_int e = off[b]; e < off[b + 1]; e++)
+            for (gs_int q = A->rowptr[rows[e]]; q < A->rowptr[rows[e] + 1]; q++) cnt += loc[A->colind[q]] >= 0;
+        for (gs_int e = off[b]; e < off[b + 1]; e++) loc[rows[e]] = -1;
+    }
+    if (cnt > GS_INT_MAX)
+        GS_FAIL(GS_ERR_UNSUPPORTED, "%s (Schwarz): the subdomains hold %lld entries, more than 32-bit indices allow",
+                p->name, (long long)cnt);
+    GS_TRY(gs_csr_alloc(&p->Aext, next, next, (gs_int)cnt, true));
+    GS_TRY(GS_MALLOC(p->ext_src, cnt));
+    GS_TRY(GS_MALLOC(p->ext_rows, next));
+    gs_int k = 0;
+    for (gs_int b = 0; b < nblocks; b++) {
+        gs_int o = off[b];
+        for (gs_int e = o; e < off[b + 1]; e++) loc[rows[e]] = e - o;
+        for (gs_int e = o; e < off[b + 1]; e++) {
+            /* S_b increasing: local columns come out in global (hence sorted) order */
+            for (gs_int q = A->rowptr[rows[e]]; q < A->rowptr[rows[e] + 1]; q++) {
+                gs_int c = loc[A->colind[q]];
+                if (c < 0) continue;
+                p->Aext.colind[k] = o + c;
+                p->Aext.val[k] = A->val[q];
+                p->ext_src[k++] = q;
+            }
+            p->Aext.rowptr[e + 1] = k;
+            p->ext_rows[e] = rows[e];
+        }
+        for (gs_int e = o; e < off[b + 1]; e++) loc[rows[e]] = -1;
+    }
+    GS_TRY(symbolic_core(p, &p->Aext));
+    if (next > 0) {
+        GS_TRY(gs_ivec_create(p->be, next, rows, &p->gather));
+        GS_TRY(gs_ivec_create(p->be, next, owner ? owner : rows, &p->scatter));
+        GS_TRY(gs_vec_create(p->be, next, &p->xe));
+        GS_TRY(gs_vec_create(p->be, next, &p->ze));
+    }
+cleanup:
+    gs_free(&loc);
+    if (st != GS_OK) release_all(p);
+    return st;
+}
+
+/* First (i, j) with |a_ij - a_ji| > tol * max(|a_ij|, |a_ji|) (a missing entry is 0); GS_ERR_ARG
+ * naming it, GS_OK when the values are symmetric. */
+static gs_status check_symmetric(const gs_parilu *p, const gs_csr *A)
+{
+    gs_status st = GS_OK;
+    bool structural = false, numerical = false;
+    gs_csr AT = {0};
+    GS_CALL(gs_csr_symmetry(A, PARIC_SYMMETRY_TOL, &structural, &numerical));
+    if (numerical) return GS_OK;
+    GS_TRY(gs_csr_transpose(A, &AT));
+    for (gs_int i = 0; i < A->nrows; i++) {
+        gs_int pa = A->rowptr[i], pe = A->rowptr[i + 1], qa = AT.rowptr[i], qe = AT.rowptr[i + 1];
+        while (pa < pe || qa < qe) {
+            gs_int ca = pa < pe ? A->colind[pa] : GS_INT_MAX, ct = qa < qe ? AT.colind[qa] : GS_INT_MAX;
+            gs_int j = ca < ct ? ca : ct;
+            double x = ca == j ? A->val[pa++] : 0.0, y = ct == j ? AT.val[qa++] : 0.0;
+            if (fabs(x - y) > PARIC_SYMMETRY_TOL * fmax(fabs(x), fabs(y)) || isnan(x) != isnan(y)) {
+                const gs_int *nm = p->blocks ? p->ext_rows : NULL;
+                GS_FAIL(GS_ERR_ARG,
+                        "ParIC (preconditioner.symmetric = true) needs a symmetric matrix, but A(%d,%d) = %.17g "
+                        "while A(%d,%d) = %.17g (1-based; relative tolerance %g); use ParILU "
+                        "(preconditioner.symmetric = false) with bicgstab or gmres",
+                        (int)row_name(nm, i) + 1, (int)row_name(nm, j) + 1, x, (int)row_name(nm, j) + 1,
+                        (int)row_name(nm, i) + 1, y, PARIC_SYMMETRY_TOL);
+            }
+        }
+    }
+cleanup:
+    gs_csr_free(&AT);
+    return st;
+}
+
+/* The unscaled factors from the host values xh; non-finite entries are errors naming them. */
+static gs_status make_factors(gs_parilu *p, int sweeps_done)
+{
+    gs_parilu_unscale(&p->P, p->sd, p->xh, &p->L, &p->U);
+    const gs_int *nm = p->blocks ? p->ext_rows : NULL;
+    for (int f = 0; f < 2; f++) {
+        const gs_csr *T = f == 0 ? &p->L : &p->U;
+        for (gs_int i = 0; i < T->nrows; i++)
+            for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++)
+                if (!isfinite(T->val[q]))
+                    return GS_ERROR(GS_ERR_NUMERIC,
+                                    "%s: non-finite value %g in row %d, column %d (1-based) of %s after %d sweep%s: "
+                                    "the fixed-point iteration diverged for this matrix (try "
+                                    "preconditioner.sweep_type = \"asynchronous\", fewer sweeps, a reordering, "
+                                    "or ilu0)",
+                                    p->name, T->val[q], (int)row_name(nm, i) + 1, (int)row_name(nm, T->colind[q]) + 1,
+                                    f == 0 ? "L" : "U", sweeps_done, sweeps_done == 1 ? "" : "s");
+    }
+    return GS_OK;
+}
+
+/* Diagnostics after `s` sweeps from the values at `x` (a backend array). */
+static gs_status diagnose(gs_parilu *p, const gs_csr *M, const double *x, int s)
+{
+    double t0 = gs_wtime();
+    size_t bytes = (size_t)p->P.ntasks * sizeof(double);
+    if (bytes > 0) GS_CALL(gs_backend_download(p->be, p->xh, x, bytes));
+    gs_parilu_unscale(&p->P, p->sd, p->xh, &p->L, &p->U);
+    GS_CALL(residuals(&p->P, M, &p->L, &p->U, &p->res_nl[s], &p->res_ilu[s]));
+    p->nres = s + 1;
+    p->time_diag += gs_wtime() - t0;
+    return GS_OK;
+}
+
+static gs_status sweeps_error(const gs_parilu *p, unsigned long long key)
+{
+    const gs_int n = p->P.n;
+    gs_int i = (gs_int)(key % (unsigned long long)n);
+    unsigned long long s = key / (unsigned long long)n;
+    gs_int r = row_name(p->blocks ? p->ext_rows : NULL, i) + 1;
+    if (p->o.symmetric)
+        return GS_ERROR(GS_ERR_NUMERIC,
+                        "ParIC: non-positive pivot a_ii - sum_k l_ik^2 at row %d (1-based) in sweep %llu of %d (the "
+                        "matrix may not be positive definite, or the iteration has not settled); set "
+                        "preconditioner.zero_pivot = \"shift\" to perturb it, or use ParILU",
+                        (int)r, s, p->o.sweeps);
+    return GS_ERROR(GS_ERR_NUMERIC,
+                    "ParILU: zero pivot u_ii at row %d (1-based) in sweep %llu of %d (|u_ii| < %g or not a number); "
+                    "set preconditioner.zero_pivot = \"shift\" to perturb it, or reorder",
+                    (int)r, s, p->o.sweeps, DBL_MIN);
+}
+
+static gs_status numeric_core(gs_parilu *p, const gs_csr *M)
+{
+    gs_status st = GS_OK;
+    gs_timer tm = {0};
+    bool timing = false;
+    const gs_parilu_plan *P = &p->P;
+    const gs_int *nm = p->blocks ? p->ext_rows : NULL;
+    const size_t bytes = (size_t)P->ntasks * sizeof(double);
+    gs_backend *be = p->be;
+    p->factored = false;
+    p->time_diag = 0.0;
+    p->nres = 0;
+
+    if (p->o.symmetric) GS_TRY(check_symmetric(p, M));
+
+    /* 3. scaling and initial guess (host), uploaded with the task values */
+    double t0 = gs_wtime();
+    GS_TRY(gs_parilu_initial_guess(P, M, &p->o, nm, p->sd, p->task_a, p->x0, p->pivot_shift, &p->zero_diag));
+    GS_TRY(gs_parilu_kernel_set(be, &p->K, p->task_a, p->pivot_shift));
+    if (bytes > 0) GS_TRY(gs_backend_upload(be, p->xa, p->x0, bytes));
+    p->time_init = gs_wtime() - t0;
+
+    /* 4. the sweeps: synchronous ones alternate between xa and xb */
+    double *cur = p->xa, *other = p->o.asynchronous ? p->xa : p->xb;
+    if (p->o.diagnostics) GS_TRY(diagnose(p, M, cur, 0));
+    p->time_sweeps = 0.0;
+    if (!p->o.diagnostics) {
+        GS_TRY(gs_timer_start(be, &tm));
+        timing = true;
+    }
+    for (int s = 1; s <= p->o.sweeps; s++) {
+        if (p->o.diagnostics) {
+            GS_TRY(gs_timer_start(be, &tm));
+            timing = true;
+        }
+        GS_TRY(gs_parilu_sweep(be, &p->K, cur, other, s));
+        if (!p->o.asynchronous) {
+            double *tmp = cur;
+            cur = other;
+            other = tmp;
+        }
+        if (p->o.diagnostics) {
+            double dt = 0.0;
+            timing = false;
+            GS_TRY(gs_timer_stop(&tm, &dt));
+            p->time_sweeps += dt;
+            GS_TRY(diagnose(p, M, cur, s));
+        }
+    }
+    if (timing) {
+        timing = false;
+        GS_TRY(gs_timer_stop(&tm, &p->time_sweeps));
+    }
+
+    /* 5. values and flags back to the host, once */
+    t0 = gs_wtime();
+    if (bytes > 0) GS_TRY(gs_backend_download(be, p->xh, cur, bytes));
+    gs_parilu_flags fl;
+    GS_TRY(gs_backend_download(be, &fl, p->K.flags, sizeof fl));
+    p->shift_events = fl.shifts;
+    p->nshifted = 0;
+    if (fl.shifts > 0 && P->n > 0) {
+        GS_TRY(gs_backend_download(be, p->shifted_h, p->K.shifted, (size_t)P->n));
+        for (gs_int i = 0; i < P->n; i++)
+            if (p->shifted_h[i]) {
+                if (p->nshifted < 16) p->shifted_rows[p->nshifted] = row_name(nm, i);
+                p->nshifted++;
+            }
+    }
+    p->time_download = gs_wtime() - t0;
+    if (fl.first_bad != GS_PARILU_NO_ERROR) GS_TRY(sweeps_error(p, fl.first_bad));
+
+    /* 6. unscaled factors */
+    t0 = gs_wtime();
+    GS_TRY(make_factors(p, p->o.sweeps));
+    p->time_unscale = gs_wtime() - t0;
+
+    /* 7. triangular solvers */
+    t0 = gs_wtime();
+    if (!p->lower) GS_TRY(gs_trisolve_create_from_config(p->cfg, be, GS_LOWER, !p->o.symmetric, &p->lower));
+    if (!p->upper) GS_TRY(gs_trisolve_create_from_config(p->cfg, be, GS_UPPER, false, &p->upper));
+    GS_TRY(gs_trisolve_analyse(p->lower, &p->L));
+    GS_TRY(gs_trisolve_analyse(p->upper, &p->U));
+    p->time_analyse = gs_wtime() - t0;
+    p->factored = true;
+
+cleanup:
+    if (timing) {
+        double dummy = 0.0;
+        (void)gs_timer_stop(&tm, &dummy);
+    }
+    gs_timer_destroy(&tm);
+    return st;
+}
+
+gs_status gs_parilu_setup_numeric(gs_parilu *p, const gs_csr *A)
+{
+    if (!p->have_plan)
+        return GS_ERROR(GS_ERR_ARG, "%s: numeric setup before the symbolic one", p->name);
+    if (A->nrows != p->n_global || A->nnz != p->nnz_global || !A->val)
+        return GS_ERROR(GS_ERR_ARG,
+                        "%s: numeric setup with a %d-row matrix of %d entries after a symbolic setup with %d rows "
+                        "and %d entries; the pattern must not change (run the symbolic setup again)",
+                        p->name, (int)A->nrows, (int)A->nnz, (int)p->n_global, (int)p->nnz_global);
+    if (!p->blocks) {
+        GS_CALL(numeric_core(p, A));
+        return GS_OK;
+    }
+    for (gs_int e = 0; e < p->Aext.nnz; e++) p->Aext.val[e] = A->val[p->ext_src[e]];
+    GS_CALL(numeric_core(p, &p->Aext));
+    return GS_OK;
+}
+
+gs_status gs_parilu_apply(gs_parilu *p, const gs_vector *r, gs_vector *z)
+{
+    if (!p->factored) return GS_ERROR(GS_ERR_ARG, "%s applied before a successful numeric setup", p->name);
+    if (!p->blocks) {
+        /* z = U^{-1} (L^{-1} r) */
+        GS_CALL(gs_trisolve_solve(p->lower, r, p->work));
+        GS_CALL(gs_trisolve_solve(p->upper, p->work, z));
+        return GS_OK;
+    }
+    if (!p->xe) return GS_OK; /* no subdomains */
+    /* x_e = R_g r;  w = L^{-1} x_e;  z_e = U^{-1} w;  z = R_s^T z_e */
+    GS_CALL(gs_vec_gather(r, p->gather, p->xe));
+    GS_CALL(gs_trisolve_solve(p->lower, p->xe, p->work));
+    GS_CALL(gs_trisolve_solve(p->upper, p->work, p->ze));
+    GS_CALL(gs_vec_scatter(p->ze, p->scatter, z));
+    return GS_OK;
+}
+
+void gs_parilu_factors(const gs_parilu *p, const gs_csr **L, const gs_csr **U)
+{
+    if (L) *L = p->factored ? &p->L : NULL;
+    if (U) *U = p->factored ? &p->U : NULL;
+}
+
+bool gs_parilu_variable(const gs_parilu *p)
+{
+    return (p->lower && p->lower->variable) || (p->upper && p->upper->variable);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* View                                                                                             */
+
+static void key_int(gs_report *rep, const char *prefix, const char *name, long long v)
+{
+    char key[160];
+    if (gs_report_keyf(key, sizeof key, "%s.%s", prefix, name) == GS_OK) (void)gs_report_int(rep, key, v);
+}
+
+static void key_double(gs_report *rep, const char *prefix, const char *name, double v)
+{
+    char key[160];
+    if (gs_report_keyf(key, sizeof key, "%s.%s", prefix, name) == GS_OK) (void)gs_report_double(rep, key, v);
+}
+
+static void key_string(gs_report *rep, const char *prefix, const char *name, const char *v)
+{
+    char key[160];
+    if (gs_report_keyf(key, sizeof key, "%s.%s", prefix, name) == GS_OK) (void)gs_report_string(rep, key, v);
+}
+
+/* "v0,v1,..." with %.6e each; NULL on allocation failure (the key is then left out). */
+static char *join_values(const double *v, int m)
+{
+    char *s = NULL;
+    size_t cap = (size_t)m * 16 + 1, len = 0;
+    if (gs_malloc(&s, cap, 1) != GS_OK) {
+        gs_error_clear();
+        return NULL;
+    }
+    s[0] = '\0';
+    for (int k = 0; k < m; k++) {
+        int w = snprintf(s + len, cap - len, "%s%.6e", k ? "," : "", v[k]);
+        if (w < 0 || (size_t)w >= cap - len) break;
+        len += (size_t)w;
+    }
+    return s;
+}
+
+void gs_parilu_view(const gs_parilu *p, gs_report *rep, const char *prefix)
+{
+    if (!p) return;
+    key_string(rep, prefix, "factorization", p->name);
+    key_int(rep, prefix, "sweeps", p->o.sweeps);
+    key_string(rep, prefix, "sweep_type", p->o.asynchronous ? "asynchronous" : "synchronous");
+    key_string(rep, prefix, "order", order_name(p->o.order));
+    if (p->o.order == GS_PARILU_RANDOM) key_int(rep, prefix, "seed", p->o.seed);
+    key_int(rep, prefix, "fill_level", p->o.fill_level);
+    if (p->blocks) {
+        key_string(rep, prefix, "local", "parilu");
+        key_int(rep, prefix, "extended_size", p->Aext.nrows);
+        key_int(rep, prefix, "extended_nnz", p->Aext.nnz);
+    }
+    if (!p->have_plan) return;
+    key_int(rep, prefix, "tasks", p->P.ntasks);
+    key_int(rep, prefix, "diagonal_inserted", p->P.diag_inserted);
+    key_double(rep, prefix, "time_plan", p->time_plan);
+    if (!p->factored) return;
+    key_int(rep, prefix, "zero_diagonal", p->zero_diag);
+    long long nl = p->L.nnz, nu = p->U.nnz;
+    gs_int nnz_a = p->blocks ? p->Aext.nnz : p->nnz_global;
+    key_int(rep, prefix, "nnz_L", nl);
+    key_int(rep, prefix, "nnz_U", nu);
+    key_double(rep, prefix, "fill_ratio", nnz_a > 0 ? (double)(nl + nu) / (double)nnz_a : 0.0);
+    key_int(rep, prefix, "pivots_shifted", p->nshifted);
+    char rows[16 * 12 + 1] = "";
+    size_t len = 0;
+    for (gs_int t = 0; t < p->nshifted && t < 16; t++) {
+        int w = snprintf(rows + len, sizeof rows - len, "%s%d", t ? "," : "", (int)p->shifted_rows[t] + 1);
+        if (w < 0 || (size_t)w >= sizeof rows - len) break;
+        len += (size_t)w;
+    }
+    key_string(rep, prefix, "shifted_rows", rows);
+    key_int(rep, prefix, "pivot_shift_events", (long long)p->shift_events);
+    key_double(rep, prefix, "time_initial_guess", p->time_init);
+    key_double(rep, prefix, "time_sweeps", p->time_sweeps);
+    key_double(rep, prefix, "time_download", p->time_download);
+    key_double(rep, prefix, "time_unscale", p->time_unscale);
+    key_double(rep, prefix, "time_trisolve_analysis", p->time_analyse);
+    if (p->o.diagnostics && p->nres > 0) {
+        char *s = join_values(p->res_nl, p->nres);
+        if (s) key_string(rep, prefix, "sweep_residuals", s);
+        gs_free(&s);
+        s = join_values(p->res_ilu, p->nres);
+        if (s) key_string(rep, prefix, "sweep_ilu_residuals", s);
+        gs_free(&s);
+        key_double(rep, prefix, "nonlinear_residual", p->res_nl[p->nres - 1]);
+        key_double(rep, prefix, "ilu_residual", p->res_ilu[p->nres - 1]);
+        key_double(rep, prefix, "time_diagnostics", p->time_diag);
+    }
+    if (p->lower) gs_trisolve_view(p->lower, rep, "trisolve.lower");
+    if (p->upper) gs_trisolve_view(p->upper, rep, "trisolve.upper");
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The plug-in                                                                                      */
+
+static gs_status pc_symbolic(gs_pc *pc, const gs_csr *A)
+{
+    GS_CALL(gs_parilu_setup_symbolic(pc->data, A));
+    return GS_OK;
+}
+
+static gs_status pc_numeric(gs_pc *pc, const gs_csr *A)
+{
+    GS_CALL(gs_parilu_setup_numeric(pc->data, A));
+    pc->variable = gs_parilu_variable(pc->data);
+    return GS_OK;
+}
+
+static gs_status pc_apply(gs_pc *pc, const gs_vector *r, gs_vector *z)
+{
+    GS_CALL(gs_parilu_apply(pc->data, r, z));
+    return GS_OK;
+}
+
+static void pc_destroy(gs_pc *pc)
+{
+    gs_parilu *p = pc->data;
+    gs_parilu_destroy(&p);
+    pc->data = NULL;
+}
+
+static void pc_view(const gs_pc *pc, gs_report *rep) { gs_parilu_view(pc->data, rep, "preconditioner"); }
+
+static const gs_pc_ops parilu_ops = {
+    .setup_symbolic = pc_symbolic,
+    .setup_numeric = pc_numeric,
+    .apply = pc_apply,
+    .destroy = pc_destroy,
+    .view = pc_view,
+};
+
+gs_status gs_pc_create_parilu(gs_pc *pc)
+{
+    gs_parilu *p = NULL;
+    if (!pc->cfg) return GS_ERROR(GS_ERR_ARG, "preconditioner %s: no configuration given", pc->type);
+    GS_CALL(gs_parilu_create(pc->be, pc->cfg, &p));
+    pc->data = p;
+    pc->ops = &parilu_ops;
+    pc->variable = false;
+    return GS_OK;
+}

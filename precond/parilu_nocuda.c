@@ -1,0 +1,14 @@
+/* Stand-in for the GPU ParILU sweep in a build without CUDA (GS_WITH_CUDA=OFF): a cuda backend cannot
+ * exist there, so this is reached only by a programming error; it says so. */
+#include "precond/parilu.h"
+
+gs_status gs_parilu_sweep_cuda(gs_backend *be, const gs_parilu_kernel *K, const double *in, double *out, int sweep)
+{
+    (void)be;
+    (void)K;
+    (void)in;
+    (void)out;
+    (void)sweep;
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "ParILU sweeps on the GPU: this gpusolve was built without CUDA "
+                                        "(rebuild with -DGS_WITH_CUDA=ON)");
+}
