@@ -9,6 +9,13 @@ pkgs=()
 for p in cmake gcc make pkg-config libmetis-dev libconfig-dev libcmocka-dev zlib1g-dev python3; do
   dpkg -s "$p" >/dev/null 2>&1 || pkgs+=("$p")
 done
+# CI (and GS_SETUP_TOOLS=1) also runs scripts/sanitize.sh and scripts/fuzz.sh: valgrind, clang and the
+# clang runtime libraries with libFuzzer (libclang-rt-dev = libclang-rt-14-dev on Debian 12)
+if [ "${CI:-}" = "true" ] || [ "${GS_SETUP_TOOLS:-}" = "1" ]; then
+  for p in valgrind clang libclang-rt-dev; do
+    dpkg -s "$p" >/dev/null 2>&1 || pkgs+=("$p")
+  done
+fi
 if [ ${#pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: installing ${pkgs[*]}"
