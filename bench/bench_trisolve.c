@@ -1,15 +1,18 @@
 /* Triangular-solve benchmark on the cuda backend: for the L and U of a generated or Matrix Market
  * matrix (ILU(0) factors by default, or A's triangles with their diagonal), every GPU solver
- * (cusparse, levelset, syncfree, auto; reference on request) is analysed and timed in the same run:
+ * (cusparse, levelset, syncfree, tiled, auto; reference on request) is analysed and timed in the same run:
  *   analysis  wall time of gs_trisolve_analyse (host work + uploads + captures, device synchronized)
  *   solve     W warm-up solves, then R single solves each between two CUDA events (median, min) and
  *             one batch of R back-to-back solves between two events (mean: includes launch overlap)
  * Each result is checked against the host reference (max relative difference is printed), and the
- * level structure reported by the level-set solver (levels, chains, rows per level) is printed.
+ * level structure reported by the level-set solver (levels, chains, rows per level) is printed; for
+ * tiled, "selected" is its variant and "levels" its tile levels (GS_TILED_VARIANT forces a variant).
  *
  * usage: bench_trisolve [--gen NAME --n N [--ny N --nz N --peclet P] | --matrix FILE.mtx]
  *                       [--factors ilu0|triangles] [--types t1,t2,...] [--reps R] [--warmup W]
  *                       [--device ID] [--csv]
+ * Also times one `jacobi` sweep per factor ("# jacobi_sweep" lines): median/min and the effective
+ * bandwidth over nnz*12 + n*(8*3 + 4) bytes.
  * Exit status: 0 ok, 1 failure, 2 bad usage, 77 no usable GPU. */
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +55,7 @@ static void usage(FILE *f)
             "                      [--device ID] [--csv]\n"
             "  NAME: poisson2d poisson3d laplace27 convdiff3d (default poisson3d, n 100)\n"
             "  factors: ilu0 = L (unit, strict) and U of ILU(0) (default); triangles = tril(A), triu(A)\n"
-            "  types: default cusparse,levelset,syncfree,auto (reference also allowed: slow)\n"
+            "  types: default cusparse,levelset,syncfree,tiled,auto (reference also allowed: slow)\n"
             "  R: timed solves (default 100, at least 50), W: warm-up solves (default 5)\n");
 }
 
@@ -91,7 +94,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->peclet = 1.0;
     o->reps = 100;
     o->warmup = 5;
-    if (split_types(o, "cusparse,levelset,syncfree,auto")) return -1;
+    if (split_types(o, "cusparse,levelset,syncfree,tiled,auto")) return -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long v = 0;
@@ -231,11 +234,43 @@ static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type
     r->chains = report_int(rep, "ts.chains");
     r->max_rows = report_int(rep, "ts.max_rows_per_level");
     r->avg_rows = report_double(rep, "ts.avg_rows_per_level");
+    if (r->levels < 0) r->levels = report_int(rep, "ts.tile_levels"); /* tiled */
     const gs_report_entry *e = gs_report_find(rep, "ts.selected");
+    if (!e) e = gs_report_find(rep, "ts.variant"); /* tiled */
     snprintf(r->selected, sizeof r->selected, "%s", e && e->type == GS_REPORT_STRING ? e->s : "");
 cleanup:
     gs_timer_destroy(&tm);
     gs_report_destroy(&rep);
+    gs_trisolve_destroy(&ts);
+    return st;
+}
+
+/* One `jacobi` sweep (sweeps = 1: a single fused kernel x = D^{-1}(b - (T - D) D^{-1} b), replayed from
+ * its graph): median and min of R single solves between CUDA events, and the effective bandwidth over
+ * the factor's bytes nnz*12 (column index + value) + n*(8*3 + 4) (b, the iterate read, x written, row
+ * pointer), the traffic a sweep cannot avoid. */
+static gs_status bench_jacobi_sweep(const bench_opts *o, gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit,
+                                    const gs_vector *b, gs_vector *x, double *t, double *median, double *min)
+{
+    gs_status st = GS_OK;
+    gs_trisolve *ts = NULL;
+    gs_timer tm;
+    gs_trisolve_params prm = {1, NULL, false};
+    memset(&tm, 0, sizeof tm);
+    GS_TRY(gs_trisolve_create("jacobi", be, uplo, unit, &prm, &ts));
+    GS_TRY(gs_trisolve_analyse(ts, T));
+    for (int k = 0; k < o->warmup + 1; k++) GS_TRY(gs_trisolve_solve(ts, b, x)); /* + 1: sets b, x once */
+    GS_TRY(gs_backend_synchronize(be));
+    for (int k = 0; k < o->reps; k++) {
+        GS_TRY(gs_timer_start(be, &tm));
+        GS_TRY(gs_trisolve_solve(ts, b, x));
+        GS_TRY(gs_timer_stop(&tm, &t[k]));
+    }
+    qsort(t, (size_t)o->reps, sizeof *t, cmp_double);
+    *min = t[0];
+    *median = o->reps % 2 ? t[o->reps / 2] : 0.5 * (t[o->reps / 2 - 1] + t[o->reps / 2]);
+cleanup:
+    gs_timer_destroy(&tm);
     gs_trisolve_destroy(&ts);
     return st;
 }
@@ -350,6 +385,15 @@ static gs_status bench(const bench_opts *o)
         for (int k = 0; k < o->ntypes; k++)
             printf("%-10s %16.2f %16.3f\n", o->types[k], 1e6 * (res[k][0].median + res[k][1].median),
                    1e3 * (res[k][0].analyse + res[k][1].analyse));
+    }
+    /* one jacobi sweep per factor and its effective bandwidth ('#' lines: the CSV stays parseable) */
+    for (int s = 0; s < 2; s++) {
+        double med = 0.0, mn = 0.0;
+        GS_TRY(bench_jacobi_sweep(o, be, &F[s], (gs_uplo)s, unit[s], b, x, t, &med, &mn));
+        double bytes = 12.0 * (double)F[s].nnz + (8.0 * 3 + 4) * (double)n;
+        printf("# jacobi_sweep side=%s nnz=%d bytes=%.0f median_us=%.2f min_us=%.2f GB/s(median)=%.1f "
+               "GB/s(min)=%.1f\n", s ? "U" : "L", (int)F[s].nnz, bytes, 1e6 * med, 1e6 * mn,
+               med > 0 ? 1e-9 * bytes / med : 0.0, mn > 0 ? 1e-9 * bytes / mn : 0.0);
     }
 cleanup:
     gs_trisolve_destroy(&ref);

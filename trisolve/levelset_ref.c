@@ -45,29 +45,69 @@ void gs_ls_plan_free(gs_ls_plan *P)
     gs_free(&P->dinv);
 }
 
-/* ELL width from the off-diagonal row lengths: the smallest w such that at most 10% of the rows are
- * longer than w (those spill into the CSR remainder), reduced while the padded ELL would hold more
- * than twice the off-diagonal entries plus n (bounds the padding of skewed distributions). */
+gs_int gs_ls_ell_width(gs_int n, const gs_int *hist, gs_int cap, gs_int nnz_off)
+{
+    gs_int w = 0;
+    if (n == 0 || cap <= 0) return 0;
+    gs_int longer = n - hist[0]; /* rows longer than w, for w = 0 */
+    while (w < cap && (double)longer > 0.1 * (double)n) {
+        w++;
+        longer -= hist[w]; /* at w = cap this also removes the longer rows pooled there: the loop ends */
+    }
+    while (w > 0 && (double)w * (double)n > 2.0 * (double)nnz_off + (double)n) w--;
+    return w;
+}
+
+/* ELL width of the plan from the off-diagonal row lengths (gs_ls_ell_width with the histogram capped at
+ * GS_LS_ELL_MAX_WIDTH, or at the longest row when that is shorter). */
 static gs_status choose_ell_width(gs_int n, const gs_int *len, gs_int maxlen, gs_int nnz_off, gs_int *w_out)
 {
     gs_status st = GS_OK;
     gs_int *hist = NULL;
-    gs_int w = 0;
+    gs_int cap = maxlen < GS_LS_ELL_MAX_WIDTH ? maxlen : GS_LS_ELL_MAX_WIDTH;
     if (n == 0 || maxlen == 0) {
         *w_out = 0;
         return GS_OK;
     }
-    GS_TRY(GS_CALLOC(hist, (size_t)maxlen + 1));
-    for (gs_int p = 0; p < n; p++) hist[len[p]]++;
-    gs_int longer = n - hist[0]; /* rows longer than w, for w = 0 */
-    while (w < maxlen && (double)longer > 0.1 * (double)n) {
-        w++;
-        longer -= hist[w];
-    }
-    while (w > 0 && (double)w * (double)n > 2.0 * (double)nnz_off + (double)n) w--;
-    *w_out = w;
+    GS_TRY(GS_CALLOC(hist, (size_t)cap + 1));
+    for (gs_int p = 0; p < n; p++) hist[len[p] < cap ? len[p] : cap]++;
+    *w_out = gs_ls_ell_width(n, hist, cap, nnz_off);
 cleanup:
     gs_free(&hist);
+    return st;
+}
+
+gs_status gs_ls_plan_chains(gs_ls_plan *P, gs_int chain_rows)
+{
+    gs_status st = GS_OK;
+    gs_free(&P->chain_ptr);
+    gs_free(&P->chain_single);
+    gs_free(&P->chain_max_rows);
+    P->chain_rows = chain_rows;
+    P->nchains = P->single_chains = P->multi_chains = 0;
+    P->max_level_rows = 0;
+    GS_TRY(GS_MALLOC(P->chain_ptr, (size_t)P->nlevels + 1));
+    GS_TRY(GS_MALLOC(P->chain_single, P->nlevels));
+    GS_TRY(GS_MALLOC(P->chain_max_rows, P->nlevels));
+    P->chain_ptr[0] = 0;
+    for (gs_int l = 0; l < P->nlevels; l++) {
+        gs_int rows = P->level_ptr[l + 1] - P->level_ptr[l];
+        bool thin = rows <= chain_rows;
+        gs_int c = P->nchains;
+        if (rows > P->max_level_rows) P->max_level_rows = rows;
+        if (thin && c > 0 && P->chain_single[c - 1]) { /* extend the open chain */
+            P->chain_ptr[c] = l + 1;
+            if (rows > P->chain_max_rows[c - 1]) P->chain_max_rows[c - 1] = rows;
+            continue;
+        }
+        P->chain_single[c] = thin ? 1 : 0;
+        P->chain_max_rows[c] = rows;
+        P->chain_ptr[c + 1] = l + 1;
+        P->nchains++;
+        if (thin) P->single_chains++;
+        else P->multi_chains++;
+    }
+cleanup:
     return st;
 }
 
@@ -152,27 +192,7 @@ gs_status gs_ls_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int
     }
 
     /* chains: maximal runs of levels with at most chain_rows rows each; a wider level stands alone */
-    GS_TRY(GS_MALLOC(P->chain_ptr, (size_t)P->nlevels + 1));
-    GS_TRY(GS_MALLOC(P->chain_single, P->nlevels));
-    GS_TRY(GS_MALLOC(P->chain_max_rows, P->nlevels));
-    P->nchains = 0;
-    P->chain_ptr[0] = 0;
-    for (gs_int l = 0; l < P->nlevels; l++) {
-        gs_int rows = P->level_ptr[l + 1] - P->level_ptr[l];
-        bool thin = rows <= chain_rows;
-        gs_int c = P->nchains;
-        if (thin && c > 0 && P->chain_single[c - 1]) { /* extend the open chain */
-            P->chain_ptr[c] = l + 1;
-            if (rows > P->chain_max_rows[c - 1]) P->chain_max_rows[c - 1] = rows;
-            continue;
-        }
-        P->chain_single[c] = thin ? 1 : 0;
-        P->chain_max_rows[c] = rows;
-        P->chain_ptr[c + 1] = l + 1;
-        P->nchains++;
-        if (thin) P->single_chains++;
-        else P->multi_chains++;
-    }
+    GS_TRY(gs_ls_plan_chains(P, chain_rows));
     P->time_build = gs_wtime() - t0;
 cleanup:
     gs_free(&level);

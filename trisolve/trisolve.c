@@ -5,21 +5,31 @@
  *   reference  sequential substitution; on the cuda backend it downloads b, solves on the host and
  *              uploads x (the oracle, slow by design).
  *   levelset   rows renumbered level by level, HEC storage, chains of thin levels (levelset_ref.c on
- *              the host backend, levelset_cuda.cu on cuda).
+ *              the host backend, levelset_cuda.cu on cuda: plan built on the GPU, one persistent
+ *              kernel with grid barriers between wide levels).
  *   cusparse   cuSPARSE SpSV (cuda backend only).
- *   syncfree   one kernel without global barriers, a warp per row spinning on ready flags (cuda);
+ *   syncfree   one kernel without barriers, rows in level order, each waiting on the values it reads
+ *              (cuda, syncfree_cuda.cu);
  *              on the host backend the sequential row order is already a valid sync-free schedule,
  *              so it runs the reference substitution there.
  *   auto       the rule below, decided in analyse() from the factor's levels.
- * Types the schema lists but this build does not implement yet (tiled, jacobi, async-jacobi) fail
- * with GS_ERR_UNSUPPORTED "trisolve type X is not available yet".
+ *   jacobi     approximate: trisolve.<side>.sweeps Jacobi sweeps x <- D^{-1}(b - (T - D)x) from
+ *              x = D^{-1} b, one fused kernel per sweep (jacobi_ref.c host twin, jacobi_cuda.cu).
+ *   async-jacobi  approximate: block-asynchronous Jacobi, rows updated in place in blocks ordered along
+ *              the dependency or per block_order; variable (FGMRES) unless deterministic = true,
+ *              which runs `jacobi` (jacobi_ref.c: the sequential model on the host; jacobi_cuda.cu).
+ *   tiled      TileSpTRSV: rows renumbered by level, 16x16 tiles (COO/CSR/dense, 8-bit local indices),
+ *              a warp per tile row, level-set or sync-free over tile rows (tiled_ref.c host twin,
+ *              tiled_cuda.cu; the plan and the variant rule in tiled_impl.h).
+ * A type the schema lists but this build does not implement fails with GS_ERR_UNSUPPORTED
+ * "trisolve type X is not available yet".
  *
- * auto rule (provisional, to be refined with bench/bench_trisolve data):
+ * auto rule (from bench/bench_trisolve on an H100, docs/notes-trisolve.md):
  *   host backend  -> levelset (the host twin; each level is an OpenMP loop where OpenMP is present).
- *   cuda backend  -> with L levels for n rows: syncfree when n / L < GS_AUTO_SYNCFREE_ROWS_PER_LEVEL
- *                    (long thin dependency chains: level barriers would dominate, while sync-free
- *                    rows start as soon as their own dependencies are done), else levelset (wide
- *                    levels: few launches replayed from a CUDA graph, coalesced HEC reads). */
+ *   cuda backend  -> syncfree: it beat levelset and cuSPARSE SpSV on every benchmark factor (3D/2D
+ *                    Poisson, 27-point Laplace, convection-diffusion); its levels are computed in its
+ *                    analysis, on the GPU. No host level pass is made here: it would cost more than
+ *                    the whole GPU analysis. */
 #include "trisolve/trisolve.h"
 
 #include <math.h>
@@ -28,8 +38,6 @@
 
 #include "core/mem.h"
 #include "trisolve/trisolve_impl.h"
-
-#define GS_AUTO_SYNCFREE_ROWS_PER_LEVEL 64
 
 /* ---------------------------------------------------------------- report helpers (shared) */
 
@@ -94,12 +102,15 @@ static gs_status auto_analyse(gs_trisolve *ts, const gs_csr *T)
     gs_int n = T->nrows;
     const char *choice = "levelset";
 
-    GS_TRY(GS_MALLOC(level, n));
-    d->levels = gs_ls_levels(T, ts->uplo, level);
-    d->rows_per_level = d->levels > 0 ? (double)n / d->levels : 0.0;
-    if (ts->be->kind == GS_BACKEND_CUDA && d->levels > 0 &&
-        d->rows_per_level < GS_AUTO_SYNCFREE_ROWS_PER_LEVEL)
+    d->levels = -1; /* not computed on cuda */
+    d->rows_per_level = 0.0;
+    if (ts->be->kind == GS_BACKEND_CUDA) {
         choice = "syncfree";
+    } else {
+        GS_TRY(GS_MALLOC(level, n));
+        d->levels = gs_ls_levels(T, ts->uplo, level);
+        d->rows_per_level = d->levels > 0 ? (double)n / d->levels : 0.0;
+    }
     if (d->inner && strcmp(d->inner->type, choice) != 0) gs_trisolve_destroy(&d->inner);
     if (!d->inner) GS_TRY(gs_trisolve_create(choice, ts->be, ts->uplo, ts->unit_diag, &ts->prm, &d->inner));
     GS_TRY(gs_trisolve_analyse(d->inner, T));
@@ -128,8 +139,10 @@ static void auto_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     const auto_data *d = (const auto_data *)ts->data;
     if (!d->inner) return;
     gs_ts_report_string(rep, prefix, "selected", d->inner->type);
-    gs_ts_report_int(rep, prefix, "auto_levels", d->levels);
-    gs_ts_report_double(rep, prefix, "auto_rows_per_level", d->rows_per_level);
+    if (d->levels >= 0) {
+        gs_ts_report_int(rep, prefix, "auto_levels", d->levels);
+        gs_ts_report_double(rep, prefix, "auto_rows_per_level", d->rows_per_level);
+    }
     if (d->inner->analysed && d->inner->ops->view) d->inner->ops->view(d->inner, rep, prefix);
 }
 
@@ -144,12 +157,22 @@ static gs_status create_auto(gs_trisolve *ts)
     return GS_OK;
 }
 
+/* jacobi_ref.c: both pick the host twin or jacobi_cuda.cu by backend and set ts->variable */
+gs_status gs_trisolve_create_jacobi(gs_trisolve *ts);
+gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts);
+/* tiled_ref.c: the host twin or tiled_cuda.cu by backend */
+gs_status gs_trisolve_create_tiled(gs_trisolve *ts);
+
 const gs_trisolve_entry gs_trisolve_registry[] = {
-    {"auto", create_auto, "levelset on the host; on cuda syncfree or levelset from the levels"},
+    {"auto", create_auto, "levelset on the host; syncfree on cuda"},
     {"reference", create_reference, "sequential substitution (the oracle; on cuda via the host)"},
     {"cusparse", create_cusparse, "cuSPARSE SpSV (cuda backend only)"},
-    {"levelset", create_levelset, "level scheduling, HEC storage, chains of thin levels, CUDA graph"},
-    {"syncfree", create_syncfree, "one kernel, a warp per row waiting on ready flags"},
+    {"levelset", create_levelset, "level scheduling, HEC storage, chains of thin levels in one block, grid barriers"},
+    {"syncfree", create_syncfree, "one kernel, no barriers: rows in level order wait on the values they read"},
+    {"jacobi", gs_trisolve_create_jacobi, "approximate: `sweeps` fused Jacobi sweeps (deterministic)"},
+    {"async-jacobi", gs_trisolve_create_async_jacobi,
+     "approximate: block-asynchronous Jacobi in place (variable: FGMRES) unless deterministic"},
+    {"tiled", gs_trisolve_create_tiled, "16x16 tiles (TileSpTRSV), level-set or sync-free over tile rows"},
     {NULL, NULL, NULL},
 };
 

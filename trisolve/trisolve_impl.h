@@ -33,6 +33,10 @@ gs_int gs_ls_levels(const gs_csr *T, gs_uplo uplo, gs_int *level);
 /* Default maximum rows of a "thin" level that one thread block of a chain handles (Naumov's chains). */
 #define GS_LS_CHAIN_ROWS 512
 
+/* Widest ELL part of a plan: a row with more off-diagonal entries keeps the rest in the remainder
+ * (bounds the registers a GPU thread needs for one row, and the histogram of the ELL-width rule). */
+#define GS_LS_ELL_MAX_WIDTH 32
+
 /* The level-set plan of a triangular factor (Naumov; Liu/Chen HEC):
  *  - rows renumbered level by level: position p holds original row perm[p]; the rows of level l are
  *    positions level_ptr[l] .. level_ptr[l+1]-1, in increasing original order;
@@ -65,6 +69,18 @@ typedef struct gs_ls_plan {
     double time_levels; /* seconds in the level pass and counting sort */
     double time_build;  /* seconds for the whole plan */
 } gs_ls_plan;
+
+/* The ELL-width rule of the plan, from the histogram of off-diagonal row lengths: hist[k] = rows with
+ * exactly k entries for k < cap, hist[cap] = rows with at least cap entries (cap >= 0). The smallest
+ * w <= cap such that at most 10% of the rows are longer than w (those spill into the remainder),
+ * reduced while the padded ELL part would hold more than 2 * nnz_off + n slots (bounds the padding of
+ * skewed distributions). The host plan (cap GS_LS_ELL_MAX_WIDTH) and the GPU plan builders use it. */
+gs_int gs_ls_ell_width(gs_int n, const gs_int *hist, gs_int cap, gs_int nnz_off);
+
+/* Chains of the levels of P (P->n, nlevels and level_ptr set): fills chain_ptr, chain_single,
+ * chain_max_rows, nchains, single_chains, multi_chains, chain_rows and max_level_rows. A chain is a
+ * maximal run of levels of at most chain_rows rows each; a wider level is a chain of its own. */
+gs_status gs_ls_plan_chains(gs_ls_plan *P, gs_int chain_rows);
 
 /* Build the plan of T (checked by gs_trisolve_check_factor). chain_rows >= 1. */
 gs_status gs_ls_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int chain_rows, gs_ls_plan *P);

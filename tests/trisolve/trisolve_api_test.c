@@ -62,15 +62,16 @@ static void host_solve(const char *type, const gs_csr *T, gs_uplo uplo, bool uni
 
 static void test_registry_names(void **state)
 {
-    static const char *const expected[] = {"auto", "reference", "cusparse", "levelset", "syncfree"};
+    static const char *const expected[] = {"auto",   "reference",    "cusparse", "levelset",
+                                           "syncfree", "jacobi", "async-jacobi", "tiled"};
     int k = 0;
     for (const gs_trisolve_entry *e = gs_trisolve_registry; e->name; e++, k++) {
-        assert_true(k < 5);
+        assert_true(k < 8);
         assert_string_equal(e->name, expected[k]);
         assert_non_null(e->create);
         assert_non_null(e->help);
     }
-    assert_int_equal(k, 5);
+    assert_int_equal(k, 8);
     /* every registered name is a choice of the schema */
     gs_config *cfg = NULL;
     GS_ASSERT_OK(gs_config_create(&cfg));
@@ -85,14 +86,8 @@ static void test_registry_names(void **state)
 static void test_create_errors(void **state)
 {
     gs_trisolve *ts = NULL;
-    GS_ASSERT_FAILS(gs_trisolve_create("tiled", host, GS_LOWER, false, NULL, &ts), GS_ERR_UNSUPPORTED,
-                    "trisolve type tiled is not available yet");
-    GS_ASSERT_FAILS(gs_trisolve_create("jacobi", host, GS_LOWER, false, NULL, &ts), GS_ERR_UNSUPPORTED,
-                    "trisolve type jacobi is not available yet");
-    GS_ASSERT_FAILS(gs_trisolve_create("async-jacobi", host, GS_UPPER, false, NULL, &ts), GS_ERR_UNSUPPORTED,
-                    "trisolve type async-jacobi is not available yet");
     GS_ASSERT_FAILS(gs_trisolve_create("levelsets", host, GS_LOWER, false, NULL, &ts), GS_ERR_ARG,
-                    "unknown trisolve type 'levelsets'; expected one of auto|reference|cusparse|levelset|syncfree");
+                    "unknown trisolve type 'levelsets'; expected one of auto|reference|cusparse|levelset|syncfree|jacobi|async-jacobi|tiled");
     GS_ASSERT_FAILS(gs_trisolve_create("cusparse", host, GS_LOWER, false, NULL, &ts), GS_ERR_UNSUPPORTED,
                     "cusparse needs device.backend = cuda");
     assert_null(ts);
@@ -151,8 +146,9 @@ static void test_create_from_config(void **state)
     gs_trisolve_destroy(&up);
 
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.type=tiled"));
-    GS_ASSERT_FAILS(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &lo), GS_ERR_UNSUPPORTED,
-                    "trisolve type tiled is not available yet");
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &lo));
+    assert_string_equal(lo->type, "tiled");
+    gs_trisolve_destroy(&lo);
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.type=cusparse"));
     GS_ASSERT_FAILS(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &lo), GS_ERR_UNSUPPORTED,
                     "cusparse needs device.backend = cuda");

@@ -1,0 +1,521 @@
+/* GPU Jacobi triangular solves (jacobi_cuda.cu) against their host twin and the exact reference; one
+ * source, two test executables:
+ *   jacobi_cuda_matches_reference (JAC_TEST_ASYNC = 0): `jacobi` on the GPU equals the host twin
+ *     (jacobi_ref.c) within 1e-13 relative after 0, 1, 3 and `levels` sweeps (then also the exact
+ *     substitution within TRI_TOL) on random factors with n = 1000, 4099, 100003 (empty rows, a dense
+ *     row: the warp-per-row path), the whole tri_cases suite and ILU(0) factors of a 2D Laplacian; x is
+ *     poisoned with NaN before every solve; repeated solves are bit-identical; other b / x vectors,
+ *     x as the next right-hand side, re-analysis with new values, graph and direct-launch paths, view.
+ *   async_jacobi_cuda_converges (JAC_TEST_ASYNC = 1): block-asynchronous Jacobi in every block order
+ *     meets the loose bound ||x_s - x*||_inf <= rho^s ||x_0 - x*||_inf (rho = ||D^{-1}(T - D)||_inf)
+ *     after 1 and 2 sweeps, and the tight bound (TRI_TOL) after `levels` sweeps, in every one of
+ *     several repeated solves; deterministic = true is bit-identical to GPU `jacobi`; variability flags. */
+#include <math.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "precond/factor.h"
+#include "testutil.h"
+#include "tri_cases.h"
+#include "trisolve/trisolve.h"
+
+#ifndef JAC_TEST_ASYNC
+#error "JAC_TEST_ASYNC must be 0 (jacobi_cuda_matches_reference) or 1 (async_jacobi_cuda_converges)"
+#endif
+
+#define TWIN_TOL 1e-13 /* GPU jacobi vs host twin: the same sums, up to fused multiply-adds */
+/* beyond this much work (levels * nnz) the host twin at `levels` sweeps is replaced by the exact
+ * reference, which it equals within TRI_TOL (jacobi_host proves it on the host) */
+#define TWIN_MAX_WORK 2e9
+
+static gs_backend *gpu, *host;
+
+static int setup(void **state)
+{
+    if (gs_backend_create("cuda", 0, &gpu) != GS_OK) {
+        gs_error_print(stderr);
+        return -1;
+    }
+    return gs_backend_create("host", 0, &host) == GS_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    gs_backend_destroy(&gpu);
+    gs_backend_destroy(&host);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- cases */
+
+typedef struct jcase {
+    char name[128];
+    gs_csr T;
+    gs_uplo uplo;
+    bool unit;
+} jcase;
+
+typedef struct jcases {
+    jcase c[128];
+    int n;
+} jcases;
+
+static void add_case(jcases *C, const char *name, gs_uplo uplo, bool unit, gs_csr *T)
+{
+    assert_true(C->n < (int)(sizeof C->c / sizeof C->c[0]));
+    jcase *c = &C->c[C->n++];
+    snprintf(c->name, sizeof c->name, "%s/%s/%s", name, uplo == GS_LOWER ? "lower" : "upper",
+             unit ? "unit" : "nonunit");
+    c->T = *T;
+    c->uplo = uplo;
+    c->unit = unit;
+    memset(T, 0, sizeof *T);
+}
+
+/* L (unit, strict) and U of ILU(0) of the 5-point Laplacian on nx x ny */
+static void add_ilu0_laplace(jcases *C, gs_int nx, gs_int ny)
+{
+    gs_csr A = {0}, L = {0}, U = {0};
+    gs_factor_opts o;
+    gs_factor_info info;
+    memset(&o, 0, sizeof o);
+    memset(&info, 0, sizeof info);
+    GS_ASSERT_OK(gs_test_laplace2d(nx, ny, &A));
+    GS_ASSERT_OK(gs_iluk_symbolic(&A, 0, &L, &U));
+    GS_ASSERT_OK(gs_ilu_numeric(&A, &o, &L, &U, &info));
+    add_case(C, "ilu0_laplace2d", GS_LOWER, true, &L);
+    add_case(C, "ilu0_laplace2d", GS_UPPER, false, &U);
+    gs_csr_free(&A);
+}
+
+/* random n = 1000, 4099, 100003 (both sides, unit and not), ILU(0) of a 211 x 97 Laplacian and, when
+ * with_suite, the tri_cases suite */
+static void build_cases(jcases *C, bool with_suite)
+{
+    static const gs_int sizes[] = {1000, 4099, 100003};
+    C->n = 0;
+    for (int r = 0; r < 3; r++)
+        for (int side = 0; side < 2; side++)
+            for (int unit = 0; unit < 2; unit++) {
+                gs_csr T = {0};
+                char name[32];
+                snprintf(name, sizeof name, "random%d", (int)sizes[r]);
+                GS_ASSERT_OK(tri_random(sizes[r], 5, (gs_uplo)side, unit != 0, 500 + (uint64_t)(4 * r + 2 * side + unit),
+                                        &T));
+                add_case(C, name, (gs_uplo)side, unit != 0, &T);
+            }
+    add_ilu0_laplace(C, 211, 97);
+    if (with_suite) {
+        tri_suite S;
+        GS_ASSERT_OK(tri_suite_build(&S, true));
+        for (int k = 0; k < S.n; k++) {
+            gs_csr T = S.c[k].T;
+            add_case(C, "suite", S.c[k].uplo, S.c[k].unit, &T);
+            snprintf(C->c[C->n - 1].name, sizeof C->c[0].name, "suite:%s", S.c[k].name);
+            memset(&S.c[k].T, 0, sizeof S.c[k].T); /* now owned by C */
+        }
+        tri_suite_free(&S);
+    }
+}
+
+static void free_cases(jcases *C)
+{
+    for (int k = 0; k < C->n; k++) gs_csr_free(&C->c[k].T);
+    C->n = 0;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+/* x = solve of T with type / params on the host backend (twin or reference) */
+static void host_solve(const char *type, const jcase *c, int sweeps, const double *b, double *x)
+{
+    gs_int n = c->T.nrows;
+    gs_trisolve_params prm = {sweeps, NULL, false};
+    gs_trisolve *ts = NULL;
+    gs_vector *vb = NULL, *vx = NULL;
+    GS_ASSERT_OK(gs_trisolve_create(type, host, c->uplo, c->unit, &prm, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
+    GS_ASSERT_OK(gs_vec_create(host, n, &vb));
+    GS_ASSERT_OK(gs_vec_create(host, n, &vx));
+    memcpy(vb->data, b, (size_t)n * sizeof(double));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, vb, vx));
+    memcpy(x, vx->data, (size_t)n * sizeof(double));
+    gs_vec_destroy(&vb);
+    gs_vec_destroy(&vx);
+    gs_trisolve_destroy(&ts);
+}
+
+/* x = NaN on the device, solve, download */
+static void gpu_solve(gs_trisolve *ts, gs_vector *b, gs_vector *x, double *hx, const double *poison)
+{
+    GS_ASSERT_OK(gs_vec_upload(x, poison));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
+    GS_ASSERT_OK(gs_vec_download(x, hx));
+}
+
+static void check_close(const char *what, const jcase *c, int sweeps, const double *x, const double *xr, double tol)
+{
+    double e = gs_test_rel_diff(c->T.nrows, x, xr);
+    if (!(e <= tol))
+        fprintf(stderr, "%s %s, %d sweeps: relative difference %.3e > %.1e\n", what, c->name, sweeps, e, tol);
+    assert_true(e <= tol);
+}
+
+static int levels_of(const jcase *c) { return (int)gs_csr_levels(&c->T, c->uplo == GS_LOWER, NULL); }
+
+/* host scratch of one case */
+typedef struct bufs {
+    double *b, *b2, *xr, *xt, *x1, *x2, *poison;
+} bufs;
+
+static void bufs_alloc(bufs *B, gs_int n)
+{
+    GS_ASSERT_OK(GS_MALLOC(B->b, n));
+    GS_ASSERT_OK(GS_MALLOC(B->b2, n));
+    GS_ASSERT_OK(GS_MALLOC(B->xr, n));
+    GS_ASSERT_OK(GS_MALLOC(B->xt, n));
+    GS_ASSERT_OK(GS_MALLOC(B->x1, n));
+    GS_ASSERT_OK(GS_MALLOC(B->x2, n));
+    GS_ASSERT_OK(GS_MALLOC(B->poison, n));
+    gs_test_poison(n, B->poison);
+}
+
+static void bufs_free(bufs *B)
+{
+    gs_free(&B->b);
+    gs_free(&B->b2);
+    gs_free(&B->xr);
+    gs_free(&B->xt);
+    gs_free(&B->x1);
+    gs_free(&B->x2);
+    gs_free(&B->poison);
+}
+
+#if !JAC_TEST_ASYNC
+/* ================================================================ jacobi_cuda_matches_reference */
+
+static void test_matches_twin(void **state)
+{
+    jcases *C = NULL;
+    GS_ASSERT_OK(GS_CALLOC(C, 1));
+    build_cases(C, true);
+    bool saw_graph = false, saw_direct = false;
+    for (int k = 0; k < C->n; k++) {
+        const jcase *c = &C->c[k];
+        gs_int n = c->T.nrows;
+        int levels = levels_of(c);
+        bufs B;
+        bufs_alloc(&B, n);
+        tri_rhs(n, (uint64_t)k + 900, B.b);
+        tri_rhs(n, (uint64_t)k + 1900, B.b2);
+        host_solve("reference", c, 0, B.b, B.xr);
+
+        gs_vector *b = NULL, *b2 = NULL, *x = NULL, *y = NULL;
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b2));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &y));
+        GS_ASSERT_OK(gs_vec_upload(b, B.b));
+        GS_ASSERT_OK(gs_vec_upload(b2, B.b2));
+
+        const int sweeps_list[4] = {0, 1, 3, levels};
+        for (int si = 0; si < 4; si++) {
+            int sweeps = sweeps_list[si];
+            bool big = (double)levels * (double)c->T.nnz > TWIN_MAX_WORK;
+            gs_trisolve_params prm = {sweeps, NULL, false};
+            gs_trisolve *ts = NULL;
+            GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &prm, &ts));
+            assert_false(ts->variable);
+            GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
+
+            gpu_solve(ts, b, x, B.x1, B.poison);
+            if (si < 3 || !big) {
+                host_solve("jacobi", c, sweeps, B.b, B.xt);
+                check_close("GPU jacobi vs host twin", c, sweeps, B.x1, B.xt, TWIN_TOL);
+            }
+            if (si == 3) check_close("GPU jacobi vs exact", c, sweeps, B.x1, B.xr, TRI_TOL);
+            /* deterministic: the same bits again, into another output vector */
+            gpu_solve(ts, b, y, B.x2, B.poison);
+            assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
+            if (si == 2) { /* other vectors, then x as the next right-hand side */
+                gpu_solve(ts, b2, x, B.x2, B.poison);
+                host_solve("jacobi", c, sweeps, B.b2, B.xt);
+                check_close("GPU jacobi (other b) vs host twin", c, sweeps, B.x2, B.xt, TWIN_TOL);
+                GS_ASSERT_OK(gs_vec_upload(y, B.poison));
+                GS_ASSERT_OK(gs_trisolve_solve(ts, x, y)); /* y = J(J(b2)) */
+                GS_ASSERT_OK(gs_vec_download(y, B.x1));
+                host_solve("jacobi", c, sweeps, B.xt, B.x2);
+                check_close("GPU jacobi (x as rhs) vs host twin", c, sweeps, B.x1, B.x2, TWIN_TOL);
+            }
+
+            gs_report *rep = NULL;
+            GS_ASSERT_OK(gs_report_create(&rep));
+            gs_trisolve_view(ts, rep, "ts");
+            const gs_report_entry *e = gs_report_find(rep, "ts.graph");
+            assert_non_null(e);
+            if (strcmp(e->s, "yes") == 0) saw_graph = true;
+            else saw_direct = true;
+            e = gs_report_find(rep, "ts.kernels_per_solve");
+            assert_non_null(e);
+            assert_int_equal(e->i, sweeps > 0 ? sweeps : 1);
+            e = gs_report_find(rep, "ts.exact");
+            assert_non_null(e);
+            assert_int_equal(e->i, 0);
+            gs_report_destroy(&rep);
+            gs_trisolve_destroy(&ts);
+        }
+        gs_vec_destroy(&b);
+        gs_vec_destroy(&b2);
+        gs_vec_destroy(&x);
+        gs_vec_destroy(&y);
+        bufs_free(&B);
+    }
+    assert_true(saw_graph && saw_direct);
+    free_cases(C);
+    gs_free(&C);
+}
+
+/* Many solves without host syncs, alternating outputs, then a re-analysis with scaled values. */
+static void test_repeat_reanalyse(void **state)
+{
+    const gs_int n = 4099;
+    jcase c = {"random4099-repeat", {0}, GS_UPPER, false};
+    GS_ASSERT_OK(tri_random(n, 6, GS_UPPER, false, 77, &c.T));
+    bufs B;
+    bufs_alloc(&B, n);
+    tri_rhs(n, 5, B.b);
+    const int sweeps = 5;
+    host_solve("jacobi", &c, sweeps, B.b, B.xt);
+
+    gs_trisolve_params prm = {sweeps, NULL, false};
+    gs_trisolve *ts = NULL;
+    gs_vector *b = NULL, *x = NULL, *z = NULL;
+    GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+    GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+    GS_ASSERT_OK(gs_vec_create(gpu, n, &z));
+    GS_ASSERT_OK(gs_vec_upload(b, B.b));
+    GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, GS_UPPER, false, &prm, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &c.T));
+    GS_ASSERT_OK(gs_vec_upload(x, B.poison));
+    for (int r = 0; r < 200; r++) {
+        GS_ASSERT_OK(gs_trisolve_solve(ts, b, (r % 2) ? z : x));
+        if (r == 0) GS_ASSERT_OK(gs_vec_upload(z, B.poison));
+    }
+    GS_ASSERT_OK(gs_vec_download(z, B.x1));
+    check_close("200th solve", &c, sweeps, B.x1, B.xt, TWIN_TOL);
+    GS_ASSERT_OK(gs_vec_download(x, B.x1));
+    check_close("199th solve", &c, sweeps, B.x1, B.xt, TWIN_TOL);
+
+    /* T * 4: every Jacobi iterate scales by 1/4 exactly in exact arithmetic */
+    for (gs_int q = 0; q < c.T.nnz; q++) c.T.val[q] *= 4.0;
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &c.T));
+    gpu_solve(ts, b, x, B.x1, B.poison);
+    for (gs_int i = 0; i < n; i++) B.x2[i] = 0.25 * B.xt[i];
+    check_close("after re-analysis", &c, sweeps, B.x1, B.x2, TWIN_TOL);
+
+    /* a host vector is refused before any kernel runs */
+    gs_vector *hb = NULL;
+    GS_ASSERT_OK(gs_vec_create(host, n, &hb));
+    GS_ASSERT_FAILS(gs_trisolve_solve(ts, hb, x), GS_ERR_ARG, "must live on the solver's backend");
+    gs_vec_destroy(&hb);
+
+    gs_trisolve_destroy(&ts);
+    gs_vec_destroy(&b);
+    gs_vec_destroy(&x);
+    gs_vec_destroy(&z);
+    bufs_free(&B);
+    gs_csr_free(&c.T);
+}
+
+int main(void)
+{
+    gs_test_require_gpu();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matches_twin),
+        cmocka_unit_test(test_repeat_reanalyse),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
+
+#else
+/* ================================================================ async_jacobi_cuda_converges */
+
+/* rho = max_i sum_{j != i} |t_ij| / |t_ii|  (|t_ii| = 1 for a unit diagonal) */
+static double iteration_norm(const jcase *c)
+{
+    const gs_csr *T = &c->T;
+    double rho = 0.0;
+    for (gs_int i = 0; i < T->nrows; i++) {
+        double off = 0.0, d = 1.0;
+        for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
+            if (T->colind[q] == i) d = fabs(T->val[q]);
+            else off += fabs(T->val[q]);
+        }
+        if (c->unit) d = 1.0;
+        if (off / d > rho) rho = off / d;
+    }
+    return rho;
+}
+
+static double max_diff(gs_int n, const double *x, const double *y)
+{
+    double m = 0.0;
+    for (gs_int i = 0; i < n; i++) {
+        double d = fabs(x[i] - y[i]);
+        if (isnan(d)) return INFINITY;
+        if (d > m) m = d;
+    }
+    return m;
+}
+
+static double max_abs(gs_int n, const double *x)
+{
+    double m = 0.0;
+    for (gs_int i = 0; i < n; i++)
+        if (fabs(x[i]) > m) m = fabs(x[i]);
+    return m;
+}
+
+static void test_async_bounds(void **state)
+{
+    static const char *const orders[] = {"dependency", "forward", "backward"};
+    jcases *C = NULL;
+    GS_ASSERT_OK(GS_CALLOC(C, 1));
+    build_cases(C, false);
+    for (int k = 0; k < C->n; k++) {
+        const jcase *c = &C->c[k];
+        gs_int n = c->T.nrows;
+        int levels = levels_of(c);
+        double rho = iteration_norm(c);
+        assert_true(rho < 1.0);
+        bufs B;
+        bufs_alloc(&B, n);
+        tri_rhs(n, (uint64_t)k + 300, B.b);
+        host_solve("reference", c, 0, B.b, B.xr);
+        host_solve("jacobi", c, 0, B.b, B.xt); /* x_0 = D^{-1} b */
+        double scale = max_abs(n, B.xr), e0 = max_diff(n, B.xt, B.xr);
+
+        gs_vector *b = NULL, *x = NULL;
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+        GS_ASSERT_OK(gs_vec_upload(b, B.b));
+        for (int o = 0; o < 3; o++) {
+            const int sweeps_list[4] = {0, 1, 2, levels};
+            for (int si = 0; si < 4; si++) {
+                int sweeps = sweeps_list[si];
+                gs_trisolve_params prm = {sweeps, orders[o], false};
+                gs_trisolve *ts = NULL;
+                GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &prm, &ts));
+                assert_true(ts->variable);
+                GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
+                for (int rep = 0; rep < 3; rep++) { /* the result may vary: every one must meet the bound */
+                    gpu_solve(ts, b, x, B.x1, B.poison);
+                    double e = max_diff(n, B.x1, B.xr);
+                    if (si == 0) {
+                        assert_memory_equal(B.x1, B.xt, (size_t)n * sizeof(double)); /* D^{-1} b, one product */
+                    } else if (si < 3) {
+                        double bound = pow(rho, sweeps) * e0 * (1 + 1e-12) + 1e-13 * scale;
+                        if (!(e <= bound))
+                            fprintf(stderr, "async %s %s, %d sweeps: error %.3e > bound %.3e\n", c->name, orders[o],
+                                    sweeps, e, bound);
+                        assert_true(e <= bound);
+                    } else {
+                        check_close("async-jacobi after `levels` sweeps vs exact", c, sweeps, B.x1, B.xr, TRI_TOL);
+                    }
+                }
+                gs_trisolve_destroy(&ts);
+            }
+        }
+        gs_vec_destroy(&b);
+        gs_vec_destroy(&x);
+        bufs_free(&B);
+    }
+    free_cases(C);
+    gs_free(&C);
+}
+
+/* deterministic = true: synchronous sweeps, bit-identical to GPU jacobi (and not variable). */
+static void test_deterministic_is_jacobi(void **state)
+{
+    jcases *C = NULL;
+    GS_ASSERT_OK(GS_CALLOC(C, 1));
+    build_cases(C, false);
+    for (int k = 0; k < C->n; k++) {
+        const jcase *c = &C->c[k];
+        gs_int n = c->T.nrows;
+        bufs B;
+        bufs_alloc(&B, n);
+        tri_rhs(n, (uint64_t)k + 40, B.b);
+        gs_vector *b = NULL, *x = NULL;
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+        GS_ASSERT_OK(gs_vec_upload(b, B.b));
+        for (int sweeps = 1; sweeps <= 4; sweeps += 3) {
+            gs_trisolve_params pa = {sweeps, "backward", true}, pj = {sweeps, NULL, false};
+            gs_trisolve *ta = NULL, *tj = NULL;
+            GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &pa, &ta));
+            GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &pj, &tj));
+            assert_false(ta->variable);
+            GS_ASSERT_OK(gs_trisolve_analyse(ta, &c->T));
+            GS_ASSERT_OK(gs_trisolve_analyse(tj, &c->T));
+            gpu_solve(ta, b, x, B.x1, B.poison);
+            gpu_solve(tj, b, x, B.x2, B.poison);
+            assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
+            gs_trisolve_destroy(&ta);
+            gs_trisolve_destroy(&tj);
+        }
+        gs_vec_destroy(&b);
+        gs_vec_destroy(&x);
+        bufs_free(&B);
+    }
+    free_cases(C);
+    gs_free(&C);
+}
+
+/* view keys of the asynchronous solver on the GPU */
+static void test_view(void **state)
+{
+    const gs_int n = 1000;
+    gs_csr T = {0};
+    GS_ASSERT_OK(tri_random(n, 5, GS_UPPER, false, 3, &T));
+    gs_trisolve_params prm = {4, "dependency", false};
+    gs_trisolve *ts = NULL;
+    GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, GS_UPPER, false, &prm, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
+    gs_report *rep = NULL;
+    GS_ASSERT_OK(gs_report_create(&rep));
+    gs_trisolve_view(ts, rep, "trisolve.upper");
+    const gs_report_entry *e = gs_report_find(rep, "trisolve.upper.sweeps");
+    assert_non_null(e);
+    assert_int_equal(e->i, 4);
+    e = gs_report_find(rep, "trisolve.upper.blocks");
+    assert_non_null(e);
+    assert_string_equal(e->s, "descending"); /* U along its dependencies */
+    e = gs_report_find(rep, "trisolve.upper.deterministic");
+    assert_non_null(e);
+    assert_int_equal(e->i, 0);
+    e = gs_report_find(rep, "trisolve.upper.exact");
+    assert_non_null(e);
+    assert_int_equal(e->i, 0);
+    e = gs_report_find(rep, "trisolve.upper.kernels_per_solve");
+    assert_non_null(e);
+    assert_int_equal(e->i, 5); /* x = D^{-1} b, then 4 sweeps */
+    assert_non_null(gs_report_find(rep, "trisolve.upper.rows_per_block"));
+    assert_non_null(gs_report_find(rep, "trisolve.upper.local_sweeps"));
+    assert_non_null(gs_report_find(rep, "trisolve.upper.analysis_time"));
+    gs_report_destroy(&rep);
+    gs_trisolve_destroy(&ts);
+    gs_csr_free(&T);
+}
+
+int main(void)
+{
+    gs_test_require_gpu();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_async_bounds),
+        cmocka_unit_test(test_deterministic_is_jacobi),
+        cmocka_unit_test(test_view),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
+#endif

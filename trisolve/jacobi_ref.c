@@ -1,0 +1,310 @@
+/* Approximate triangular solves x ~ T^{-1} b by Jacobi sweeps, the host twin of jacobi_cuda.cu:
+ *   jacobi        x_0 = D^{-1} b,  x_{s+1} = D^{-1} (b - (T - D) x_s),  s = 0 .. sweeps-1
+ *                 (D = diag(T); a unit diagonal gives x_{s+1} = b - (T - I) x_s). The iteration
+ *                 matrix D^{-1}(T - D) is strictly triangular, hence nilpotent: after as many sweeps as T
+ *                 has levels (core/csr.h gs_csr_levels) x is the exact solution, each sweep fixing one
+ *                 more level. Double buffered: a sweep reads only the previous iterate.
+ *   async-jacobi  block-asynchronous Jacobi (papers/iterative-jacobi-triangular-solves-for-ilu-gpu,
+ *                 section 3): rows in blocks of GS_JACOBI_ROWS_PER_BLOCK; every block updates its
+ *                 rows IN PLACE from whatever values x holds, with JACOBI_ASYNC_LOCAL_SWEEPS Jacobi
+ *                 sweeps over its own rows per global sweep; blocks in dependency order (ascending
+ *                 for L, descending for U) or fixed forward / backward (trisolve.<side>.block_order).
+ *                 With deterministic = true it is exactly `jacobi`.
+ *
+ * On the host, async-jacobi is the SEQUENTIAL MODEL of the asynchronous method: the blocks run one
+ * after another in their scheduling order, so a block sees the values of every block scheduled before
+ * it (a block Gauss-Seidel sweep whose diagonal blocks are relaxed by local Jacobi sweeps). The GPU
+ * runs many blocks at once and sees only some of those values, so the two agree only within the
+ * convergence bounds, not to rounding. Both keep the guarantees of `jacobi`, because every global
+ * sweep updates every row at least once from values no older than the previous global sweep: after s
+ * sweeps every row of level <= s is exact (all of x after levels - 1 sweeps), and in the max norm the
+ * error contracts at least by the factor ||D^{-1}(T - D)||_inf per global sweep.
+ *
+ * `jacobi` here reproduces the GPU arithmetic: rows with at most GS_JACOBI_LONG_ROW off-diagonal
+ * entries are summed sequentially (a thread per row on the GPU), longer rows in 32 lane-strided partial
+ * sums combined by the warp's shuffle tree (a warp per row), so host and GPU differ only by rounding
+ * (fused multiply-adds on the GPU).
+ *
+ * The creation functions of both registry types live here and pick the implementation by backend. */
+#include <string.h>
+
+#include "core/mem.h"
+#include "trisolve/trisolve_impl.h"
+
+/* ---- the private interface of jacobi_ref.c and jacobi_cuda.cu (declared identically in both files;
+ * trisolve.c declares the two create functions) ---- */
+gs_status gs_trisolve_create_jacobi(gs_trisolve *ts);
+gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts);
+gs_status gs_trisolve_create_jacobi_cuda(gs_trisolve *ts);
+gs_status gs_jacobi_split(const gs_csr *T, bool unit_diag, gs_csr *N, double **dinv);
+void gs_jacobi_layout(gs_int *long_row, gs_int *rows_per_block, gs_int *local_sweeps);
+bool gs_jacobi_in_place(const gs_trisolve *ts);
+bool gs_jacobi_descending(const gs_trisolve *ts);
+void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
+                           gs_int max_row);
+
+/* The layout both implementations share (the GPU takes it from gs_jacobi_layout, so the host model
+ * and the kernels cannot drift apart):
+ *  - rows with more than GS_JACOBI_LONG_ROW off-diagonal entries are handled by a warp (32 lanes);
+ *  - async-jacobi: GS_JACOBI_ROWS_PER_BLOCK rows per thread block (a thread per row; a multiple of 32);
+ *  - async-jacobi: JACOBI_ASYNC_LOCAL_SWEEPS local Jacobi sweeps over the block's own rows per global
+ *    sweep. Two: the second pass re-reads the block's factor rows from the L1 cache (a 256-row block
+ *    of an ILU factor is a few KB), so it costs little beyond the x reads, and it carries corrections
+ *    twice as far along the dependencies inside the block (ILU factors are mostly banded, so most
+ *    dependencies stay inside the block). Every global sweep still updates every row at least once
+ *    from values no older than the previous global sweep, which is all the convergence bounds need. */
+#define GS_JACOBI_LONG_ROW 32
+#define GS_JACOBI_ROWS_PER_BLOCK 256
+#define JACOBI_ASYNC_LOCAL_SWEEPS 2
+
+/* host twin: a sweep is an OpenMP loop when it touches at least this many entries (rows + nnz);
+ * below it the fork/join would cost more than the sweep */
+#define JACOBI_HOST_PARALLEL_WORK 50000
+
+void gs_jacobi_layout(gs_int *long_row, gs_int *rows_per_block, gs_int *local_sweeps)
+{
+    *long_row = GS_JACOBI_LONG_ROW;
+    *rows_per_block = GS_JACOBI_ROWS_PER_BLOCK;
+    *local_sweeps = JACOBI_ASYNC_LOCAL_SWEEPS;
+}
+
+/* async-jacobi with asynchronous (in-place) sweeps; deterministic async-jacobi and jacobi are
+ * double-buffered synchronous sweeps */
+bool gs_jacobi_in_place(const gs_trisolve *ts)
+{
+    return strcmp(ts->type, "async-jacobi") == 0 && !ts->prm.deterministic;
+}
+
+/* Blocks in descending row order: "backward", or "dependency" for an upper factor (its rows depend on
+ * later rows, so the block that starts first should own the last rows). */
+bool gs_jacobi_descending(const gs_trisolve *ts)
+{
+    const char *o = ts->prm.block_order ? ts->prm.block_order : "dependency";
+    if (strcmp(o, "backward") == 0) return true;
+    if (strcmp(o, "forward") == 0) return false;
+    return ts->uplo == GS_UPPER;
+}
+
+gs_status gs_jacobi_split(const gs_csr *T, bool unit_diag, gs_csr *N, double **dinv)
+{
+    gs_status st = GS_OK;
+    gs_int n = T->nrows, k = 0;
+    *dinv = NULL;
+    memset(N, 0, sizeof *N);
+    /* a checked factor stores exactly one diagonal per row (non-unit) or none (unit) */
+    gs_int nnz_off = unit_diag ? T->nnz : T->nnz - n;
+    if (nnz_off < 0) return GS_ERROR(GS_ERR_INTERNAL, "Jacobi split: factor with n = %d has only %d entries",
+                                     (int)n, (int)T->nnz);
+    GS_TRY(gs_csr_alloc(N, n, n, nnz_off, true));
+    if (!unit_diag) GS_TRY(GS_MALLOC(*dinv, n));
+    for (gs_int i = 0; i < n; i++) {
+        N->rowptr[i] = k;
+        for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
+            gs_int j = T->colind[q];
+            if (j == i) {
+                if (!unit_diag) (*dinv)[i] = 1.0 / T->val[q];
+                continue;
+            }
+            if (k == nnz_off)
+                GS_FAIL(GS_ERR_INTERNAL, "Jacobi split: row %d (1-based) holds more off-diagonal entries than "
+                                         "nnz - n = %d allows; was the factor checked?", (int)i + 1, (int)nnz_off);
+            N->colind[k] = j;
+            N->val[k++] = T->val[q];
+        }
+    }
+    N->rowptr[n] = k;
+    if (k != nnz_off)
+        GS_FAIL(GS_ERR_INTERNAL, "Jacobi split: %d off-diagonal entries found, %d expected", (int)k, (int)nnz_off);
+cleanup:
+    if (st != GS_OK) {
+        gs_csr_free(N);
+        gs_free(dinv);
+    }
+    return st;
+}
+
+void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
+                           gs_int max_row)
+{
+    char key[256];
+    bool in_place = gs_jacobi_in_place(ts);
+    gs_ts_report_int(rep, prefix, "sweeps", ts->prm.sweeps);
+    gs_ts_report_string(rep, prefix, "mode", in_place ? "asynchronous (in place, blocks of rows)"
+                                                      : "synchronous (double buffered)");
+    if (in_place) {
+        gs_ts_report_string(rep, prefix, "block_order", ts->prm.block_order ? ts->prm.block_order : "dependency");
+        gs_ts_report_string(rep, prefix, "blocks", gs_jacobi_descending(ts) ? "descending" : "ascending");
+        gs_ts_report_int(rep, prefix, "rows_per_block", GS_JACOBI_ROWS_PER_BLOCK);
+        gs_ts_report_int(rep, prefix, "local_sweeps", JACOBI_ASYNC_LOCAL_SWEEPS);
+    } else {
+        gs_ts_report_string(rep, prefix, "block_order", "none (synchronous sweeps)");
+        gs_ts_report_int(rep, prefix, "rows_per_block", GS_JACOBI_ROWS_PER_BLOCK); /* thread-per-row blocks */
+    }
+    if (gs_report_keyf(key, sizeof key, "%s.deterministic", prefix) == GS_OK)
+        (void)gs_report_bool(rep, key, !in_place);
+    if (gs_report_keyf(key, sizeof key, "%s.exact", prefix) == GS_OK) (void)gs_report_bool(rep, key, false);
+    gs_ts_report_int(rep, prefix, "warp_rows", nlong);
+    gs_ts_report_int(rep, prefix, "warp_row_threshold", GS_JACOBI_LONG_ROW);
+    gs_ts_report_int(rep, prefix, "max_row_offdiag", max_row);
+}
+
+/* ---------------------------------------------------------------- host twin */
+
+typedef struct jac_host_data {
+    gs_csr N;      /* T without its diagonal */
+    double *dinv;  /* 1 / t_ii; NULL for a unit diagonal */
+    double *w;     /* n: the second Jacobi buffer, or the block staging of the asynchronous model */
+    gs_int nlong, max_row;
+    double time_analyse;
+} jac_host_data;
+
+/* D^{-1} (b_i - sum_{j != i} t_ij xin_j) in the GPU's summation order (see the file comment). */
+static double jac_row(const gs_csr *N, const double *dinv, const double *b, const double *xin, gs_int i)
+{
+    gs_int a = N->rowptr[i], e = N->rowptr[i + 1];
+    const gs_int *ci = N->colind;
+    const double *v = N->val;
+    double r;
+    if (e - a <= GS_JACOBI_LONG_ROW) {
+        double s = b[i];
+        for (gs_int q = a; q < e; q++) s -= v[q] * xin[ci[q]];
+        r = s;
+    } else {
+        double p[32] = {0}; /* lane l sums entries a + l, a + l + 32, ... */
+        for (gs_int q = a; q < e; q++) p[(q - a) & 31] += v[q] * xin[ci[q]];
+        for (int off = 16; off > 0; off >>= 1) /* __shfl_down_sync tree: lane l += lane l + off */
+            for (int l = 0; l < off; l++) p[l] += p[l + off];
+        r = b[i] - p[0];
+    }
+    return dinv ? r * dinv[i] : r;
+}
+
+/* x_0 = D^{-1} b */
+static void jac_start(gs_int n, const double *dinv, const double *b, double *x)
+{
+    if (dinv) {
+#pragma omp parallel for schedule(static) if (n >= JACOBI_HOST_PARALLEL_WORK)
+        for (gs_int i = 0; i < n; i++) x[i] = b[i] * dinv[i];
+    } else {
+        memcpy(x, b, (size_t)n * sizeof *x);
+    }
+}
+
+static gs_status jac_host_analyse(gs_trisolve *ts, const gs_csr *T)
+{
+    jac_host_data *d = (jac_host_data *)ts->data;
+    gs_status st = GS_OK;
+    double t0 = gs_wtime();
+    gs_csr_free(&d->N);
+    gs_free(&d->dinv);
+    gs_free(&d->w);
+    GS_TRY(gs_jacobi_split(T, ts->unit_diag, &d->N, &d->dinv));
+    GS_TRY(GS_MALLOC(d->w, T->nrows));
+    d->nlong = 0;
+    d->max_row = 0;
+    for (gs_int i = 0; i < T->nrows; i++) {
+        gs_int len = d->N.rowptr[i + 1] - d->N.rowptr[i];
+        if (len > GS_JACOBI_LONG_ROW) d->nlong++;
+        if (len > d->max_row) d->max_row = len;
+    }
+    d->time_analyse = gs_wtime() - t0;
+cleanup:
+    if (st != GS_OK) {
+        gs_csr_free(&d->N);
+        gs_free(&d->dinv);
+        gs_free(&d->w);
+    }
+    return st;
+}
+
+/* Synchronous sweeps, double buffered between x and w: iterate s lands in x when sweeps - s is even,
+ * so the last one is in x without a copy. */
+static void jac_host_sync(const jac_host_data *d, int sweeps, const double *b, double *x)
+{
+    gs_int n = d->N.nrows;
+    bool par = (double)n + (double)d->N.nnz >= JACOBI_HOST_PARALLEL_WORK;
+    (void)par; /* unused without OpenMP */
+    double *cur = (sweeps % 2 == 0) ? x : d->w;
+    jac_start(n, d->dinv, b, cur);
+    for (int s = 1; s <= sweeps; s++) {
+        double *out = (cur == x) ? d->w : x;
+        const double *in = cur;
+#pragma omp parallel for schedule(static) if (par)
+        for (gs_int i = 0; i < n; i++) out[i] = jac_row(&d->N, d->dinv, b, in, i);
+        cur = out;
+    }
+}
+
+/* The sequential model of block-asynchronous Jacobi: blocks one after another in scheduling order,
+ * each relaxing its rows in place (Jacobi inside the block: new values staged in w, then written). */
+static void jac_host_async(const jac_host_data *d, int sweeps, bool descending, const double *b, double *x)
+{
+    gs_int n = d->N.nrows, rb = GS_JACOBI_ROWS_PER_BLOCK;
+    gs_int nblocks = (n + rb - 1) / rb;
+    jac_start(n, d->dinv, b, x);
+    for (int s = 0; s < sweeps; s++)
+        for (gs_int k = 0; k < nblocks; k++) {
+            gs_int r = descending ? nblocks - 1 - k : k;
+            gs_int i0 = r * rb, i1 = i0 + rb < n ? i0 + rb : n;
+            for (int ls = 0; ls < JACOBI_ASYNC_LOCAL_SWEEPS; ls++) {
+                for (gs_int i = i0; i < i1; i++) d->w[i] = jac_row(&d->N, d->dinv, b, x, i);
+                memcpy(x + i0, d->w + i0, (size_t)(i1 - i0) * sizeof *x);
+            }
+        }
+}
+
+static gs_status jac_host_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
+{
+    const jac_host_data *d = (const jac_host_data *)ts->data;
+    if (gs_jacobi_in_place(ts)) jac_host_async(d, ts->prm.sweeps, gs_jacobi_descending(ts), b->data, x->data);
+    else jac_host_sync(d, ts->prm.sweeps, b->data, x->data);
+    return GS_OK;
+}
+
+static void jac_host_destroy(gs_trisolve *ts)
+{
+    jac_host_data *d = (jac_host_data *)ts->data;
+    if (!d) return;
+    gs_csr_free(&d->N);
+    gs_free(&d->dinv);
+    gs_free(&d->w);
+    gs_free(&ts->data);
+}
+
+static void jac_host_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
+{
+    const jac_host_data *d = (const jac_host_data *)ts->data;
+    gs_ts_report_string(rep, prefix, "implementation",
+                        gs_jacobi_in_place(ts) ? "host sequential model of block-asynchronous Jacobi"
+                                               : "host Jacobi sweeps (twin of the GPU kernel)");
+    gs_jacobi_view_common(ts, rep, prefix, d->nlong, d->max_row);
+    gs_ts_report_int(rep, prefix, "nnz_offdiag", d->N.nnz);
+    gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
+}
+
+static const gs_trisolve_ops jac_host_ops = {jac_host_analyse, jac_host_solve, jac_host_destroy, jac_host_view};
+
+/* ---------------------------------------------------------------- creation (both types) */
+
+static gs_status create_any(gs_trisolve *ts)
+{
+    /* the asynchronous result depends on the block timing: a preconditioner built on it changes
+     * between applications (FGMRES); the host model is deterministic but stands for the GPU method */
+    ts->variable = gs_jacobi_in_place(ts);
+    if (ts->be->kind == GS_BACKEND_CUDA) {
+#ifdef GS_HAVE_CUDA
+        return gs_trisolve_create_jacobi_cuda(ts);
+#else
+        return GS_ERROR(GS_ERR_UNSUPPORTED, "trisolve type %s on the GPU: this gpusolve was built without CUDA "
+                                            "(rebuild with -DGS_WITH_CUDA=ON)", ts->type);
+#endif
+    }
+    jac_host_data *d = NULL;
+    GS_CALL(GS_CALLOC(d, 1));
+    ts->data = d;
+    ts->ops = &jac_host_ops;
+    return GS_OK;
+}
+
+gs_status gs_trisolve_create_jacobi(gs_trisolve *ts) { return create_any(ts); }
+gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts) { return create_any(ts); }
