@@ -23,11 +23,13 @@ if has test; then
   summary+=("$(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Not Run|Subprocess)' "$out/ctest.log" | tr -s ' ' | head -20)")
 fi
 if has sanitize; then
-  for t in $(cd build-gpu && ctest -N -L gpu | awk '/Test +#/{print $3}'); do
+  # memcheck (and synccheck) on the GPU tests named in SAN_TESTS (default: all GPU tests), 150 s each
+  tests=${SAN_TESTS:-$(cd build-gpu && ctest -N -L gpu | awk '/Test +#/{print $3}')}
+  for t in $tests; do
     exe=$(find build-gpu/tests -type f -name "$t" -perm -u+x | head -1)
     [ -z "$exe" ] && continue
-    for tool in memcheck racecheck synccheck; do
-      ( cd "$(dirname "$exe")" && timeout 240 compute-sanitizer --tool $tool --error-exitcode 99 "./$t" ) > "$out/san_${tool}_$t.log" 2>&1
+    for tool in ${SAN_TOOLS:-memcheck}; do
+      ( cd "$(dirname "$exe")" && timeout 150 compute-sanitizer --tool $tool --error-exitcode 99 "./$t" ) > "$out/san_${tool}_$t.log" 2>&1
       rc=$?; summary+=("compute-sanitizer $tool $t: rc=$rc $(grep -E 'ERROR SUMMARY' "$out/san_${tool}_$t.log" | tail -1)")
     done
   done
@@ -41,14 +43,21 @@ if has foundation; then
   summary+=("$(python3 bench/summarize.py "$out/foundation_cuda.jsonl")")
 fi
 if has spmv; then
-  build-gpu/bench/bench_spmv --gen poisson3d --n 100 --reps 200 > "$out/spmv.txt" 2>&1
-  GS_CUDA_SPMV_ALG=1 build-gpu/bench/bench_spmv --gen poisson3d --n 100 --reps 200 > "$out/spmv_alg1.txt" 2>&1
-  summary+=("spmv (ALG2):" "$(cat "$out/spmv.txt")" "spmv (ALG1):" "$(grep -i spmv "$out/spmv_alg1.txt")")
+  for m in "--gen poisson3d --n 100" "--gen laplace27 --n 64" "--gen poisson2d --n 1024"; do
+    f="$out/spmv_$(echo $m | tr -d ' -').txt"
+    timeout 120 build-gpu/bench/bench_spmv $m --reps 200 --spmv own --spmv cusparse-alg2 --spmv cusparse-alg1 > "$f" 2>&1
+    summary+=("spmv $m:" "$(grep -iE 'copy|own|alg' "$f" | tail -8)")
+  done
+fi
+if has e2e; then
+  timeout 400 bench/end_to_end.sh build-gpu/gpusolve build-gpu/bench/baseline_cusparse > "$out/e2e.txt" 2>&1
+  summary+=("end to end:" "$(tail -20 "$out/e2e.txt")")
 fi
 if has trisolve; then
   for m in "--gen poisson3d --n 100" "--gen laplace27 --n 64" "--gen poisson2d --n 1024" "--gen convdiff3d --n 100"; do
-    timeout 300 build-gpu/bench/bench_trisolve $m > "$out/tri_$(echo $m | tr ' -' '__').txt" 2>&1
-    summary+=("trisolve $m:" "$(tail -15 "$out/tri_$(echo $m | tr ' -' '__').txt")")
+    f="$out/tri_$(echo $m | tr -d ' -').txt"
+    timeout 300 build-gpu/bench/bench_trisolve $m > "$f" 2>&1
+    summary+=("trisolve $m:" "$(grep -vE '^\s*$' "$f" | tail -14)")
   done
 fi
 if has parilu; then
