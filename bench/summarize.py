@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Table of JSON-lines gpusolve results: solver, preconditioner, backend, iterations, reason, times."""
+"""Table of JSON-lines gpusolve results: matrix, method, backend, iterations, reason, residual, times."""
 import json, sys
 
 rows = []
@@ -11,11 +11,21 @@ for path in sys.argv[1:] or ["-"]:
             continue
         o = json.loads(line)
         c, s, t = o.get("config", {}), o.get("solve", {}), o.get("time", {})
-        rows.append((o.get("matrix", {}).get("name", "?"), c.get("solver", {}).get("type", "?"),
-                     c.get("preconditioner", {}).get("type", "?"), o.get("backend", {}).get("name", "?"),
-                     s.get("iterations", -1), s.get("reason", o.get("error", {}).get("status", "?")),
-                     s.get("residual_true", float("nan")), t.get("setup_numeric", 0.0) or 0.0,
-                     t.get("solve", float("nan")), 1e3 * (t.get("per_iteration") or float("nan"))))
-print(f"{'matrix':<22} {'solver':<9} {'precond':<8} {'backend':<7} {'its':>6} {'reason':<20} {'true res':>9} {'setup s':>8} {'solve s':>8} {'ms/it':>7}")
+        pc = c.get("preconditioner", {})
+        pct = pc.get("type", "?")
+        if pct in ("bilu", "bilut", "ras"):
+            pct += f"/{pc.get('blocks')}"
+        if pct in ("parilu",):
+            pct += f"/{pc.get('sweeps')}sw"
+        tl = c.get("trisolve", {}).get("lower", {})
+        tri = tl.get("type", "")
+        if tri in ("jacobi", "async-jacobi"):
+            tri += f"/{tl.get('sweeps')}"
+        rows.append((o.get("matrix", {}).get("name", "?"), c.get("solver", {}).get("type", "?"), pct, tri,
+                     o.get("backend", {}).get("name", "?"), s.get("iterations", -1),
+                     s.get("reason", o.get("error", {}).get("status", "?")), s.get("residual_true", float("nan")),
+                     (t.get("setup_symbolic") or 0.0) + (t.get("setup_numeric") or 0.0), t.get("solve", float("nan")),
+                     1e3 * (t.get("per_iteration") or float("nan")), 1e3 * (t.get("preconditioner_apply") or float("nan"))))
+print(f"{'matrix':<20} {'solver':<8} {'precond':<12} {'trisolve':<15} {'backend':<7} {'its':>6} {'reason':<16} {'true res':>9} {'setup s':>8} {'solve s':>8} {'ms/it':>7} {'pc ms':>7}")
 for r in rows:
-    print(f"{r[0]:<22} {r[1]:<9} {r[2]:<8} {r[3]:<7} {r[4]:>6} {r[5]:<20} {r[6]:>9.2e} {r[7]:>8.3f} {r[8]:>8.3f} {r[9]:>7.3f}")
+    print(f"{r[0]:<20} {r[1]:<8} {r[2]:<12} {r[3]:<15} {r[4]:<7} {r[5]:>6} {r[6][:16]:<16} {r[7]:>9.2e} {r[8]:>8.3f} {r[9]:>8.3f} {r[10]:>7.3f} {r[11]:>7.3f}")
