@@ -279,27 +279,12 @@ gs_status gs_ts_dcsr_upload(gs_backend *be, const gs_csr *T, gs_ts_dcsr *A)
     A->rowptr = c.take<gs_int>(n + 1);
     A->col = c.take<gs_int>(nnz);
     A->val = c.take<double>(nnz);
-#ifdef GS_TRISOLVE_TUNING
-    bool pin = getenv("GS_TS_PIN") != NULL;
-    if (pin) {
-        GS_TRY(TS_CUDA(cudaHostRegister(T->rowptr, (n + 1) * sizeof(gs_int), cudaHostRegisterDefault)));
-        if (nnz > 0) GS_TRY(TS_CUDA(cudaHostRegister(T->colind, nnz * sizeof(gs_int), cudaHostRegisterDefault)));
-        if (nnz > 0) GS_TRY(TS_CUDA(cudaHostRegister(T->val, nnz * sizeof(double), cudaHostRegisterDefault)));
-    }
-#endif
     GS_TRY(TS_CUDA(cudaMemcpyAsync(A->rowptr, T->rowptr, (n + 1) * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
     if (nnz > 0) {
         GS_TRY(TS_CUDA(cudaMemcpyAsync(A->col, T->colind, nnz * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
         GS_TRY(TS_CUDA(cudaMemcpyAsync(A->val, T->val, nnz * sizeof(double), cudaMemcpyHostToDevice, s)));
     }
     GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
-#ifdef GS_TRISOLVE_TUNING
-    if (pin) {
-        GS_TRY(TS_CUDA(cudaHostUnregister(T->rowptr)));
-        if (nnz > 0) GS_TRY(TS_CUDA(cudaHostUnregister(T->colind)));
-        if (nnz > 0) GS_TRY(TS_CUDA(cudaHostUnregister(T->val)));
-    }
-#endif
     A->time_upload = gs_wtime() - t0;
     }
 cleanup:
@@ -716,9 +701,6 @@ static gs_status ls_cuda_analyse(gs_trisolve *ts, const gs_csr *T)
         P->nlevels = d->D.nlevels;
         P->level_ptr = d->D.h_level_ptr;
         gs_int chain_rows = LS_THREADS;
-#ifdef GS_TRISOLVE_TUNING
-        if (getenv("GS_LS_CHAIN")) chain_rows = atoi(getenv("GS_LS_CHAIN"));
-#endif
         st = gs_ls_plan_chains(P, chain_rows);
         P->level_ptr = NULL;
         GS_TRY(st);
@@ -761,13 +743,6 @@ static gs_status ls_cuda_analyse(gs_trisolve *ts, const gs_csr *T)
     GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
     d->time_chains = gs_wtime() - t1;
     d->time_analyse = gs_wtime() - t0;
-#ifdef GS_TRISOLVE_TUNING
-    fprintf(stderr, "[ls] n %d levels %d chains %d (single %d, wide %d) w %d rem %d grid %d | analyse %.3f ms: "
-            "upload %.3f levels %.3f layout %.3f chains %.3f\n", (int)d->P.n, (int)d->P.nlevels, (int)d->P.nchains,
-            (int)d->P.single_chains, (int)d->P.multi_chains, (int)d->P.ell_width, (int)d->P.rem_nnz, d->grid,
-            1e3 * d->time_analyse, 1e3 * d->time_upload, 1e3 * d->D.time_levels, 1e3 * d->D.time_layout,
-            1e3 * d->time_chains);
-#endif
 cleanup:
     gs_free(&single);
     gs_ts_dcsr_free(be, &A);
@@ -796,9 +771,6 @@ static gs_status ls_cuda_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x
     H.bar = d->bar;
     H.has_rem = d->D.rem_nnz > 0;
     H.l2_ahead = LS_L2_AHEAD;
-#ifdef GS_TRISOLVE_TUNING
-    if (getenv("GS_LS_AHEAD")) H.l2_ahead = atoi(getenv("GS_LS_AHEAD"));
-#endif
     double *xp = x->data;
     ls_gather_kernel<<<(unsigned)((H.n + 255) / 256), 256, 0, s>>>(H.n, H.perm, b->data, d->bp);
     GS_CALL(TS_LAUNCHED("ls_gather_kernel"));
