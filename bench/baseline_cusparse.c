@@ -39,6 +39,8 @@
 #include "core/status.h"
 #include "io/mmio.h"
 
+#include "bench_util.h"
+
 enum { EXIT_CONVERGED = 0, EXIT_NOT_CONVERGED = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_NUMERICAL = 4,
        EXIT_DEVICE = 5, EXIT_NO_GPU = 77 };
 
@@ -113,18 +115,10 @@ static int parse_args(int argc, char **argv, baseline_opts *o)
                     return -1;
                 }
             } else if (strcmp(a, "--max-iterations") == 0) {
-                o->max_it = strtol(v, &end, 10);
-                if (!v[0] || *end || o->max_it < 0 || o->max_it > 1000000000L) {
-                    fprintf(stderr, "baseline_cusparse: --max-iterations expects an integer in [0, 1e9], got \"%s\"\n",
-                            v);
-                    return -1;
-                }
+                if (bench_parse_int("baseline_cusparse", v, a, 0, 1000000000L, &o->max_it)) return -1;
             } else if (strcmp(a, "--device") == 0) {
-                long d = strtol(v, &end, 10);
-                if (!v[0] || *end || d < 0 || d > 1024) {
-                    fprintf(stderr, "baseline_cusparse: --device expects an integer in [0, 1024], got \"%s\"\n", v);
-                    return -1;
-                }
+                long d = 0;
+                if (bench_parse_int("baseline_cusparse", v, a, 0, 1024, &d)) return -1;
                 o->device = (int)d;
             } else {
                 fprintf(stderr, "baseline_cusparse: unknown option %s\n", a);

@@ -32,6 +32,8 @@
 #include "precond/precond.h"
 #include "solver/solver.h"
 
+#include "bench_util.h"
+
 #ifdef GS_HAVE_CUDA
 /* csric02 / csrilu02 are the legacy (deprecated) cuSPARSE incomplete factorizations; they are the
  * vendor baseline the paper compares with, so the deprecation warnings are silenced here. */
@@ -73,18 +75,6 @@ static void usage(FILE *f)
             MAX_SWEEPS);
 }
 
-static int parse_int(const char *s, const char *opt, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!s[0] || *end || v < lo || v > hi) {
-        fprintf(stderr, "bench_parilu: %s expects an integer in [%ld, %ld], got \"%s\"\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 /* "name:N" */
 static int parse_matrix(const char *s, char *name, gs_int *size)
 {
@@ -96,7 +86,7 @@ static int parse_matrix(const char *s, char *name, gs_int *size)
     }
     memcpy(name, s, (size_t)(c - s));
     name[c - s] = '\0';
-    if (parse_int(c + 1, "the grid size", 2, 100000, &v)) return -1;
+    if (bench_parse_int("bench_parilu", c + 1, "the grid size", 2, 100000, &v)) return -1;
     *size = (gs_int)v;
     return 0;
 }
@@ -144,16 +134,16 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             if (strcmp(val, "none") == 0) o->ilu_name[0] = '\0';
             else if (parse_matrix(val, o->ilu_name, &o->ilu_size)) return -1;
         } else if (strcmp(a, "--sweeps") == 0) {
-            if (parse_int(val, a, 0, MAX_SWEEPS, &v)) return -1;
+            if (bench_parse_int("bench_parilu", val, a, 0, MAX_SWEEPS, &v)) return -1;
             o->sweeps = (int)v;
         } else if (strcmp(a, "--reps") == 0) {
-            if (parse_int(val, a, 1, MAX_REPS, &v)) return -1;
+            if (bench_parse_int("bench_parilu", val, a, 1, MAX_REPS, &v)) return -1;
             o->reps = (int)v;
         } else if (strcmp(a, "--max-iterations") == 0) {
-            if (parse_int(val, a, 1, 1000000, &v)) return -1;
+            if (bench_parse_int("bench_parilu", val, a, 1, 1000000, &v)) return -1;
             o->max_it = (int)v;
         } else if (strcmp(a, "--device") == 0) {
-            if (parse_int(val, a, 0, 1024, &v)) return -1;
+            if (bench_parse_int("bench_parilu", val, a, 0, 1024, &v)) return -1;
             o->device = (int)v;
         } else {
             fprintf(stderr, "bench_parilu: unknown option %s\n", a);
@@ -161,18 +151,6 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         }
     }
     return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int m)
-{
-    qsort(v, (size_t)m, sizeof *v, cmp_double);
-    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
 /* PCG (or the solver `type`) iterations with the preconditioner `pc_type` configured by cfg; the
@@ -253,7 +231,7 @@ static gs_status time_sweeps(gs_backend *be, const gs_csr *A, bool symmetric, bo
     GS_TRY(gs_backend_download(be, &fl, K.flags, sizeof fl));
     if (fl.first_bad != GS_PARILU_NO_ERROR)
         GS_FAIL(GS_ERR_NUMERIC, "bench_parilu: a zero pivot in the timed sweeps (key %llu)", fl.first_bad);
-    *seconds = median(t, reps);
+    *seconds = bench_median(t, reps);
 cleanup:
     gs_timer_destroy(&tm);
     if (xa) gs_backend_free(be, xa);
@@ -342,8 +320,8 @@ static gs_status time_cusparse(gs_backend *be, const gs_csr *A, bool symmetric, 
         icinfo = NULL;
         iluinfo = NULL;
     }
-    *t_ana = median(ta, reps);
-    *t_fact = median(tf, reps);
+    *t_ana = bench_median(ta, reps);
+    *t_fact = bench_median(tf, reps);
 
     /* check against the host factorization: A's pattern holds L\U (csric02: the lower part = L) */
     GS_TRY(GS_MALLOC(res, nnz));
@@ -511,11 +489,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    const char *why = NULL;
-    if (!gs_backend_cuda_available(&why)) { /* also a build without CUDA */
-        fprintf(stderr, "bench_parilu: no usable GPU (%s)\n", why ? why : "unknown");
-        return 77;
-    }
+    if (bench_require_gpu("bench_parilu")) return 77; /* also a build without CUDA */
     if (bench(&o) != GS_OK) {
         gs_error_print(stderr);
         return 1;

@@ -27,6 +27,8 @@
 #include "core/generate.h"
 #include "core/mem.h"
 #include "io/mmio.h"
+
+#include "bench_util.h"
 #ifdef GS_HAVE_CUDA
 #include "core/spmv_cuda.h"
 #endif
@@ -67,30 +69,6 @@ static void usage(FILE *f)
                "        default own, cusparse-alg2, cusparse-alg1); --sweep adds every own:vec=V,rows=R\n");
 }
 
-static int parse_int(const char *s, const char *opt, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!s[0] || *end || v < lo || v > hi) {
-        fprintf(stderr, "bench_spmv: %s expects an integer in [%ld, %ld], got \"%s\"\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *s, const char *opt, double *out)
-{
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (!s[0] || *end || !isfinite(v)) {
-        fprintf(stderr, "bench_spmv: %s expects a finite number, got \"%s\"\n", opt, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -122,27 +100,27 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         } else if (strcmp(a, "--matrix") == 0) {
             o->matrix = val;
         } else if (strcmp(a, "--n") == 0) {
-            bad = parse_int(val, a, 1, GS_INT_MAX, &v);
+            bad = bench_parse_int("bench_spmv", val, a, 1, GS_INT_MAX, &v);
             o->nx = (gs_int)v;
         } else if (strcmp(a, "--ny") == 0) {
-            bad = parse_int(val, a, 1, GS_INT_MAX, &v);
+            bad = bench_parse_int("bench_spmv", val, a, 1, GS_INT_MAX, &v);
             o->ny = (gs_int)v;
         } else if (strcmp(a, "--nz") == 0) {
-            bad = parse_int(val, a, 1, GS_INT_MAX, &v);
+            bad = bench_parse_int("bench_spmv", val, a, 1, GS_INT_MAX, &v);
             o->nz = (gs_int)v;
         } else if (strcmp(a, "--reps") == 0) {
-            bad = parse_int(val, a, 1, 100000000, &v);
+            bad = bench_parse_int("bench_spmv", val, a, 1, 100000000, &v);
             o->reps = (int)v;
         } else if (strcmp(a, "--device") == 0) {
-            bad = parse_int(val, a, 0, 1024, &v);
+            bad = bench_parse_int("bench_spmv", val, a, 0, 1024, &v);
             o->device = (int)v;
         } else if (strcmp(a, "--copy-mb") == 0) {
-            bad = parse_int(val, a, 1, 16000, &v); /* n = M*1e6/8 doubles must fit gs_int */
+            bad = bench_parse_int("bench_spmv", val, a, 1, 16000, &v); /* n = M*1e6/8 doubles must fit gs_int */
             o->copy_mb = v;
         } else if (strcmp(a, "--peclet") == 0) {
-            bad = parse_double(val, a, &o->peclet);
+            bad = bench_parse_double("bench_spmv", val, a, &o->peclet);
         } else if (strcmp(a, "--beta") == 0) {
-            bad = parse_double(val, a, &o->beta);
+            bad = bench_parse_double("bench_spmv", val, a, &o->beta);
         } else if (strcmp(a, "--spmv") == 0) {
             if (o->nmodes >= MAX_MODES) {
                 fprintf(stderr, "bench_spmv: at most %d --spmv modes\n", MAX_MODES);
@@ -216,10 +194,15 @@ static double op_bytes(bench_op op, const bench_data *d)
     return 0.0;
 }
 
-static int cmp_double(const void *a, const void *b)
+typedef struct {
+    bench_op op;
+    bench_data *d;
+} op_ctx;
+
+static gs_status run_op_ctx(void *ctx)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    op_ctx *c = ctx;
+    return run_op(c->op, c->d);
 }
 
 /* `warm` warm-up runs; then reps single runs each between two events (median) and one batch of reps
@@ -227,26 +210,8 @@ static int cmp_double(const void *a, const void *b)
 static gs_status time_op(gs_backend *be, bench_op op, bench_data *d, int warm, int reps, double *t, double *median,
                          double *mean)
 {
-    gs_status st = GS_OK;
-    gs_timer tm;
-    double total = 0.0;
-    memset(&tm, 0, sizeof tm);
-    for (int r = 0; r < warm; r++) GS_TRY(run_op(op, d));
-    GS_TRY(gs_backend_synchronize(be));
-    for (int r = 0; r < reps; r++) {
-        GS_TRY(gs_timer_start(be, &tm));
-        GS_TRY(run_op(op, d));
-        GS_TRY(gs_timer_stop(&tm, &t[r]));
-    }
-    GS_TRY(gs_timer_start(be, &tm));
-    for (int r = 0; r < reps; r++) GS_TRY(run_op(op, d));
-    GS_TRY(gs_timer_stop(&tm, &total));
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    *median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-    *mean = total / reps;
-cleanup:
-    gs_timer_destroy(&tm);
-    return st;
+    op_ctx c = {op, d};
+    return bench_time_events(be, run_op_ctx, &c, warm, reps, t, median, NULL, mean);
 }
 
 /* The streaming bandwidth: a copy of copy_mb MB, device to device, bytes read + written. */
@@ -269,19 +234,6 @@ cleanup:
     gs_vec_destroy(&d->big_src);
     gs_vec_destroy(&d->big_dst);
     return st;
-}
-
-/* max_i |a_i - b_i| / max_i |b_i| */
-static double rel_diff(gs_int n, const double *a, const double *b)
-{
-    double num = 0.0, den = 0.0;
-    for (gs_int i = 0; i < n; i++) {
-        double e = fabs(a[i] - b[i]);
-        if (isnan(e)) return INFINITY;
-        if (e > num) num = e;
-        if (fabs(b[i]) > den) den = fabs(b[i]);
-    }
-    return den > 0.0 ? num / den : num;
 }
 
 static gs_status bench(const bench_opts *o)
@@ -314,18 +266,7 @@ static gs_status bench(const bench_opts *o)
             }
     }
 
-    if (o->matrix) {
-        GS_TRY(gs_mm_read_matrix(o->matrix, &A, NULL));
-        snprintf(label, sizeof label, "%s", o->matrix);
-    } else {
-        gs_int ny = o->ny ? o->ny : o->nx, nz = o->nz ? o->nz : o->nx;
-        double t0 = gs_wtime();
-        GS_TRY(gs_gen_by_name(o->gen, o->nx, ny, nz, o->peclet, &A));
-        if (strcmp(o->gen, "poisson2d") == 0)
-            snprintf(label, sizeof label, "%s %dx%d", o->gen, (int)o->nx, (int)ny);
-        else snprintf(label, sizeof label, "%s %dx%dx%d", o->gen, (int)o->nx, (int)ny, (int)nz);
-        fprintf(stderr, "generated %s in %.3f s\n", label, gs_wtime() - t0);
-    }
+    GS_TRY(bench_load_matrix(o->matrix, o->gen, o->nx, o->ny, o->nz, o->peclet, &A, label, sizeof label));
     GS_TRY(gs_backend_create("cuda", o->device, &be));
     GS_TRY(GS_MALLOC(t, o->reps > 20 ? o->reps : 20));
     {
@@ -364,7 +305,7 @@ static gs_status bench(const bench_opts *o)
         /* the same product in every mode, compared with the first mode's (beta = 0 for the check) */
         GS_TRY(gs_mat_spmv(1.0, d.A, d.x, 0.0, d.y));
         GS_TRY(gs_vec_download(d.y, k == 0 ? yref : ycur));
-        diff = k == 0 ? 0.0 : rel_diff(A.nrows, ycur, yref);
+        diff = k == 0 ? 0.0 : bench_rel_diff(A.nrows, ycur, yref);
         GS_TRY(time_op(be, OP_SPMV, &d, 10, o->reps, t, &med, &mean));
         bytes = op_bytes(OP_SPMV, &d);
         printf("%-28s %10.5f %10.5f %9.1f %6.1f%% %9.1f %6.1f%% %9.2f %9.1e  %s\n", modes[k], 1e3 * med, 1e3 * mean,
@@ -406,15 +347,11 @@ cleanup:
 int main(int argc, char **argv)
 {
     bench_opts o;
-    const char *why = NULL;
     if (parse_args(argc, argv, &o) != 0) {
         usage(stderr);
         return 2;
     }
-    if (!gs_backend_cuda_available(&why)) {
-        fprintf(stderr, "bench_spmv: skipped, no usable GPU: %s\n", why ? why : "unknown reason");
-        return 77;
-    }
+    if (bench_require_gpu("bench_spmv")) return 77;
     if (bench(&o) != GS_OK) {
         fprintf(stderr, "bench_spmv: ");
         gs_error_print(stderr);

@@ -28,6 +28,8 @@
 #include "precond/factor.h"
 #include "trisolve/trisolve.h"
 
+#include "bench_util.h"
+
 #define MAX_TYPES 8
 
 typedef struct {
@@ -57,18 +59,6 @@ static void usage(FILE *f)
             "  factors: ilu0 = L (unit, strict) and U of ILU(0) (default); triangles = tril(A), triu(A)\n"
             "  types: default cusparse,levelset,syncfree,tiled,auto (reference also allowed: slow)\n"
             "  R: timed solves (default 100, at least 50), W: warm-up solves (default 5)\n");
-}
-
-static int parse_int(const char *s, const char *opt, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!s[0] || *end || v < lo || v > hi) {
-        fprintf(stderr, "bench_trisolve: %s expects an integer in [%ld, %ld], got \"%s\"\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
 }
 
 static int split_types(bench_opts *o, const char *list)
@@ -126,22 +116,22 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         } else if (strcmp(a, "--types") == 0) {
             bad = split_types(o, val);
         } else if (strcmp(a, "--n") == 0) {
-            bad = parse_int(val, a, 1, GS_INT_MAX, &v);
+            bad = bench_parse_int("bench_trisolve", val, a, 1, GS_INT_MAX, &v);
             o->nx = (gs_int)v;
         } else if (strcmp(a, "--ny") == 0) {
-            bad = parse_int(val, a, 1, GS_INT_MAX, &v);
+            bad = bench_parse_int("bench_trisolve", val, a, 1, GS_INT_MAX, &v);
             o->ny = (gs_int)v;
         } else if (strcmp(a, "--nz") == 0) {
-            bad = parse_int(val, a, 1, GS_INT_MAX, &v);
+            bad = bench_parse_int("bench_trisolve", val, a, 1, GS_INT_MAX, &v);
             o->nz = (gs_int)v;
         } else if (strcmp(a, "--reps") == 0) {
-            bad = parse_int(val, a, 50, 100000000, &v);
+            bad = bench_parse_int("bench_trisolve", val, a, 50, 100000000, &v);
             o->reps = (int)v;
         } else if (strcmp(a, "--warmup") == 0) {
-            bad = parse_int(val, a, 0, 1000000, &v);
+            bad = bench_parse_int("bench_trisolve", val, a, 0, 1000000, &v);
             o->warmup = (int)v;
         } else if (strcmp(a, "--device") == 0) {
-            bad = parse_int(val, a, 0, 1024, &v);
+            bad = bench_parse_int("bench_trisolve", val, a, 0, 1024, &v);
             o->device = (int)v;
         } else if (strcmp(a, "--peclet") == 0) {
             char *end = NULL;
@@ -159,24 +149,6 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double rel_diff(gs_int n, const double *x, const double *y)
-{
-    double num = 0.0, den = 0.0;
-    for (gs_int i = 0; i < n; i++) {
-        double d = fabs(x[i] - y[i]);
-        if (isnan(d)) return INFINITY;
-        if (d > num) num = d;
-        if (fabs(y[i]) > den) den = fabs(y[i]);
-    }
-    return num / (den > 0 ? den : 1.0);
-}
-
 static long long report_int(const gs_report *rep, const char *key)
 {
     const gs_report_entry *e = gs_report_find(rep, key);
@@ -190,6 +162,19 @@ static double report_double(const gs_report *rep, const char *key)
 }
 
 /* Analyse T with `type`, time warm-up + reps solves, compare with the host solution xref. */
+/* one solve x = T^{-1} b, the operation timed by bench_time_events */
+typedef struct {
+    gs_trisolve *ts;
+    const gs_vector *b;
+    gs_vector *x;
+} solve_ctx;
+
+static gs_status solve_once(void *ctx)
+{
+    solve_ctx *c = ctx;
+    return gs_trisolve_solve(c->ts, c->b, c->x);
+}
+
 static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type, const gs_csr *T, gs_uplo uplo,
                            bool unit, const gs_vector *b, gs_vector *x, const double *xref, double *t,
                            double *hx, bench_result *r)
@@ -197,8 +182,6 @@ static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type
     gs_status st = GS_OK;
     gs_trisolve *ts = NULL;
     gs_report *rep = NULL;
-    gs_timer tm;
-    memset(&tm, 0, sizeof tm);
     memset(r, 0, sizeof *r);
     gs_int n = T->nrows;
 
@@ -209,24 +192,11 @@ static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type
     GS_TRY(gs_backend_synchronize(be));
     r->analyse = gs_wtime() - t0;
 
-    for (int k = 0; k < o->warmup; k++) GS_TRY(gs_trisolve_solve(ts, b, x));
-    GS_TRY(gs_backend_synchronize(be));
-    for (int k = 0; k < o->reps; k++) {
-        GS_TRY(gs_timer_start(be, &tm));
-        GS_TRY(gs_trisolve_solve(ts, b, x));
-        GS_TRY(gs_timer_stop(&tm, &t[k]));
-    }
-    double total = 0.0;
-    GS_TRY(gs_timer_start(be, &tm));
-    for (int k = 0; k < o->reps; k++) GS_TRY(gs_trisolve_solve(ts, b, x));
-    GS_TRY(gs_timer_stop(&tm, &total));
-    qsort(t, (size_t)o->reps, sizeof *t, cmp_double);
-    r->min = t[0];
-    r->median = o->reps % 2 ? t[o->reps / 2] : 0.5 * (t[o->reps / 2 - 1] + t[o->reps / 2]);
-    r->batch_mean = total / o->reps;
+    solve_ctx sc = {ts, b, x};
+    GS_TRY(bench_time_events(be, solve_once, &sc, o->warmup, o->reps, t, &r->median, &r->min, &r->batch_mean));
 
     GS_TRY(gs_vec_download(x, hx));
-    r->rel_err = rel_diff(n, hx, xref);
+    r->rel_err = bench_rel_diff(n, hx, xref);
 
     GS_TRY(gs_report_create(&rep));
     gs_trisolve_view(ts, rep, "ts");
@@ -239,7 +209,6 @@ static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type
     if (!e) e = gs_report_find(rep, "ts.variant"); /* tiled */
     snprintf(r->selected, sizeof r->selected, "%s", e && e->type == GS_REPORT_STRING ? e->s : "");
 cleanup:
-    gs_timer_destroy(&tm);
     gs_report_destroy(&rep);
     gs_trisolve_destroy(&ts);
     return st;
@@ -254,23 +223,12 @@ static gs_status bench_jacobi_sweep(const bench_opts *o, gs_backend *be, const g
 {
     gs_status st = GS_OK;
     gs_trisolve *ts = NULL;
-    gs_timer tm;
     gs_trisolve_params prm = {1, NULL, false};
-    memset(&tm, 0, sizeof tm);
     GS_TRY(gs_trisolve_create("jacobi", be, uplo, unit, &prm, &ts));
     GS_TRY(gs_trisolve_analyse(ts, T));
-    for (int k = 0; k < o->warmup + 1; k++) GS_TRY(gs_trisolve_solve(ts, b, x)); /* + 1: sets b, x once */
-    GS_TRY(gs_backend_synchronize(be));
-    for (int k = 0; k < o->reps; k++) {
-        GS_TRY(gs_timer_start(be, &tm));
-        GS_TRY(gs_trisolve_solve(ts, b, x));
-        GS_TRY(gs_timer_stop(&tm, &t[k]));
-    }
-    qsort(t, (size_t)o->reps, sizeof *t, cmp_double);
-    *min = t[0];
-    *median = o->reps % 2 ? t[o->reps / 2] : 0.5 * (t[o->reps / 2 - 1] + t[o->reps / 2]);
+    solve_ctx sc = {ts, b, x};
+    GS_TRY(bench_time_events(be, solve_once, &sc, o->warmup + 1, o->reps, t, median, min, NULL)); /* + 1: sets b, x */
 cleanup:
-    gs_timer_destroy(&tm);
     gs_trisolve_destroy(&ts);
     return st;
 }
@@ -310,15 +268,7 @@ static gs_status bench(const bench_opts *o)
     bench_result res[MAX_TYPES][2];
     char label[512];
 
-    if (o->matrix) {
-        GS_TRY(gs_mm_read_matrix(o->matrix, &A, NULL));
-        snprintf(label, sizeof label, "%s", o->matrix);
-    } else {
-        gs_int ny = o->ny ? o->ny : o->nx, nz = o->nz ? o->nz : o->nx;
-        GS_TRY(gs_gen_by_name(o->gen, o->nx, ny, nz, o->peclet, &A));
-        if (strcmp(o->gen, "poisson2d") == 0) snprintf(label, sizeof label, "%s %dx%d", o->gen, (int)o->nx, (int)ny);
-        else snprintf(label, sizeof label, "%s %dx%dx%d", o->gen, (int)o->nx, (int)ny, (int)nz);
-    }
+    GS_TRY(bench_load_matrix(o->matrix, o->gen, o->nx, o->ny, o->nz, o->peclet, &A, label, sizeof label));
     if (A.nrows != A.ncols) GS_FAIL(GS_ERR_ARG, "%s is %d x %d; expected a square matrix", label, (int)A.nrows, (int)A.ncols);
     double tf = gs_wtime();
     GS_TRY(make_factors(o, &A, &F[0], &F[1], &unit[0]));
@@ -421,11 +371,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    const char *why = NULL;
-    if (!gs_backend_cuda_available(&why)) {
-        fprintf(stderr, "bench_trisolve: no usable GPU (%s)\n", why ? why : "unknown");
-        return 77;
-    }
+    if (bench_require_gpu("bench_trisolve")) return 77;
     if (bench(&o) != GS_OK) {
         gs_error_print(stderr);
         return 1;

@@ -1,29 +1,10 @@
 #!/usr/bin/env python3
 """gpusolve CLI contract: every bad input gets a clear message and its documented exit code; outputs
 (JSON object, history CSV, solution file) are complete or absent. Usage: cli_test.py GPUSOLVE SRC_DIR"""
-import json, os, subprocess, sys, tempfile
+import json, os
 
-exe, src = sys.argv[1], sys.argv[2]
-data = os.path.join(src, "data", "matrices")
-tmp = tempfile.mkdtemp(prefix="gs_cli_")
-failures = []
-passed = 0
-
-
-def run(*args, env_extra=None):
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    p = subprocess.run([exe, *args], capture_output=True, text=True, env=env, timeout=300)
-    return p.returncode, p.stdout, p.stderr
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail}")
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
+from apptest import check, data, finish, run, scratch, write
+tmp = scratch("gs_cli_")
 
 
 def expect(name, args, code, stderr_has=(), stdout_has=()):
@@ -34,13 +15,6 @@ def expect(name, args, code, stderr_has=(), stdout_has=()):
     for s in stdout_has:
         check(name, s in out, f"stdout lacks {s!r}: {out.strip()[:400]}")
     return rc, out, err
-
-
-def write(name, text):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
 
 
 host = ["-s", "device.backend=host"]
@@ -120,5 +94,4 @@ rc, out, err = run(sherman, "-o", os.path.join(tmp, "nodir", "x.mtx"), *host)
 check("unwritable output", rc == 3 and "nodir" in err, err)
 check("no partial file", not os.path.exists(os.path.join(tmp, "nodir")), "")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

@@ -2,19 +2,9 @@
 """The documentation cannot drift from the code: docs/config-keys.md is byte for byte the output of
 `gpusolve --help-config-markdown`, every key of the schema is in it, and every option of
 `gpusolve --help` is described in docs/user-guide.md. Usage: docs_test.py GPUSOLVE SRC_DIR"""
-import os, re, subprocess, sys
+import os, re, subprocess
 
-exe, src = sys.argv[1], sys.argv[2]
-failures, passed = [], 0
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail}")
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
+from apptest import check, exe, finish, src
 
 
 gen = subprocess.run([exe, "--help-config-markdown"], capture_output=True, text=True, timeout=60)
@@ -54,5 +44,4 @@ for o in opts:
 for code in (0, 1, 2, 3, 4, 5, 6, 70):
     check(f"exit code {code} in user guide", re.search(rf"^\| {code} \|", guide, re.M) is not None, code)
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

@@ -3,26 +3,10 @@
 Matrix Market file (sizes, row lengths, symmetry, diagonal, dominance, bandwidth, triangular levels),
 the advice lines for the classic cases, text and JSON forms, and the error paths.
 Usage: inspect_test.py GPUSOLVE SRC_DIR"""
-import gzip, json, os, subprocess, sys, tempfile
+import gzip, json, os
 
-exe, src = sys.argv[1], sys.argv[2]
-data = os.path.join(src, "data", "matrices")
-tmp = tempfile.mkdtemp(prefix="gs_inspect_")
-failures, passed = [], 0
-
-
-def run(*args):
-    p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=300)
-    return p.returncode, p.stdout, p.stderr
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail}")
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
+from apptest import check, data, finish, run, scratch
+tmp = scratch("gs_inspect_")
 
 
 def read_mtx(path):
@@ -175,5 +159,4 @@ with open(rect, "w") as f:
 rc, out, err = run("--inspect", rect)
 check("rectangular", rc in (2, 3) and "square" in err, f"exit {rc}: {err}")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

@@ -3,20 +3,10 @@
 and GPU commands in its header, which docs/labs.md shows verbatim; every host command expands to its
 sweep (--dry-run); the host variants of lab 2 (BILU blocks) and lab 4 (RAS overlap) run in full with
 the trends the lab asks students to observe. Usage: labs_test.py GPUSOLVE SRC_DIR"""
-import glob, json, os, re, shlex, subprocess, sys
+import glob, json, os, re, shlex, subprocess
 
-exe, src = sys.argv[1], sys.argv[2]
+from apptest import check, exe, finish, src
 labs = sorted(glob.glob(os.path.join(src, "data", "labs", "lab*.cfg")))
-failures, passed = [], 0
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail}")
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
 
 
 def commands(cfg):
@@ -112,5 +102,4 @@ if runs:
                            "-s", "system.rhs=Ax"], capture_output=True, text=True, timeout=300)
     check("lab4 overlap 0 = BILU", json.loads(bilu.stdout)["solve"]["iterations"] == its[0], (bilu.stdout[:200], its[0]))
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

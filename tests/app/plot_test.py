@@ -2,21 +2,11 @@
 """scripts/plot.py: the table (no matplotlib needed) and the install hint when matplotlib is missing
 always; the convergence and sweep PNGs only where matplotlib imports (else exit 77: skipped).
 Usage: plot_test.py GPUSOLVE SRC_DIR"""
-import json, os, struct, subprocess, sys, tempfile
+import json, os, struct, subprocess, sys
 
-exe, src = sys.argv[1], sys.argv[2]
+from apptest import check, exe, finish, scratch, src
 plot = os.path.join(os.path.abspath(src), "scripts", "plot.py")
-tmp = tempfile.mkdtemp(prefix="gs_plot_")
-failures, passed = [], 0
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail}")
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
+tmp = scratch("gs_plot_")
 
 
 def py(*args, env=None):
@@ -84,8 +74,7 @@ check("label count", rc == 2 and "--label" in err, f"exit {rc}: {err}")
 try:
     import matplotlib  # noqa: F401
 except ImportError:
-    print(f"{passed} passed, {len(failures)} failed; matplotlib not installed: PNG checks skipped")
-    sys.exit(1 if failures else 77)
+    finish(77, "matplotlib not installed: PNG checks skipped")
 
 rc, out, err = py("sweep", jl, "--x", "solver.restart", "--y", "solve.iterations", "--y", "time.setup+solve", "-o", "s.png")
 size = png_size(os.path.join(tmp, "s.png"))
@@ -103,5 +92,4 @@ check("convergence --where", rc == 0 and "2 curves" in out, f"exit {rc}: {out}{e
 rc, out, err = py("sweep", jl, "--y", "solve.nothing", "-o", "s3.png")
 check("unknown metric", rc == 2 and "solve.nothing" in err, f"exit {rc}: {err}")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

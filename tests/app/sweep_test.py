@@ -3,34 +3,11 @@
 the Cartesian product of runs, one JSON object per run with its "sweep" member, the text summary
 table, --dry-run, failing runs reported while the sweep goes on, the sweep's exit code, one history
 file per run, and the errors of malformed lists. Usage: sweep_test.py GPUSOLVE SRC_DIR"""
-import itertools, json, os, subprocess, sys, tempfile
+import itertools, json, os
 
-exe, src = sys.argv[1], sys.argv[2]
-data = os.path.join(src, "data", "matrices")
-tmp = tempfile.mkdtemp(prefix="gs_sweep_")
-failures, passed = [], 0
+from apptest import check, data, finish, run, scratch, write
+tmp = scratch("gs_sweep_")
 host = ["-s", "device.backend=host"]
-
-
-def run(*args, timeout=300):
-    p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail}")
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
-
-
-def write(name, text):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
 
 
 def jsonl(out):
@@ -237,5 +214,4 @@ for i in (0, 1):  # x* = ones, natural and RCM order: the solution written is on
 rc, out, err = run("gen:poisson2d:10", "--json", *host)
 check("no x*, no error", "error_vs_xstar" not in json.loads(out)["solve"], out[:200])
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

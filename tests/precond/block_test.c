@@ -7,6 +7,8 @@
 
 #include "testutil.h"
 
+#include "pc_fixture.h"
+
 #include "cfg/config.h"
 #include "core/mem.h"
 #include "core/report.h"
@@ -16,36 +18,8 @@
 #include "precond/precond.h"
 #include "solver/solver.h"
 
-typedef struct fixture {
-    gs_backend *be;
-    gs_config *cfg;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    if (gs_backend_host_create(&f->be) != GS_OK || gs_config_create(&f->cfg) != GS_OK) {
-        gs_error_print(stderr);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    gs_config_destroy(&f->cfg);
-    gs_backend_destroy(&f->be);
-    free(f);
-    return 0;
-}
-
-static void set(fixture *f, const char *assignment) { GS_ASSERT_OK(gs_config_set(f->cfg, assignment)); }
-
 /* A gs_pc filled the way gs_pc_create does, with one of the create functions under test. */
-static gs_pc *make_pc(fixture *f, gs_pc_create_fn create, const char *type)
+static gs_pc *make_pc(pc_fixture *f, gs_pc_create_fn create, const char *type)
 {
     gs_pc *pc = NULL;
     GS_ASSERT_OK(gs_calloc(&pc, 1, sizeof *pc));
@@ -80,7 +54,7 @@ static void pc_apply_host(gs_pc *pc, gs_int n, const double *r, double *z)
     gs_vec_destroy(&vz);
 }
 
-static gs_pc *setup_pc(fixture *f, gs_pc_create_fn create, const char *type, const gs_csr *A)
+static gs_pc *setup_pc(pc_fixture *f, gs_pc_create_fn create, const char *type, const gs_csr *A)
 {
     gs_pc *pc = make_pc(f, create, type);
     GS_ASSERT_OK(gs_pc_setup_symbolic(pc, A));
@@ -205,12 +179,12 @@ static double report_double(const gs_report *rep, const char *key)
 /* One block: BILU(k) is ILU(k) of A itself. */
 static void test_bilu_one_block_is_iluk(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0}, L = {0}, U = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(13, 11, 0.7, &A)); /* n = 143 */
     gs_int n = A.nrows;
-    set(f, "preconditioner.blocks=1");
-    set(f, "preconditioner.fill_level=2");
+    pc_fixture_set(f, "preconditioner.blocks=1");
+    pc_fixture_set(f, "preconditioner.fill_level=2");
     gs_pc *pc = setup_pc(f, gs_pc_create_bilu, "bilu", &A);
     double *r = NULL, *z = NULL, *zr = NULL;
     GS_ASSERT_OK(GS_MALLOC(r, n));
@@ -245,18 +219,18 @@ static void test_bilu_one_block_is_iluk(void **state)
 }
 
 /* Several blocks: BILU(k) apply = independent ILU(k) solves of each A(part, part). */
-static void check_bilu_against_direct(fixture *f, gs_pc_create_fn create, const char *type, int local)
+static void check_bilu_against_direct(pc_fixture *f, gs_pc_create_fn create, const char *type, int local)
 {
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(17, 19, 1.3, &A)); /* n = 323 */
     gs_int n = A.nrows, nparts = 7;
     int k = 1, pmax = 4;
     double tau = 1e-2;
-    set(f, "preconditioner.blocks=7");
-    set(f, "preconditioner.fill_level=1");
-    set(f, "preconditioner.drop_tolerance=1e-2");
-    set(f, "preconditioner.max_fill=4");
-    set(f, "preconditioner.seed=11");
+    pc_fixture_set(f, "preconditioner.blocks=7");
+    pc_fixture_set(f, "preconditioner.fill_level=1");
+    pc_fixture_set(f, "preconditioner.drop_tolerance=1e-2");
+    pc_fixture_set(f, "preconditioner.max_fill=4");
+    pc_fixture_set(f, "preconditioner.seed=11");
     gs_pc *pc = setup_pc(f, create, type, &A);
     double *r = NULL, *z = NULL, *zr = NULL;
     GS_ASSERT_OK(GS_MALLOC(r, n));
@@ -315,11 +289,11 @@ static void test_bilut_equals_independent_block_solves(void **state)
 /* More parts than rows: every block is one row, so BILU(0) is Jacobi: z_i = r_i / a_ii. */
 static void test_bilu_more_blocks_than_rows_is_jacobi(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_random_sparse(45, 4, 2.0, 3, &A));
     gs_int n = A.nrows;
-    set(f, "preconditioner.blocks=64");
+    pc_fixture_set(f, "preconditioner.blocks=64");
     gs_pc *pc = setup_pc(f, gs_pc_create_bilu, "bilu", &A);
     double r[45], z[45], d[45];
     random_vector(n, 4, r);
@@ -338,14 +312,14 @@ static void test_bilu_more_blocks_than_rows_is_jacobi(void **state)
 
 static void test_ras_overlap0_equals_bilu(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(21, 16, 0.9, &A)); /* n = 336 */
     gs_int n = A.nrows;
-    set(f, "preconditioner.blocks=6");
-    set(f, "preconditioner.fill_level=1");
-    set(f, "preconditioner.overlap=0");
-    set(f, "preconditioner.local=iluk");
+    pc_fixture_set(f, "preconditioner.blocks=6");
+    pc_fixture_set(f, "preconditioner.fill_level=1");
+    pc_fixture_set(f, "preconditioner.overlap=0");
+    pc_fixture_set(f, "preconditioner.local=iluk");
     double *r = NULL, *z1 = NULL, *z2 = NULL;
     GS_ASSERT_OK(GS_MALLOC(r, n));
     GS_ASSERT_OK(GS_MALLOC(z1, n));
@@ -366,7 +340,7 @@ static void test_ras_overlap0_equals_bilu(void **state)
     gs_pc_destroy(&ras);
 
     /* same with ILUT blocks: RAS(local = ilut, overlap 0) = BILUT */
-    set(f, "preconditioner.local=ilut");
+    pc_fixture_set(f, "preconditioner.local=ilut");
     bilu = setup_pc(f, gs_pc_create_bilut, "bilut", &A);
     ras = setup_pc(f, gs_pc_create_ras, "ras", &A);
     pc_apply_host(bilu, n, r, z1);
@@ -382,20 +356,20 @@ static void test_ras_overlap0_equals_bilu(void **state)
 }
 
 /* RAS(1) = sum_p R_p,own^T (ILU of A(S_p, S_p))^{-1} R_p r computed directly; it differs from BILU. */
-static void check_ras_overlap(fixture *f, int overlap, int local)
+static void check_ras_overlap(pc_fixture *f, int overlap, int local)
 {
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(19, 18, 2.0, &A)); /* n = 342 */
     gs_int n = A.nrows;
     char buf[64];
     snprintf(buf, sizeof buf, "preconditioner.overlap=%d", overlap);
-    set(f, buf);
-    set(f, "preconditioner.blocks=5");
-    set(f, "preconditioner.seed=3");
-    set(f, "preconditioner.fill_level=0");
-    set(f, "preconditioner.drop_tolerance=1e-3");
-    set(f, "preconditioner.max_fill=6");
-    set(f, local == 0 ? "preconditioner.local=iluk" : "preconditioner.local=ilut");
+    pc_fixture_set(f, buf);
+    pc_fixture_set(f, "preconditioner.blocks=5");
+    pc_fixture_set(f, "preconditioner.seed=3");
+    pc_fixture_set(f, "preconditioner.fill_level=0");
+    pc_fixture_set(f, "preconditioner.drop_tolerance=1e-3");
+    pc_fixture_set(f, "preconditioner.max_fill=6");
+    pc_fixture_set(f, local == 0 ? "preconditioner.local=iluk" : "preconditioner.local=ilut");
     double *r = NULL, *z = NULL, *zr = NULL, *zb = NULL;
     GS_ASSERT_OK(GS_MALLOC(r, n));
     GS_ASSERT_OK(GS_MALLOC(z, n));
@@ -432,7 +406,7 @@ static void test_ras_overlap1_iluk_equals_direct(void **state) { check_ras_overl
 static void test_ras_overlap2_ilut_equals_direct(void **state) { check_ras_overlap(*state, 2, 1); }
 
 /* GMRES iterations to rtol 1e-8 with a block preconditioner (right preconditioning). */
-static int gmres_iterations(fixture *f, const gs_csr *A, gs_pc *pc)
+static int gmres_iterations(pc_fixture *f, const gs_csr *A, gs_pc *pc)
 {
     gs_int n = A->nrows;
     gs_matrix *M = NULL;
@@ -467,13 +441,13 @@ static int gmres_iterations(fixture *f, const gs_csr *A, gs_pc *pc)
  * BILU(0) with the same 16 parts on a 2D convection-diffusion problem. */
 static void test_ras_overlap_fewer_gmres_iterations(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(45, 41, 1.0, &A)); /* n = 1845 */
-    set(f, "preconditioner.blocks=16");
-    set(f, "preconditioner.fill_level=0");
-    set(f, "preconditioner.overlap=1");
-    set(f, "preconditioner.local=iluk");
+    pc_fixture_set(f, "preconditioner.blocks=16");
+    pc_fixture_set(f, "preconditioner.fill_level=0");
+    pc_fixture_set(f, "preconditioner.overlap=1");
+    pc_fixture_set(f, "preconditioner.local=iluk");
     gs_pc *bilu = setup_pc(f, gs_pc_create_bilu, "bilu", &A);
     gs_pc *ras = setup_pc(f, gs_pc_create_ras, "ras", &A);
     int it_bilu = gmres_iterations(f, &A, bilu);
@@ -489,7 +463,7 @@ static void test_ras_overlap_fewer_gmres_iterations(void **state)
  * block. The error must name the ORIGINAL row g + 1, not the row's number inside its block. */
 static void test_zero_pivot_reports_global_row(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     const gs_int g = 77;
     gs_csr L2 = {0}, A = {0};
     GS_ASSERT_OK(gs_test_laplace2d(12, 12, &L2));
@@ -511,9 +485,9 @@ static void test_zero_pivot_reports_global_row(void **state)
     GS_ASSERT_OK(gs_csr_from_coo(n, n, nnz, ri, ci, v, &A));
 
     /* the row's position inside its block differs from g, so the test tells the two apart */
-    set(f, "preconditioner.blocks=4");
-    set(f, "preconditioner.seed=1");
-    set(f, "preconditioner.zero_pivot=error");
+    pc_fixture_set(f, "preconditioner.blocks=4");
+    pc_fixture_set(f, "preconditioner.seed=1");
+    pc_fixture_set(f, "preconditioner.zero_pivot=error");
     gs_int part[144];
     GS_ASSERT_OK(gs_partition_kway(&A, 4, 1, part));
     gs_int local = 0;
@@ -526,15 +500,15 @@ static void test_zero_pivot_reports_global_row(void **state)
     gs_pc_destroy(&pc);
 
     /* RAS names the original row as well */
-    set(f, "preconditioner.overlap=1");
-    set(f, "preconditioner.local=iluk");
+    pc_fixture_set(f, "preconditioner.overlap=1");
+    pc_fixture_set(f, "preconditioner.local=iluk");
     pc = make_pc(f, gs_pc_create_ras, "ras");
     GS_ASSERT_OK(gs_pc_setup_symbolic(pc, &A));
     GS_ASSERT_FAILS(gs_pc_setup_numeric(pc, &A), GS_ERR_NUMERIC, "zero pivot at row 78 ");
     gs_pc_destroy(&pc);
 
     /* shift policy: the factorization completes and the report names the same row */
-    set(f, "preconditioner.zero_pivot=shift");
+    pc_fixture_set(f, "preconditioner.zero_pivot=shift");
     pc = make_pc(f, gs_pc_create_bilu, "bilu");
     GS_ASSERT_OK(gs_pc_setup_symbolic(pc, &A));
     GS_ASSERT_OK(gs_pc_setup_numeric(pc, &A));
@@ -557,10 +531,10 @@ static void test_zero_pivot_reports_global_row(void **state)
 
 static void test_errors(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0}, D = {0};
     GS_ASSERT_OK(gs_test_laplace2d(9, 7, &A));
-    set(f, "preconditioner.blocks=3");
+    pc_fixture_set(f, "preconditioner.blocks=3");
 
     /* numeric setup on a matrix whose pattern differs from the symbolic one (last entry dropped) */
     gs_pc *pc = make_pc(f, gs_pc_create_bilu, "bilu");
@@ -581,12 +555,12 @@ static void test_errors(void **state)
  * (run under valgrind / ASan to see the leaks). */
 static void test_allocation_failures(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(10, 9, 0.5, &A));
-    set(f, "preconditioner.blocks=3");
-    set(f, "preconditioner.overlap=1");
-    set(f, "preconditioner.local=ilut");
+    pc_fixture_set(f, "preconditioner.blocks=3");
+    pc_fixture_set(f, "preconditioner.overlap=1");
+    pc_fixture_set(f, "preconditioner.local=ilut");
     gs_pc_create_fn fns[3] = {gs_pc_create_bilu, gs_pc_create_bilut, gs_pc_create_ras};
     for (int t = 0; t < 3; t++) {
         int failures = 0;
@@ -613,17 +587,17 @@ static void test_allocation_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_bilu_one_block_is_iluk, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bilu_equals_independent_block_solves, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bilut_equals_independent_block_solves, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bilu_more_blocks_than_rows_is_jacobi, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ras_overlap0_equals_bilu, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ras_overlap1_iluk_equals_direct, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ras_overlap2_ilut_equals_direct, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ras_overlap_fewer_gmres_iterations, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_zero_pivot_reports_global_row, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
+        PC_FIXTURE_TEST(test_bilu_one_block_is_iluk),
+        PC_FIXTURE_TEST(test_bilu_equals_independent_block_solves),
+        PC_FIXTURE_TEST(test_bilut_equals_independent_block_solves),
+        PC_FIXTURE_TEST(test_bilu_more_blocks_than_rows_is_jacobi),
+        PC_FIXTURE_TEST(test_ras_overlap0_equals_bilu),
+        PC_FIXTURE_TEST(test_ras_overlap1_iluk_equals_direct),
+        PC_FIXTURE_TEST(test_ras_overlap2_ilut_equals_direct),
+        PC_FIXTURE_TEST(test_ras_overlap_fewer_gmres_iterations),
+        PC_FIXTURE_TEST(test_zero_pivot_reports_global_row),
+        PC_FIXTURE_TEST(test_errors),
+        PC_FIXTURE_TEST(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,8 @@
 
 #include "testutil.h"
 
+#include "pc_fixture.h"
+
 #include "cfg/config.h"
 #include "core/mem.h"
 #include "core/report.h"
@@ -14,34 +16,8 @@
 #include "precond/factor.h"
 #include "precond/precond.h"
 
-typedef struct fixture {
-    gs_backend *be;
-    gs_config *cfg;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    if (gs_backend_create("host", 0, &f->be) != GS_OK) return -1;
-    if (gs_config_create(&f->cfg) != GS_OK) return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    gs_config_destroy(&f->cfg);
-    gs_backend_destroy(&f->be);
-    free(f);
-    return 0;
-}
-
-static void set(fixture *f, const char *assignment) { GS_ASSERT_OK(gs_config_set(f->cfg, assignment)); }
-
 /* The plug-in by name through the registry. */
-static void make_pc(fixture *f, const char *type, gs_pc **pc)
+static void make_pc(pc_fixture *f, const char *type, gs_pc **pc)
 {
     GS_ASSERT_OK(gs_pc_create(type, f->be, f->cfg, pc));
     assert_string_equal((*pc)->type, type);
@@ -64,7 +40,7 @@ static void host_trisolve(const gs_csr *T, bool lower, bool unit, const double *
 }
 
 /* z = pc(r) through the backend, r pseudo-random, z poisoned first. */
-static void apply(fixture *f, gs_pc *pc, const double *r, double *z)
+static void apply(pc_fixture *f, gs_pc *pc, const double *r, double *z)
 {
     gs_int n = pc->n;
     gs_vector *vr = NULL, *vz = NULL;
@@ -88,7 +64,7 @@ static double *random_vector(gs_int n, uint64_t seed)
 }
 
 /* Set up pc on A, apply to a random r, compare with U \ (L \ r) for the given host factors. */
-static void check_apply(fixture *f, gs_pc *pc, const gs_csr *A, const gs_csr *L, bool unit_lower, const gs_csr *U)
+static void check_apply(pc_fixture *f, gs_pc *pc, const gs_csr *A, const gs_csr *L, bool unit_lower, const gs_csr *U)
 {
     gs_int n = A->nrows;
     GS_ASSERT_OK(gs_pc_setup_symbolic(pc, A));
@@ -111,11 +87,11 @@ static void check_apply(fixture *f, gs_pc *pc, const gs_csr *A, const gs_csr *L,
 
 static void test_ilu0_apply(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     const char *solvers[] = {"trisolve.lower.type=reference", "trisolve.lower.type=auto"};
     for (int s = 0; s < 2; s++) {
-        set(f, solvers[s]);
-        set(f, s == 0 ? "trisolve.upper.type=reference" : "trisolve.upper.type=auto");
+        pc_fixture_set(f, solvers[s]);
+        pc_fixture_set(f, s == 0 ? "trisolve.upper.type=reference" : "trisolve.upper.type=auto");
         gs_csr A = {0}, L = {0}, U = {0};
         GS_ASSERT_OK(gs_test_convdiff2d(9, 7, 0.8, &A));
         GS_ASSERT_OK(gs_iluk_symbolic(&A, 0, &L, &U));
@@ -134,8 +110,8 @@ static void test_ilu0_apply(void **state)
 
 static void test_iluk_apply(void **state)
 {
-    fixture *f = *state;
-    set(f, "preconditioner.fill_level=2");
+    pc_fixture *f = *state;
+    pc_fixture_set(f, "preconditioner.fill_level=2");
     gs_csr A = {0}, L = {0}, U = {0};
     GS_ASSERT_OK(gs_test_random_sparse(61, 4, 1.3, 8, &A));
     GS_ASSERT_OK(gs_iluk_symbolic(&A, 2, &L, &U));
@@ -159,9 +135,9 @@ static void test_iluk_apply(void **state)
 
 static void test_ilut_apply(void **state)
 {
-    fixture *f = *state;
-    set(f, "preconditioner.drop_tolerance=0.01");
-    set(f, "preconditioner.max_fill=3");
+    pc_fixture *f = *state;
+    pc_fixture_set(f, "preconditioner.drop_tolerance=0.01");
+    pc_fixture_set(f, "preconditioner.max_fill=3");
     gs_csr A = {0}, L = {0}, U = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(8, 8, 2.0, &A));
     gs_factor_opts o = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.01, 3, 0, NULL};
@@ -177,7 +153,7 @@ static void test_ilut_apply(void **state)
 
 static void test_ic0_apply(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0}, L = {0}, LT = {0};
     GS_ASSERT_OK(gs_test_laplace2d(7, 9, &A));
     GS_ASSERT_OK(gs_ic0(&A, NULL, &L, &LT, NULL));
@@ -193,13 +169,13 @@ static void test_ic0_apply(void **state)
 /* ILU(k >= n) and ILUT(n, 0) are exact: A z = r. */
 static void test_exact_settings_invert_A(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_random_sparse(50, 3, 1.2, 77, &A));
     gs_int n = A.nrows;
-    set(f, "preconditioner.fill_level=50");
-    set(f, "preconditioner.drop_tolerance=0");
-    set(f, "preconditioner.max_fill=50");
+    pc_fixture_set(f, "preconditioner.fill_level=50");
+    pc_fixture_set(f, "preconditioner.drop_tolerance=0");
+    pc_fixture_set(f, "preconditioner.max_fill=50");
     const char *types[] = {"iluk", "ilut"};
     for (int t = 0; t < 2; t++) {
         gs_pc *pc = NULL;
@@ -224,10 +200,10 @@ static void test_exact_settings_invert_A(void **state)
 /* A second numeric setup with new values equals a fresh preconditioner built on them. */
 static void test_numeric_setup_again(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     const char *types[] = {"ilu0", "iluk", "ilut", "ic0"};
-    set(f, "preconditioner.fill_level=1");
-    set(f, "preconditioner.drop_tolerance=0.02");
+    pc_fixture_set(f, "preconditioner.fill_level=1");
+    pc_fixture_set(f, "preconditioner.drop_tolerance=0.02");
     for (int t = 0; t < 4; t++) {
         gs_csr A = {0};
         GS_ASSERT_OK(gs_test_laplace2d(6, 7, &A));
@@ -278,10 +254,10 @@ static bool has_prefix_key(const gs_report *rep, const char *prefix)
 
 static void test_view(void **state)
 {
-    fixture *f = *state;
-    set(f, "trisolve.lower.type=reference");
-    set(f, "trisolve.upper.type=reference");
-    set(f, "preconditioner.fill_level=1");
+    pc_fixture *f = *state;
+    pc_fixture_set(f, "trisolve.lower.type=reference");
+    pc_fixture_set(f, "trisolve.upper.type=reference");
+    pc_fixture_set(f, "preconditioner.fill_level=1");
     gs_csr A = {0}, L = {0}, U = {0};
     GS_ASSERT_OK(gs_test_laplace2d(7, 9, &A));
     GS_ASSERT_OK(gs_iluk_symbolic(&A, 1, &L, &U));
@@ -311,13 +287,13 @@ static void test_view(void **state)
 /* Zero pivots through the plug-in: error names the row; shift records it in the report. */
 static void test_zero_pivot(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_load("west0067.mtx", &A));
     const char *types[] = {"ilu0", "ilut"};
     for (int t = 0; t < 2; t++) {
         gs_pc *pc = NULL;
-        set(f, "preconditioner.zero_pivot=error");
+        pc_fixture_set(f, "preconditioner.zero_pivot=error");
         make_pc(f, types[t], &pc);
         GS_ASSERT_OK(gs_pc_setup_symbolic(pc, &A));
         gs_error_clear();
@@ -328,8 +304,8 @@ static void test_zero_pivot(void **state)
         gs_error_clear();
         gs_pc_destroy(&pc);
 
-        set(f, "preconditioner.zero_pivot=shift");
-        set(f, "preconditioner.shift=1e-4");
+        pc_fixture_set(f, "preconditioner.zero_pivot=shift");
+        pc_fixture_set(f, "preconditioner.shift=1e-4");
         make_pc(f, types[t], &pc);
         GS_ASSERT_OK(gs_pc_setup_symbolic(pc, &A));
         GS_ASSERT_OK(gs_pc_setup_numeric(pc, &A));
@@ -358,7 +334,7 @@ static void test_zero_pivot(void **state)
 /* IC(0) refuses a nonsymmetric matrix, naming the first asymmetric pair. */
 static void test_ic0_refuses_nonsymmetric(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_laplace2d(4, 4, &A));
     A.val[A.rowptr[2]] = -1.5; /* A(3,2) (1-based): row 3 holds columns 2, 3, 4, 7 */
@@ -391,15 +367,15 @@ static void test_ic0_refuses_nonsymmetric(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ilu0_apply, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_iluk_apply, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ilut_apply, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ic0_apply, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_exact_settings_invert_A, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_numeric_setup_again, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_view, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_zero_pivot, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ic0_refuses_nonsymmetric, setup, teardown),
+        PC_FIXTURE_TEST(test_ilu0_apply),
+        PC_FIXTURE_TEST(test_iluk_apply),
+        PC_FIXTURE_TEST(test_ilut_apply),
+        PC_FIXTURE_TEST(test_ic0_apply),
+        PC_FIXTURE_TEST(test_exact_settings_invert_A),
+        PC_FIXTURE_TEST(test_numeric_setup_again),
+        PC_FIXTURE_TEST(test_view),
+        PC_FIXTURE_TEST(test_zero_pivot),
+        PC_FIXTURE_TEST(test_ic0_refuses_nonsymmetric),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 
 #include "testutil.h"
 
+#include "pc_fixture.h"
+
 #include "factor_dense.h"
 #include "parilu_cases.h"
 
@@ -23,36 +25,8 @@
 #include "precond/precond.h"
 #include "solver/solver.h"
 
-typedef struct fixture {
-    gs_backend *be;
-    gs_config *cfg;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    if (gs_backend_host_create(&f->be) != GS_OK || gs_config_create(&f->cfg) != GS_OK) {
-        gs_error_print(stderr);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    gs_config_destroy(&f->cfg);
-    gs_backend_destroy(&f->be);
-    free(f);
-    return 0;
-}
-
-static void set(fixture *f, const char *assignment) { GS_ASSERT_OK(gs_config_set(f->cfg, assignment)); }
-
-/* ParILU/ParIC of A with the fixture's configuration. */
-static gs_parilu *factor(fixture *f, const gs_csr *A)
+/* ParILU/ParIC of A with the pc_fixture's configuration. */
+static gs_parilu *factor(pc_fixture *f, const gs_csr *A)
 {
     gs_parilu *p = NULL;
     GS_ASSERT_OK(gs_parilu_create(f->be, f->cfg, &p));
@@ -104,14 +78,14 @@ static const gs_report_entry *view_key(const gs_parilu *p, gs_report *rep, const
 
 /* One asynchronous sweep on the host in forward (Gaussian-elimination) order is the Gauss-Seidel
  * sweep that reproduces ILU(k) exactly: every value a task reads is final when it runs. */
-static void check_one_sweep_is_ilu(fixture *f, const char *what, const gs_csr *A, int k)
+static void check_one_sweep_is_ilu(pc_fixture *f, const char *what, const gs_csr *A, int k)
 {
     char s[64];
-    set(f, "preconditioner.sweeps=1");
-    set(f, "preconditioner.sweep_type=asynchronous");
-    set(f, "preconditioner.order=forward");
+    pc_fixture_set(f, "preconditioner.sweeps=1");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.order=forward");
     snprintf(s, sizeof s, "preconditioner.fill_level=%d", k);
-    set(f, s);
+    pc_fixture_set(f, s);
     gs_parilu *p = factor(f, A);
     double d = diff_to_ilu(p, A, k);
     fprintf(stderr, "%s (n = %d, ILU(%d)): one forward in-place sweep vs ILU: %.3g\n", what, (int)A->nrows, k, d);
@@ -121,7 +95,7 @@ static void check_one_sweep_is_ilu(fixture *f, const char *what, const gs_csr *A
 
 static void test_one_sweep_equals_ilu0(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_laplace2d(37, 29, &A)); /* n = 1073 */
     check_one_sweep_is_ilu(f, "laplace2d", &A, 0);
@@ -139,12 +113,12 @@ static void test_one_sweep_equals_ilu0(void **state)
     gs_csr_free(&A);
 }
 
-static void check_one_sweep_is_ic0(fixture *f, const char *what, const gs_csr *A)
+static void check_one_sweep_is_ic0(pc_fixture *f, const char *what, const gs_csr *A)
 {
-    set(f, "preconditioner.symmetric=true");
-    set(f, "preconditioner.sweeps=1");
-    set(f, "preconditioner.sweep_type=asynchronous");
-    set(f, "preconditioner.order=forward");
+    pc_fixture_set(f, "preconditioner.symmetric=true");
+    pc_fixture_set(f, "preconditioner.sweeps=1");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.order=forward");
     gs_parilu *p = factor(f, A);
     const gs_csr *L = NULL, *U = NULL;
     gs_csr Lr = {0}, LTr = {0};
@@ -161,7 +135,7 @@ static void check_one_sweep_is_ic0(fixture *f, const char *what, const gs_csr *A
 
 static void test_paric_one_sweep_equals_ic0(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_laplace2d(41, 23, &A));
     check_one_sweep_is_ic0(f, "laplace2d", &A);
@@ -174,8 +148,8 @@ static void test_paric_one_sweep_equals_ic0(void **state)
 
     /* IC(1) (fill_level = 1) has no oracle in factor.h; the exact factorization on S is the one
      * whose nonlinear residual (A - L L^T)_S vanishes, and one forward sweep must reach it. */
-    set(f, "preconditioner.fill_level=1");
-    set(f, "preconditioner.diagnostics=true");
+    pc_fixture_set(f, "preconditioner.fill_level=1");
+    pc_fixture_set(f, "preconditioner.diagnostics=true");
     gs_parilu *p = factor(f, &A);
     gs_report *rep = NULL;
     GS_ASSERT_OK(gs_report_create(&rep));
@@ -196,19 +170,19 @@ static void test_paric_one_sweep_equals_ic0(void **state)
 /* Synchronous (Jacobi-like) sweeps are not exact after one sweep but converge to the ILU(0) fixed
  * point. Bounds (max |x - x_ILU(0)| / max |x_ILU(0)| over L and U): after 5 sweeps <= 5e-2 (loose:
  * the iterate is only roughly settled), after 50 sweeps <= 1e-10 (tight). */
-static void check_sync_convergence(fixture *f, const char *what, const gs_csr *A)
+static void check_sync_convergence(pc_fixture *f, const char *what, const gs_csr *A)
 {
-    set(f, "preconditioner.sweep_type=synchronous");
-    set(f, "preconditioner.order=forward");
-    set(f, "preconditioner.sweeps=1");
+    pc_fixture_set(f, "preconditioner.sweep_type=synchronous");
+    pc_fixture_set(f, "preconditioner.order=forward");
+    pc_fixture_set(f, "preconditioner.sweeps=1");
     gs_parilu *p = factor(f, A);
     double d1 = diff_to_ilu(p, A, 0);
     gs_parilu_destroy(&p);
-    set(f, "preconditioner.sweeps=5");
+    pc_fixture_set(f, "preconditioner.sweeps=5");
     p = factor(f, A);
     double d5 = diff_to_ilu(p, A, 0);
     gs_parilu_destroy(&p);
-    set(f, "preconditioner.sweeps=50");
+    pc_fixture_set(f, "preconditioner.sweeps=50");
     p = factor(f, A);
     double d50 = diff_to_ilu(p, A, 0);
     gs_parilu_destroy(&p);
@@ -221,7 +195,7 @@ static void check_sync_convergence(fixture *f, const char *what, const gs_csr *A
 
 static void test_synchronous_sweeps_converge(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_laplace2d(30, 35, &A));
     check_sync_convergence(f, "laplace2d", &A);
@@ -238,10 +212,10 @@ static void test_synchronous_sweeps_converge(void **state)
  * bit for bit; and asynchronous backward sweeps also converge to ILU(0). */
 static void test_deterministic_and_backward(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(40, 37, 0.7, &A));
-    set(f, "preconditioner.sweeps=4");
+    pc_fixture_set(f, "preconditioner.sweeps=4");
     gs_parilu *p1 = factor(f, &A), *p2 = factor(f, &A);
     const gs_csr *L1, *U1, *L2, *U2;
     gs_parilu_factors(p1, &L1, &U1);
@@ -251,13 +225,13 @@ static void test_deterministic_and_backward(void **state)
     gs_parilu_destroy(&p1);
     gs_parilu_destroy(&p2);
 
-    set(f, "preconditioner.sweep_type=asynchronous");
-    set(f, "preconditioner.order=backward");
-    set(f, "preconditioner.sweeps=1");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.order=backward");
+    pc_fixture_set(f, "preconditioner.sweeps=1");
     p1 = factor(f, &A);
     double d1 = diff_to_ilu(p1, &A, 0);
     gs_parilu_destroy(&p1);
-    set(f, "preconditioner.sweeps=40");
+    pc_fixture_set(f, "preconditioner.sweeps=40");
     p1 = factor(f, &A);
     double d40 = diff_to_ilu(p1, &A, 0);
     gs_parilu_destroy(&p1);
@@ -274,10 +248,10 @@ static void test_deterministic_and_backward(void **state)
  * The 2D Laplacian has a_ii = 4, sqrt = 2: every scaling is a power of two, so the match is exact. */
 static void test_zero_sweeps_is_initial_guess(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0}, R = {0};
     GS_ASSERT_OK(gs_test_laplace2d(19, 17, &A));
-    set(f, "preconditioner.sweeps=0");
+    pc_fixture_set(f, "preconditioner.sweeps=0");
     gs_parilu *p = factor(f, &A);
     const gs_csr *L, *U;
     gs_parilu_factors(p, &L, &U);
@@ -291,7 +265,7 @@ static void test_zero_sweeps_is_initial_guess(void **state)
     assert_int_equal(L->nnz + U->nnz, A.nnz);
     gs_parilu_destroy(&p);
 
-    set(f, "preconditioner.symmetric=true");
+    pc_fixture_set(f, "preconditioner.symmetric=true");
     p = factor(f, &A);
     gs_parilu_factors(p, &L, &U);
     for (gs_int i = 0; i < A.nrows; i++)
@@ -308,7 +282,7 @@ static void test_zero_sweeps_is_initial_guess(void **state)
 
     /* a general diagonal: the same formulas up to a few roundings */
     GS_ASSERT_OK(gs_test_random_sparse(257, 4, 1.3, 5, &A));
-    set(f, "preconditioner.symmetric=false");
+    pc_fixture_set(f, "preconditioner.symmetric=false");
     p = factor(f, &A);
     gs_parilu_factors(p, &L, &U);
     for (gs_int i = 0; i < A.nrows; i++) {
@@ -350,22 +324,22 @@ static void drop_diagonals(const gs_csr *A, int nd, const gs_int *rows, gs_csr *
  * produces there (u_ii = -sum_k l_ik u_ki != 0) are found, and one forward sweep is ILU(0) of A. */
 static void test_missing_diagonal_inserted(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr L2 = {0}, A = {0};
     GS_ASSERT_OK(gs_test_laplace2d(13, 11, &L2));
     const gs_int rows[3] = {40, 77, 141};
     drop_diagonals(&L2, 3, rows, &A);
     assert_int_equal(A.nnz, L2.nnz - 3);
 
-    set(f, "preconditioner.sweeps=1");
-    set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.sweeps=1");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
     gs_parilu *p = NULL;
     GS_ASSERT_OK(gs_parilu_create(f->be, f->cfg, &p));
     GS_ASSERT_OK(gs_parilu_setup_symbolic(p, &A));
     GS_ASSERT_FAILS(gs_parilu_setup_numeric(p, &A), GS_ERR_NUMERIC, "A(41,41)");
     gs_parilu_destroy(&p);
 
-    set(f, "preconditioner.zero_pivot=shift");
+    pc_fixture_set(f, "preconditioner.zero_pivot=shift");
     p = factor(f, &A);
     gs_report *rep = NULL;
     GS_ASSERT_OK(gs_report_create(&rep));
@@ -391,13 +365,13 @@ static void test_missing_diagonal_inserted(void **state)
  * still ILU(0) under the same policy - the empty row's pivot becomes the shift itself in both. */
 static void test_awkward_matrix(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0}, Lr = {0}, Ur = {0};
     parilu_awkward_matrix(&A);
-    set(f, "preconditioner.zero_pivot=shift");
-    set(f, "preconditioner.shift=1e-4");
-    set(f, "preconditioner.sweeps=1");
-    set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.zero_pivot=shift");
+    pc_fixture_set(f, "preconditioner.shift=1e-4");
+    pc_fixture_set(f, "preconditioner.sweeps=1");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
     gs_parilu *p = factor(f, &A);
     gs_report *rep = NULL;
     GS_ASSERT_OK(gs_report_create(&rep));
@@ -417,8 +391,8 @@ static void test_awkward_matrix(void **state)
     assert_true(dl <= 1e-13 && du <= 1e-13);
     assert_true(U->val[U->rowptr[200]] == 1e-4);
     /* and synchronous sweeps get there too */
-    set(f, "preconditioner.sweep_type=synchronous");
-    set(f, "preconditioner.sweeps=60");
+    pc_fixture_set(f, "preconditioner.sweep_type=synchronous");
+    pc_fixture_set(f, "preconditioner.sweeps=60");
     gs_parilu_destroy(&p);
     p = factor(f, &A);
     gs_parilu_factors(p, &L, &U);
@@ -437,22 +411,22 @@ static void test_awkward_matrix(void **state)
  * zero_pivot = error names that row and the sweep; shift replaces it and reports the row. */
 static void test_zero_pivot_policies(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     parilu_singular_tail(7, 6, &A); /* n = 42 + 2 */
     for (int sym = 0; sym < 2; sym++) {
-        set(f, sym ? "preconditioner.symmetric=true" : "preconditioner.symmetric=false");
-        set(f, "preconditioner.zero_pivot=error");
-        set(f, "preconditioner.sweeps=2");
-        set(f, "preconditioner.sweep_type=asynchronous");
+        pc_fixture_set(f, sym ? "preconditioner.symmetric=true" : "preconditioner.symmetric=false");
+        pc_fixture_set(f, "preconditioner.zero_pivot=error");
+        pc_fixture_set(f, "preconditioner.sweeps=2");
+        pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
         gs_parilu *p = NULL;
         GS_ASSERT_OK(gs_parilu_create(f->be, f->cfg, &p));
         GS_ASSERT_OK(gs_parilu_setup_symbolic(p, &A));
         GS_ASSERT_FAILS(gs_parilu_setup_numeric(p, &A), GS_ERR_NUMERIC, "row 44 (1-based) in sweep 1 of 2");
         gs_parilu_destroy(&p);
 
-        set(f, "preconditioner.zero_pivot=shift");
-        set(f, "preconditioner.shift=1e-3");
+        pc_fixture_set(f, "preconditioner.zero_pivot=shift");
+        pc_fixture_set(f, "preconditioner.shift=1e-3");
         p = factor(f, &A);
         gs_report *rep = NULL;
         GS_ASSERT_OK(gs_report_create(&rep));
@@ -472,10 +446,10 @@ static void test_zero_pivot_policies(void **state)
 
 static void test_paric_rejects_nonsymmetric(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(9, 8, 1.0, &A));
-    set(f, "preconditioner.symmetric=true");
+    pc_fixture_set(f, "preconditioner.symmetric=true");
     gs_parilu *p = NULL;
     GS_ASSERT_OK(gs_parilu_create(f->be, f->cfg, &p));
     GS_ASSERT_OK(gs_parilu_setup_symbolic(p, &A));
@@ -533,12 +507,12 @@ static void dense_residuals(const gs_csr *A, const gs_csr *L, const gs_csr *U, b
     free(u);
 }
 
-static void check_diagnostics(fixture *f, const gs_csr *A, bool sym)
+static void check_diagnostics(pc_fixture *f, const gs_csr *A, bool sym)
 {
-    set(f, sym ? "preconditioner.symmetric=true" : "preconditioner.symmetric=false");
-    set(f, "preconditioner.diagnostics=true");
-    set(f, "preconditioner.sweep_type=synchronous");
-    set(f, "preconditioner.sweeps=12");
+    pc_fixture_set(f, sym ? "preconditioner.symmetric=true" : "preconditioner.symmetric=false");
+    pc_fixture_set(f, "preconditioner.diagnostics=true");
+    pc_fixture_set(f, "preconditioner.sweep_type=synchronous");
+    pc_fixture_set(f, "preconditioner.sweeps=12");
     gs_parilu *p = factor(f, A);
     gs_report *rep = NULL;
     GS_ASSERT_OK(gs_report_create(&rep));
@@ -572,8 +546,8 @@ static void check_diagnostics(fixture *f, const gs_csr *A, bool sym)
     gs_parilu_destroy(&p);
 
     /* the exact factorization solves the nonlinear equations: residual ~ rounding */
-    set(f, "preconditioner.sweep_type=asynchronous");
-    set(f, "preconditioner.sweeps=1");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.sweeps=1");
     p = factor(f, A);
     GS_ASSERT_OK(gs_report_create(&rep));
     double nl1 = view_key(p, rep, "preconditioner.nonlinear_residual")->d;
@@ -583,12 +557,12 @@ static void check_diagnostics(fixture *f, const gs_csr *A, bool sym)
     assert_true(fabs(il1 - e[m - 1]) <= 1e-3 * il1); /* 12 synchronous sweeps reached the same ILU residual */
     gs_report_destroy(&rep);
     gs_parilu_destroy(&p);
-    set(f, "preconditioner.diagnostics=false");
+    pc_fixture_set(f, "preconditioner.diagnostics=false");
 }
 
 static void test_diagnostics_decrease(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(13, 12, 0.8, &A)); /* n = 156: the dense check stays cheap */
     check_diagnostics(f, &A, false);
@@ -602,7 +576,7 @@ static void test_diagnostics_decrease(void **state)
 
 static void test_random_order_reproducible(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(41, 39, 1.0, &A)); /* |S| = 7919 tasks: 62 chunks */
 
@@ -649,12 +623,12 @@ static void test_random_order_reproducible(void **state)
     gs_parilu_plan_free(&B);
 
     /* the factorization: same seed -> bit-identical, another seed -> different values */
-    set(f, "preconditioner.sweep_type=asynchronous");
-    set(f, "preconditioner.order=random");
-    set(f, "preconditioner.sweeps=3");
-    set(f, "preconditioner.seed=7");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.order=random");
+    pc_fixture_set(f, "preconditioner.sweeps=3");
+    pc_fixture_set(f, "preconditioner.seed=7");
     gs_parilu *p1 = factor(f, &A), *p2 = factor(f, &A);
-    set(f, "preconditioner.seed=8");
+    pc_fixture_set(f, "preconditioner.seed=8");
     gs_parilu *p3 = factor(f, &A);
     const gs_csr *L1, *U1, *L2, *U2, *L3, *U3;
     gs_parilu_factors(p1, &L1, &U1);
@@ -672,7 +646,7 @@ static void test_random_order_reproducible(void **state)
     gs_parilu_destroy(&p2);
     gs_parilu_destroy(&p3);
     /* and many random-order sweeps reach ILU(0) */
-    set(f, "preconditioner.sweeps=40");
+    pc_fixture_set(f, "preconditioner.sweeps=40");
     p1 = factor(f, &A);
     assert_true(diff_to_ilu(p1, &A, 0) <= 1e-10);
     gs_parilu_destroy(&p1);
@@ -681,7 +655,7 @@ static void test_random_order_reproducible(void **state)
 
 /* ---------------------------------------------------------------- as a preconditioner */
 
-static int krylov_iterations(fixture *f, const char *type, const gs_csr *A, gs_pc *pc, double rtol)
+static int krylov_iterations(pc_fixture *f, const char *type, const gs_csr *A, gs_pc *pc, double rtol)
 {
     gs_int n = A->nrows;
     gs_matrix *M = NULL;
@@ -709,7 +683,7 @@ static int krylov_iterations(fixture *f, const char *type, const gs_csr *A, gs_p
     return res.iterations;
 }
 
-static gs_pc *make_pc(fixture *f, const char *type, const gs_csr *A)
+static gs_pc *make_pc(pc_fixture *f, const char *type, const gs_csr *A)
 {
     gs_pc *pc = NULL;
     GS_ASSERT_OK(gs_pc_create(type, f->be, f->cfg, &pc));
@@ -722,13 +696,13 @@ static gs_pc *make_pc(fixture *f, const char *type, const gs_csr *A)
  * the exact ILU(0) (and no fewer than ILU(0) minus 3) on a 2D convection-diffusion problem. */
 static void test_gmres_parilu_close_to_ilu0(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(70, 61, 1.0, &A)); /* n = 4270 */
     gs_pc *ilu = make_pc(f, "ilu0", &A);
-    set(f, "preconditioner.sweeps=5");
+    pc_fixture_set(f, "preconditioner.sweeps=5");
     gs_pc *par = make_pc(f, "parilu", &A);
-    set(f, "preconditioner.sweeps=0");
+    pc_fixture_set(f, "preconditioner.sweeps=0");
     gs_pc *par0 = make_pc(f, "parilu", &A);
     int it_ilu = krylov_iterations(f, "gmres", &A, ilu, 1e-8);
     int it_par = krylov_iterations(f, "gmres", &A, par, 1e-8);
@@ -758,20 +732,20 @@ static void test_gmres_parilu_close_to_ilu0(void **state)
  * within 2 iterations of IC(0). */
 static void test_pcg_paric_close_to_ic0(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_laplace2d(64, 60, &A));
     gs_pc *ic = make_pc(f, "ic0", &A);
     int it_ic = krylov_iterations(f, "cg", &A, ic, 1e-6);
     gs_pc_destroy(&ic);
-    set(f, "preconditioner.symmetric=true");
-    set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.symmetric=true");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
     int it[6];
     fprintf(stderr, "PCG iterations: IC(0) %d, ParIC after 0..5 sweeps:", it_ic);
     for (int s = 0; s <= 5; s++) {
         char a[64];
         snprintf(a, sizeof a, "preconditioner.sweeps=%d", s);
-        set(f, a);
+        pc_fixture_set(f, a);
         gs_pc *pc = make_pc(f, "parilu", &A);
         it[s] = krylov_iterations(f, "cg", &A, pc, 1e-6);
         fprintf(stderr, " %d", it[s]);
@@ -788,17 +762,17 @@ static void test_pcg_paric_close_to_ic0(void **state)
  * working preconditioner for GMRES. */
 static void test_ras_local_parilu(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(45, 41, 1.0, &A)); /* n = 1845 */
-    set(f, "preconditioner.blocks=9");
-    set(f, "preconditioner.overlap=1");
-    set(f, "preconditioner.fill_level=0");
-    set(f, "preconditioner.local=iluk");
+    pc_fixture_set(f, "preconditioner.blocks=9");
+    pc_fixture_set(f, "preconditioner.overlap=1");
+    pc_fixture_set(f, "preconditioner.fill_level=0");
+    pc_fixture_set(f, "preconditioner.local=iluk");
     gs_pc *ref = make_pc(f, "ras", &A);
-    set(f, "preconditioner.local=parilu");
-    set(f, "preconditioner.sweeps=1");
-    set(f, "preconditioner.sweep_type=asynchronous");
+    pc_fixture_set(f, "preconditioner.local=parilu");
+    pc_fixture_set(f, "preconditioner.sweeps=1");
+    pc_fixture_set(f, "preconditioner.sweep_type=asynchronous");
     gs_pc *par = make_pc(f, "ras", &A);
 
     gs_int n = A.nrows;
@@ -833,8 +807,8 @@ static void test_ras_local_parilu(void **state)
     gs_report_destroy(&rep);
     gs_pc_destroy(&par);
 
-    set(f, "preconditioner.sweeps=5");
-    set(f, "preconditioner.sweep_type=synchronous");
+    pc_fixture_set(f, "preconditioner.sweeps=5");
+    pc_fixture_set(f, "preconditioner.sweep_type=synchronous");
     par = make_pc(f, "ras", &A);
     int it_ref = krylov_iterations(f, "gmres", &A, ref, 1e-8);
     int it_par = krylov_iterations(f, "gmres", &A, par, 1e-8);
@@ -855,11 +829,11 @@ static void test_ras_local_parilu(void **state)
  * backend makes, whatever it reports), never a crash, and the engine can be destroyed after it. */
 static void test_allocation_failures(void **state)
 {
-    fixture *f = *state;
+    pc_fixture *f = *state;
     gs_csr A = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(9, 8, 0.5, &A));
-    set(f, "preconditioner.diagnostics=true");
-    set(f, "preconditioner.sweeps=2");
+    pc_fixture_set(f, "preconditioner.diagnostics=true");
+    pc_fixture_set(f, "preconditioner.sweeps=2");
     int failures = 0;
     for (long k = 1; k < 400; k++) {
         gs_parilu *p = NULL;
@@ -885,21 +859,21 @@ static void test_allocation_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_one_sweep_equals_ilu0, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_paric_one_sweep_equals_ic0, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_synchronous_sweeps_converge, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_deterministic_and_backward, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_zero_sweeps_is_initial_guess, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_diagonal_inserted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_awkward_matrix, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_zero_pivot_policies, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_paric_rejects_nonsymmetric, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_diagnostics_decrease, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_random_order_reproducible, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gmres_parilu_close_to_ilu0, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pcg_paric_close_to_ic0, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ras_local_parilu, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
+        PC_FIXTURE_TEST(test_one_sweep_equals_ilu0),
+        PC_FIXTURE_TEST(test_paric_one_sweep_equals_ic0),
+        PC_FIXTURE_TEST(test_synchronous_sweeps_converge),
+        PC_FIXTURE_TEST(test_deterministic_and_backward),
+        PC_FIXTURE_TEST(test_zero_sweeps_is_initial_guess),
+        PC_FIXTURE_TEST(test_missing_diagonal_inserted),
+        PC_FIXTURE_TEST(test_awkward_matrix),
+        PC_FIXTURE_TEST(test_zero_pivot_policies),
+        PC_FIXTURE_TEST(test_paric_rejects_nonsymmetric),
+        PC_FIXTURE_TEST(test_diagnostics_decrease),
+        PC_FIXTURE_TEST(test_random_order_reproducible),
+        PC_FIXTURE_TEST(test_gmres_parilu_close_to_ilu0),
+        PC_FIXTURE_TEST(test_pcg_paric_close_to_ic0),
+        PC_FIXTURE_TEST(test_ras_local_parilu),
+        PC_FIXTURE_TEST(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

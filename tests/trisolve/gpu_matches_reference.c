@@ -22,47 +22,15 @@
 
 static gs_backend *gpu, *host;
 
-static int setup(void **state)
-{
-    if (gs_backend_create("cuda", 0, &gpu) != GS_OK) {
-        gs_error_print(stderr);
-        return -1;
-    }
-    return gs_backend_create("host", 0, &host) == GS_OK ? 0 : -1;
-}
+static int setup(void **state) { return tri_backends_create(&gpu, &host); }
 
 static int teardown(void **state)
 {
-    gs_backend_destroy(&gpu);
-    gs_backend_destroy(&host);
+    tri_backends_destroy(&gpu, &host);
     return 0;
 }
 
-/* oracle: the reference on the host backend */
-static void reference_solve(const tri_case *c, const double *b, double *x)
-{
-    gs_trisolve *ref = NULL;
-    gs_vector *vb = NULL, *vx = NULL;
-    gs_int n = c->T.nrows;
-    GS_ASSERT_OK(gs_trisolve_create("reference", host, c->uplo, c->unit, NULL, &ref));
-    GS_ASSERT_OK(gs_trisolve_analyse(ref, &c->T));
-    GS_ASSERT_OK(gs_vec_create(host, n, &vb));
-    GS_ASSERT_OK(gs_vec_create(host, n, &vx));
-    memcpy(vb->data, b, (size_t)n * sizeof(double));
-    GS_ASSERT_OK(gs_trisolve_solve(ref, vb, vx));
-    memcpy(x, vx->data, (size_t)n * sizeof(double));
-    gs_vec_destroy(&vb);
-    gs_vec_destroy(&vx);
-    gs_trisolve_destroy(&ref);
-}
 
-/* x = NaN on the device, solve, download */
-static void gpu_solve(gs_trisolve *ts, gs_vector *b, gs_vector *x, double *hx, double *poison)
-{
-    GS_ASSERT_OK(gs_vec_upload(x, poison));
-    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
-    GS_ASSERT_OK(gs_vec_download(x, hx));
-}
 
 static void check(const char *what, const tri_case *c, gs_int n, const double *x, const double *xr)
 {
@@ -89,8 +57,8 @@ static void test_suite(void **state)
         gs_test_poison(n, poison);
         tri_rhs(n, (uint64_t)k + 101, hb);
         tri_rhs(n, (uint64_t)k + 202, hb2);
-        reference_solve(c, hb, xr);
-        reference_solve(c, hb2, xr2);
+        tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, hb, xr);
+        tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, hb2, xr2);
 
         gs_trisolve *ts = NULL;
         gs_vector *b = NULL, *b2 = NULL, *x = NULL, *y = NULL;
@@ -103,24 +71,24 @@ static void test_suite(void **state)
         GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, NULL, &ts));
         GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
 
-        gpu_solve(ts, b, x, x1, poison);
+        tri_gpu_solve(ts, b, x, x1, poison);
         check("first solve", c, n, x1, xr);
-        gpu_solve(ts, b, x, x2, poison); /* replay */
+        tri_gpu_solve(ts, b, x, x2, poison); /* replay */
         check("second solve", c, n, x2, xr);
         if (TS_DETERMINISTIC) assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
         /* other vectors, then back: the solver must follow the pointers of each call */
-        gpu_solve(ts, b2, y, x2, poison);
+        tri_gpu_solve(ts, b2, y, x2, poison);
         check("other b and x", c, n, x2, xr2);
-        gpu_solve(ts, b, y, x2, poison);
+        tri_gpu_solve(ts, b, y, x2, poison);
         check("b with the other x", c, n, x2, xr);
-        gpu_solve(ts, b2, x, x2, poison);
+        tri_gpu_solve(ts, b2, x, x2, poison);
         check("other b with x", c, n, x2, xr2);
         /* the solution may be the next right-hand side */
         GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
         GS_ASSERT_OK(gs_vec_upload(y, poison));
         GS_ASSERT_OK(gs_trisolve_solve(ts, x, y));
         GS_ASSERT_OK(gs_vec_download(y, x2));
-        reference_solve(c, xr, x1);
+        tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, xr, x1);
         check("x as rhs", c, n, x2, x1);
 
         gs_trisolve_destroy(&ts);
@@ -154,7 +122,7 @@ static void test_repeat_reanalyse_view(void **state)
     GS_ASSERT_OK(GS_MALLOC(poison, n));
     gs_test_poison(n, poison);
     tri_rhs(n, 5, hb);
-    reference_solve(&c, hb, xr);
+    tri_host_solve(host, "reference", &c.T, c.uplo, c.unit, NULL, hb, xr);
 
     gs_trisolve *ts = NULL;
     gs_vector *b = NULL, *x = NULL, *z = NULL;

@@ -30,19 +30,11 @@
 
 static gs_backend *gpu, *host;
 
-static int setup(void **state)
-{
-    if (gs_backend_create("cuda", 0, &gpu) != GS_OK) {
-        gs_error_print(stderr);
-        return -1;
-    }
-    return gs_backend_create("host", 0, &host) == GS_OK ? 0 : -1;
-}
+static int setup(void **state) { return tri_backends_create(&gpu, &host); }
 
 static int teardown(void **state)
 {
-    gs_backend_destroy(&gpu);
-    gs_backend_destroy(&host);
+    tri_backends_destroy(&gpu, &host);
     return 0;
 }
 
@@ -129,29 +121,10 @@ static void free_cases(jcases *C)
 /* x = solve of T with type / params on the host backend (twin or reference) */
 static void host_solve(const char *type, const jcase *c, int sweeps, const double *b, double *x)
 {
-    gs_int n = c->T.nrows;
     gs_trisolve_params prm = {sweeps, NULL, false};
-    gs_trisolve *ts = NULL;
-    gs_vector *vb = NULL, *vx = NULL;
-    GS_ASSERT_OK(gs_trisolve_create(type, host, c->uplo, c->unit, &prm, &ts));
-    GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
-    GS_ASSERT_OK(gs_vec_create(host, n, &vb));
-    GS_ASSERT_OK(gs_vec_create(host, n, &vx));
-    memcpy(vb->data, b, (size_t)n * sizeof(double));
-    GS_ASSERT_OK(gs_trisolve_solve(ts, vb, vx));
-    memcpy(x, vx->data, (size_t)n * sizeof(double));
-    gs_vec_destroy(&vb);
-    gs_vec_destroy(&vx);
-    gs_trisolve_destroy(&ts);
+    tri_host_solve(host, type, &c->T, c->uplo, c->unit, &prm, b, x);
 }
 
-/* x = NaN on the device, solve, download */
-static void gpu_solve(gs_trisolve *ts, gs_vector *b, gs_vector *x, double *hx, const double *poison)
-{
-    GS_ASSERT_OK(gs_vec_upload(x, poison));
-    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
-    GS_ASSERT_OK(gs_vec_download(x, hx));
-}
 
 static void check_close(const char *what, const jcase *c, int sweeps, const double *x, const double *xr, double tol)
 {
@@ -228,17 +201,17 @@ static void test_matches_twin(void **state)
             assert_false(ts->variable);
             GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
 
-            gpu_solve(ts, b, x, B.x1, B.poison);
+            tri_gpu_solve(ts, b, x, B.x1, B.poison);
             if (si < 3 || !big) {
                 host_solve("jacobi", c, sweeps, B.b, B.xt);
                 check_close("GPU jacobi vs host twin", c, sweeps, B.x1, B.xt, TWIN_TOL);
             }
             if (si == 3) check_close("GPU jacobi vs exact", c, sweeps, B.x1, B.xr, TRI_TOL);
             /* deterministic: the same bits again, into another output vector */
-            gpu_solve(ts, b, y, B.x2, B.poison);
+            tri_gpu_solve(ts, b, y, B.x2, B.poison);
             assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
             if (si == 2) { /* other vectors, then x as the next right-hand side */
-                gpu_solve(ts, b2, x, B.x2, B.poison);
+                tri_gpu_solve(ts, b2, x, B.x2, B.poison);
                 host_solve("jacobi", c, sweeps, B.b2, B.xt);
                 check_close("GPU jacobi (other b) vs host twin", c, sweeps, B.x2, B.xt, TWIN_TOL);
                 GS_ASSERT_OK(gs_vec_upload(y, B.poison));
@@ -309,7 +282,7 @@ static void test_repeat_reanalyse(void **state)
     /* T * 4: every Jacobi iterate scales by 1/4 exactly in exact arithmetic */
     for (gs_int q = 0; q < c.T.nnz; q++) c.T.val[q] *= 4.0;
     GS_ASSERT_OK(gs_trisolve_analyse(ts, &c.T));
-    gpu_solve(ts, b, x, B.x1, B.poison);
+    tri_gpu_solve(ts, b, x, B.x1, B.poison);
     for (gs_int i = 0; i < n; i++) B.x2[i] = 0.25 * B.xt[i];
     check_close("after re-analysis", &c, sweeps, B.x1, B.x2, TWIN_TOL);
 
@@ -340,42 +313,6 @@ int main(void)
 #else
 /* ================================================================ async_jacobi_cuda_converges */
 
-/* rho = max_i sum_{j != i} |t_ij| / |t_ii|  (|t_ii| = 1 for a unit diagonal) */
-static double iteration_norm(const jcase *c)
-{
-    const gs_csr *T = &c->T;
-    double rho = 0.0;
-    for (gs_int i = 0; i < T->nrows; i++) {
-        double off = 0.0, d = 1.0;
-        for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
-            if (T->colind[q] == i) d = fabs(T->val[q]);
-            else off += fabs(T->val[q]);
-        }
-        if (c->unit) d = 1.0;
-        if (off / d > rho) rho = off / d;
-    }
-    return rho;
-}
-
-static double max_diff(gs_int n, const double *x, const double *y)
-{
-    double m = 0.0;
-    for (gs_int i = 0; i < n; i++) {
-        double d = fabs(x[i] - y[i]);
-        if (isnan(d)) return INFINITY;
-        if (d > m) m = d;
-    }
-    return m;
-}
-
-static double max_abs(gs_int n, const double *x)
-{
-    double m = 0.0;
-    for (gs_int i = 0; i < n; i++)
-        if (fabs(x[i]) > m) m = fabs(x[i]);
-    return m;
-}
-
 static void test_async_bounds(void **state)
 {
     static const char *const orders[] = {"dependency", "forward", "backward"};
@@ -386,14 +323,14 @@ static void test_async_bounds(void **state)
         const jcase *c = &C->c[k];
         gs_int n = c->T.nrows;
         int levels = levels_of(c);
-        double rho = iteration_norm(c);
+        double rho = tri_iteration_norm(&c->T, c->unit);
         assert_true(rho < 1.0);
         bufs B;
         bufs_alloc(&B, n);
         tri_rhs(n, (uint64_t)k + 300, B.b);
         host_solve("reference", c, 0, B.b, B.xr);
         host_solve("jacobi", c, 0, B.b, B.xt); /* x_0 = D^{-1} b */
-        double scale = max_abs(n, B.xr), e0 = max_diff(n, B.xt, B.xr);
+        double scale = tri_max_abs(n, B.xr), e0 = tri_max_diff(n, B.xt, B.xr);
 
         gs_vector *b = NULL, *x = NULL;
         GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
@@ -409,8 +346,8 @@ static void test_async_bounds(void **state)
                 assert_true(ts->variable);
                 GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
                 for (int rep = 0; rep < 3; rep++) { /* the result may vary: every one must meet the bound */
-                    gpu_solve(ts, b, x, B.x1, B.poison);
-                    double e = max_diff(n, B.x1, B.xr);
+                    tri_gpu_solve(ts, b, x, B.x1, B.poison);
+                    double e = tri_max_diff(n, B.x1, B.xr);
                     if (si == 0) {
                         assert_memory_equal(B.x1, B.xt, (size_t)n * sizeof(double)); /* D^{-1} b, one product */
                     } else if (si < 3) {
@@ -458,8 +395,8 @@ static void test_deterministic_is_jacobi(void **state)
             assert_false(ta->variable);
             GS_ASSERT_OK(gs_trisolve_analyse(ta, &c->T));
             GS_ASSERT_OK(gs_trisolve_analyse(tj, &c->T));
-            gpu_solve(ta, b, x, B.x1, B.poison);
-            gpu_solve(tj, b, x, B.x2, B.poison);
+            tri_gpu_solve(ta, b, x, B.x1, B.poison);
+            tri_gpu_solve(tj, b, x, B.x2, B.poison);
             assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
             gs_trisolve_destroy(&ta);
             gs_trisolve_destroy(&tj);

@@ -64,42 +64,6 @@ static void exact_solve(const gs_csr *T, gs_uplo uplo, bool unit, const double *
     (void)solve_with("reference", T, uplo, unit, 0, NULL, false, b, x);
 }
 
-/* rho = max_i sum_{j != i} |t_ij| / |t_ii|  (|t_ii| = 1 for a unit diagonal) */
-static double iteration_norm(const gs_csr *T, bool unit)
-{
-    double rho = 0.0;
-    for (gs_int i = 0; i < T->nrows; i++) {
-        double off = 0.0, d = 1.0;
-        for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
-            if (T->colind[q] == i) d = fabs(T->val[q]);
-            else off += fabs(T->val[q]);
-        }
-        if (!unit && off / d > rho) rho = off / d;
-        if (unit && off > rho) rho = off;
-    }
-    return rho;
-}
-
-/* ||x - y||_inf */
-static double max_diff(gs_int n, const double *x, const double *y)
-{
-    double m = 0.0;
-    for (gs_int i = 0; i < n; i++) {
-        double d = fabs(x[i] - y[i]);
-        if (isnan(d)) return INFINITY;
-        if (d > m) m = d;
-    }
-    return m;
-}
-
-static double max_abs(gs_int n, const double *x)
-{
-    double m = 0.0;
-    for (gs_int i = 0; i < n; i++)
-        if (fabs(x[i]) > m) m = fabs(x[i]);
-    return m;
-}
-
 /* L (unit, strict) and U of ILU(0) of the 5-point Laplacian on nx x ny */
 static void ilu0_laplace(gs_int nx, gs_int ny, gs_csr *L, gs_csr *U)
 {
@@ -198,13 +162,13 @@ static void test_jacobi_monotone_on_ilu0(void **state)
         bool unit = uplo == GS_LOWER;
         int levels = (int)gs_csr_levels(&F[s], uplo == GS_LOWER, NULL);
         assert_int_equal(levels, nx + ny - 1);
-        double rho = iteration_norm(&F[s], unit);
+        double rho = tri_iteration_norm(&F[s], unit);
         assert_true(rho > 0.1 && rho < 1.0);
         exact_solve(&F[s], uplo, unit, b, xr);
-        double scale = max_abs(n, xr), e0 = 0.0, prev = INFINITY;
+        double scale = tri_max_abs(n, xr), e0 = 0.0, prev = INFINITY;
         for (int k = 0; k <= levels; k++) {
             (void)solve_with("jacobi", &F[s], uplo, unit, k, NULL, false, b, x);
-            double e = max_diff(n, x, xr);
+            double e = tri_max_diff(n, x, xr);
             if (k == 0) e0 = e;
             assert_true(e <= pow(rho, k) * e0 * (1 + 1e-12) + 1e-14 * scale);
             if (prev > 1e-13 * scale) {
@@ -258,7 +222,7 @@ static void test_async_converges(void **state)
         const gs_csr *T = cases[c].T;
         gs_int n = T->nrows;
         int levels = (int)gs_csr_levels(T, cases[c].uplo == GS_LOWER, NULL);
-        double rho = iteration_norm(T, cases[c].unit);
+        double rho = tri_iteration_norm(T, cases[c].unit);
         assert_true(rho < 1.0);
         double *b = NULL, *xr = NULL, *x = NULL, *xj = NULL;
         GS_ASSERT_OK(GS_MALLOC(b, n));
@@ -267,16 +231,16 @@ static void test_async_converges(void **state)
         GS_ASSERT_OK(GS_MALLOC(xj, n));
         tri_rhs(n, (uint64_t)c + 70, b);
         exact_solve(T, cases[c].uplo, cases[c].unit, b, xr);
-        double scale = max_abs(n, xr);
+        double scale = tri_max_abs(n, xr);
         (void)solve_with("jacobi", T, cases[c].uplo, cases[c].unit, 0, NULL, false, b, x);
-        double e0 = max_diff(n, x, xr);
+        double e0 = tri_max_diff(n, x, xr);
         for (int o = 0; o < 3; o++) {
             /* 0 sweeps: the start vector D^{-1} b */
             assert_true(solve_with("async-jacobi", T, cases[c].uplo, cases[c].unit, 0, orders[o], false, b, x));
-            assert_true(max_diff(n, x, xr) == e0);
+            assert_true(tri_max_diff(n, x, xr) == e0);
             /* loose: two sweeps */
             (void)solve_with("async-jacobi", T, cases[c].uplo, cases[c].unit, 2, orders[o], false, b, x);
-            double e2 = max_diff(n, x, xr);
+            double e2 = tri_max_diff(n, x, xr);
             if (!(e2 <= rho * rho * e0 * (1 + 1e-12) + 1e-14 * scale))
                 fprintf(stderr, "async %s %s: error %.3e after 2 sweeps, bound %.3e\n", cases[c].name, orders[o], e2,
                         rho * rho * e0);
@@ -297,7 +261,7 @@ static void test_async_converges(void **state)
         if (c < 2) {
             (void)solve_with("async-jacobi", T, cases[c].uplo, cases[c].unit, 3, "dependency", false, b, x);
             (void)solve_with("jacobi", T, cases[c].uplo, cases[c].unit, 3, NULL, false, b, xj);
-            double ea = max_diff(n, x, xr), ej = max_diff(n, xj, xr);
+            double ea = tri_max_diff(n, x, xr), ej = tri_max_diff(n, xj, xr);
             if (!(ea < 0.5 * ej)) fprintf(stderr, "%s: async %.3e vs jacobi %.3e after 3 sweeps\n", cases[c].name, ea, ej);
             assert_true(ea < 0.5 * ej);
         }

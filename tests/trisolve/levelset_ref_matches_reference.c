@@ -200,31 +200,7 @@ static void test_reanalyse(void **state)
 {
     gs_backend *be = NULL;
     GS_ASSERT_OK(gs_backend_create("host", 0, &be));
-    gs_csr T = {0}, T2 = {0};
-    GS_ASSERT_OK(tri_random(1000, 5, GS_LOWER, false, 3, &T));
-    GS_ASSERT_OK(tri_random(777, 3, GS_LOWER, false, 4, &T2));
-    gs_trisolve *ls = NULL;
-    gs_vector *b = NULL, *x = NULL, *y = NULL;
-    GS_ASSERT_OK(gs_vec_create(be, 1000, &b));
-    GS_ASSERT_OK(gs_vec_create(be, 1000, &x));
-    GS_ASSERT_OK(gs_vec_create(be, 1000, &y));
-    tri_rhs(1000, 1, b->data);
-    GS_ASSERT_OK(gs_trisolve_create("levelset", be, GS_LOWER, false, NULL, &ls));
-    GS_ASSERT_OK(gs_trisolve_analyse(ls, &T));
-    GS_ASSERT_OK(gs_trisolve_solve(ls, b, x));
-    for (gs_int q = 0; q < T.nnz; q++) T.val[q] *= 2.0; /* x halves */
-    GS_ASSERT_OK(gs_trisolve_analyse(ls, &T));
-    GS_ASSERT_OK(gs_trisolve_solve(ls, b, y));
-    for (gs_int i = 0; i < 1000; i++) assert_true(fabs(y->data[i] - 0.5 * x->data[i]) <= 1e-14 * (1 + fabs(x->data[i])));
-    GS_ASSERT_OK(gs_trisolve_analyse(ls, &T2));
-    assert_int_equal(ls->n, 777);
-    GS_ASSERT_FAILS(gs_trisolve_solve(ls, b, x), GS_ERR_ARG, "the factor has 777 rows");
-    gs_trisolve_destroy(&ls);
-    gs_vec_destroy(&b);
-    gs_vec_destroy(&x);
-    gs_vec_destroy(&y);
-    gs_csr_free(&T);
-    gs_csr_free(&T2);
+    tri_check_reanalyse(be, "levelset", GS_LOWER, 1e-14);
     gs_backend_destroy(&be);
 }
 
@@ -237,33 +213,7 @@ static void test_allocation_failures(void **state)
     gs_csr T = {0};
     GS_ASSERT_OK(tri_random(300, 4, GS_UPPER, false, 9, &T));
     static const char *const types[] = {"levelset", "reference", "auto"};
-    for (int t = 0; t < 3; t++) {
-        gs_trisolve *ts = NULL;
-        GS_ASSERT_OK(gs_trisolve_create(types[t], be, GS_UPPER, false, NULL, &ts));
-        int failures = 0;
-        for (long k = 1; k < 1000; k++) {
-            gs_error_clear();
-            gs_alloc_fail_at(k);
-            gs_status st = gs_trisolve_analyse(ts, &T);
-            gs_alloc_fail_at(0);
-            if (st == GS_OK) break;
-            assert_int_equal(st, GS_ERR_MEM);
-            assert_false(ts->analysed);
-            failures++;
-        }
-        gs_error_clear();
-        assert_true(failures >= 1);
-        assert_true(ts->analysed);
-        gs_vector *b = NULL, *x = NULL;
-        GS_ASSERT_OK(gs_vec_create(be, 300, &b));
-        GS_ASSERT_OK(gs_vec_create(be, 300, &x));
-        GS_ASSERT_OK(gs_vec_set(b, 1.0));
-        GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
-        assert_true(tri_residual(&T, false, x->data, b->data) < 1e-14);
-        gs_vec_destroy(&b);
-        gs_vec_destroy(&x);
-        gs_trisolve_destroy(&ts);
-    }
+    for (int t = 0; t < 3; t++) tri_check_alloc_failures(be, types[t], &T, GS_UPPER, false, 1);
     gs_csr_free(&T);
     gs_backend_destroy(&be);
 }

@@ -23,38 +23,15 @@
 static gs_backend *gpu, *host;
 static const char *const variants[2] = {"levelset", "syncfree"};
 
-static int setup(void **state)
-{
-    if (gs_backend_create("cuda", 0, &gpu) != GS_OK) {
-        gs_error_print(stderr);
-        return -1;
-    }
-    return gs_backend_create("host", 0, &host) == GS_OK ? 0 : -1;
-}
+static int setup(void **state) { return tri_backends_create(&gpu, &host); }
 
 static int teardown(void **state)
 {
     unsetenv("GS_TILED_VARIANT");
-    gs_backend_destroy(&gpu);
-    gs_backend_destroy(&host);
+    tri_backends_destroy(&gpu, &host);
     return 0;
 }
 
-static void add_case(tri_suite *S, const char *name, gs_uplo uplo, bool unit, gs_csr *T)
-{
-    if (S->n == S->cap) {
-        GS_ASSERT_OK(gs_realloc(&S->c, (size_t)(S->cap ? 2 * S->cap : 8), sizeof *S->c));
-        S->cap = S->cap ? 2 * S->cap : 8;
-    }
-    tri_case *c = &S->c[S->n++];
-    memset(c, 0, sizeof *c);
-    snprintf(c->name, sizeof c->name, "%s/%s/%s", name, uplo == GS_LOWER ? "lower" : "upper",
-             unit ? "unit" : "nonunit");
-    c->T = *T;
-    c->uplo = uplo;
-    c->unit = unit;
-    memset(T, 0, sizeof *T);
-}
 
 static void build_cases(tri_suite *S)
 {
@@ -63,41 +40,17 @@ static void build_cases(tri_suite *S)
     for (int side = 0; side < 2; side++)
         for (int unit = 0; unit < 2; unit++) {
             GS_ASSERT_OK(tiled_format_case((gs_uplo)side, unit != 0, &T));
-            add_case(S, "formats103", (gs_uplo)side, unit != 0, &T);
+            GS_ASSERT_OK(tri_suite_add(S, "formats103", (gs_uplo)side, unit != 0, &T));
         }
     GS_ASSERT_OK(gs_gen_poisson3d(60, 60, 60, &A));
     GS_ASSERT_OK(tri_from_matrix(&A, GS_LOWER, true, &T));
-    add_case(S, "poisson3d_60", GS_LOWER, true, &T);
+    GS_ASSERT_OK(tri_suite_add(S, "poisson3d_60", GS_LOWER, true, &T));
     GS_ASSERT_OK(tri_from_matrix(&A, GS_UPPER, false, &T));
-    add_case(S, "poisson3d_60", GS_UPPER, false, &T);
+    GS_ASSERT_OK(tri_suite_add(S, "poisson3d_60", GS_UPPER, false, &T));
     gs_csr_free(&A);
 }
 
-/* x on the host backend with `type` */
-static void host_solve(const char *type, const tri_case *c, const double *b, double *x)
-{
-    gs_trisolve *ts = NULL;
-    gs_vector *vb = NULL, *vx = NULL;
-    gs_int n = c->T.nrows;
-    GS_ASSERT_OK(gs_trisolve_create(type, host, c->uplo, c->unit, NULL, &ts));
-    GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
-    GS_ASSERT_OK(gs_vec_create(host, n, &vb));
-    GS_ASSERT_OK(gs_vec_create(host, n, &vx));
-    memcpy(vb->data, b, (size_t)n * sizeof(double));
-    GS_ASSERT_OK(gs_trisolve_solve(ts, vb, vx));
-    memcpy(x, vx->data, (size_t)n * sizeof(double));
-    gs_vec_destroy(&vb);
-    gs_vec_destroy(&vx);
-    gs_trisolve_destroy(&ts);
-}
 
-/* x = NaN on the device, solve, download */
-static void gpu_solve(gs_trisolve *ts, gs_vector *b, gs_vector *x, double *hx, const double *poison)
-{
-    GS_ASSERT_OK(gs_vec_upload(x, poison));
-    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
-    GS_ASSERT_OK(gs_vec_download(x, hx));
-}
 
 static void check(const char *what, const char *variant, const tri_case *c, gs_int n, const double *x,
                   const double *xr)
@@ -143,9 +96,9 @@ static void test_suite_both_variants(void **state)
         gs_test_poison(n, poison);
         tri_rhs(n, (uint64_t)k + 101, hb);
         tri_rhs(n, (uint64_t)k + 202, hb2);
-        host_solve("reference", c, hb, xr);
-        host_solve("reference", c, hb2, xr2);
-        host_solve("tiled", c, hb, xh); /* the host twin */
+        tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, hb, xr);
+        tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, hb2, xr2);
+        tri_host_solve(host, "tiled", &c->T, c->uplo, c->unit, NULL, hb, xh); /* the host twin */
 
         gs_vector *b = NULL, *b2 = NULL, *x = NULL, *y = NULL;
         GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
@@ -161,30 +114,30 @@ static void test_suite_both_variants(void **state)
             GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
             expect_variant(ts, variants[v]);
 
-            gpu_solve(ts, b, x, x1, poison);
+            tri_gpu_solve(ts, b, x, x1, poison);
             check("first solve", variants[v], c, n, x1, xr);
             if (memcmp(x1, xh, (size_t)n * sizeof(double)) != 0)
                 fprintf(stderr, "tiled/%s %s: differs from the host twin (expected bit for bit; max rel "
                                 "%.3e)\n", variants[v], c->name, gs_test_rel_diff(n, x1, xh));
             assert_memory_equal(x1, xh, (size_t)n * sizeof(double)); /* the same roundings, in any schedule */
-            gpu_solve(ts, b, x, x2, poison);
+            tri_gpu_solve(ts, b, x, x2, poison);
             check("second solve", variants[v], c, n, x2, xr);
             assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
             if (v == 0) memcpy(first, x1, (size_t)n * sizeof(double));
             else assert_memory_equal(first, x1, (size_t)n * sizeof(double)); /* same arithmetic */
             /* other vectors, then back: the solver must follow the pointers of each call */
-            gpu_solve(ts, b2, y, x2, poison);
+            tri_gpu_solve(ts, b2, y, x2, poison);
             check("other b and x", variants[v], c, n, x2, xr2);
-            gpu_solve(ts, b, y, x2, poison);
+            tri_gpu_solve(ts, b, y, x2, poison);
             check("b with the other x", variants[v], c, n, x2, xr);
-            gpu_solve(ts, b2, x, x2, poison);
+            tri_gpu_solve(ts, b2, x, x2, poison);
             check("other b with x", variants[v], c, n, x2, xr2);
             /* the solution as the next right-hand side */
             GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
             GS_ASSERT_OK(gs_vec_upload(y, poison));
             GS_ASSERT_OK(gs_trisolve_solve(ts, x, y));
             GS_ASSERT_OK(gs_vec_download(y, x2));
-            host_solve("reference", c, xr, x1);
+            tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, xr, x1);
             check("x as rhs", variants[v], c, n, x2, x1);
             gs_trisolve_destroy(&ts);
         }
@@ -222,7 +175,7 @@ static void test_repeat_reanalyse_view(void **state)
     GS_ASSERT_OK(GS_MALLOC(poison, n));
     gs_test_poison(n, poison);
     tri_rhs(n, 5, hb);
-    host_solve("reference", &c, hb, xr);
+    tri_host_solve(host, "reference", &c.T, c.uplo, c.unit, NULL, hb, xr);
 
     for (int v = 0; v < 2; v++) {
         gs_trisolve *ts = NULL;

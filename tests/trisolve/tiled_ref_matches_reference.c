@@ -29,18 +29,10 @@ static void build_cases(tri_suite *S)
     for (int side = 0; side < 2; side++)
         for (int unit = 0; unit < 2; unit++) {
             gs_csr T = {0};
+            char name[32];
+            snprintf(name, sizeof name, "formats%d", TILED_FMT_N);
             GS_ASSERT_OK(tiled_format_case((gs_uplo)side, unit != 0, &T));
-            if (S->n == S->cap) {
-                GS_ASSERT_OK(gs_realloc(&S->c, (size_t)S->cap * 2, sizeof *S->c));
-                S->cap *= 2;
-            }
-            tri_case *c = &S->c[S->n++];
-            memset(c, 0, sizeof *c);
-            snprintf(c->name, sizeof c->name, "formats%d/%s/%s", TILED_FMT_N, side ? "upper" : "lower",
-                     unit ? "unit" : "nonunit");
-            c->T = T;
-            c->uplo = (gs_uplo)side;
-            c->unit = unit != 0;
+            GS_ASSERT_OK(tri_suite_add(S, name, (gs_uplo)side, unit != 0, &T));
         }
 }
 
@@ -505,31 +497,7 @@ static void test_reanalyse_and_small(void **state)
 {
     gs_backend *be = NULL;
     GS_ASSERT_OK(gs_backend_create("host", 0, &be));
-    gs_csr T = {0}, T2 = {0};
-    GS_ASSERT_OK(tri_random(1000, 5, GS_UPPER, false, 3, &T));
-    GS_ASSERT_OK(tri_random(777, 3, GS_UPPER, false, 4, &T2));
-    gs_trisolve *ts = NULL;
-    gs_vector *b = NULL, *x = NULL, *y = NULL;
-    GS_ASSERT_OK(gs_vec_create(be, 1000, &b));
-    GS_ASSERT_OK(gs_vec_create(be, 1000, &x));
-    GS_ASSERT_OK(gs_vec_create(be, 1000, &y));
-    tri_rhs(1000, 1, b->data);
-    GS_ASSERT_OK(gs_trisolve_create("tiled", be, GS_UPPER, false, NULL, &ts));
-    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
-    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
-    for (gs_int q = 0; q < T.nnz; q++) T.val[q] *= 2.0; /* x halves, exactly (powers of two) */
-    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
-    GS_ASSERT_OK(gs_trisolve_solve(ts, b, y));
-    for (gs_int i = 0; i < 1000; i++) assert_true(y->data[i] == 0.5 * x->data[i]);
-    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T2));
-    assert_int_equal(ts->n, 777);
-    GS_ASSERT_FAILS(gs_trisolve_solve(ts, b, x), GS_ERR_ARG, "the factor has 777 rows");
-    gs_trisolve_destroy(&ts);
-    gs_vec_destroy(&b);
-    gs_vec_destroy(&x);
-    gs_vec_destroy(&y);
-    gs_csr_free(&T);
-    gs_csr_free(&T2);
+    tri_check_reanalyse(be, "tiled", GS_UPPER, 0.0);
 
     /* orders around the tile size, both sides; n = 0 analyses and solves nothing */
     static const gs_int sizes[] = {0, 1, 2, 15, 16, 17, 31, 33, 48};
@@ -570,32 +538,7 @@ static void test_allocation_failures(void **state)
     GS_ASSERT_OK(gs_backend_create("host", 0, &be));
     gs_csr T = {0};
     GS_ASSERT_OK(tiled_format_case(GS_LOWER, false, &T));
-    gs_int n = T.nrows;
-    gs_trisolve *ts = NULL;
-    GS_ASSERT_OK(gs_trisolve_create("tiled", be, GS_LOWER, false, NULL, &ts));
-    int failures = 0;
-    for (long k = 1; k < 1000; k++) {
-        gs_error_clear();
-        gs_alloc_fail_at(k);
-        gs_status st = gs_trisolve_analyse(ts, &T);
-        gs_alloc_fail_at(0);
-        if (st == GS_OK) break;
-        assert_int_equal(st, GS_ERR_MEM);
-        assert_false(ts->analysed);
-        failures++;
-    }
-    gs_error_clear();
-    assert_true(failures >= 10);
-    assert_true(ts->analysed);
-    gs_vector *b = NULL, *x = NULL;
-    GS_ASSERT_OK(gs_vec_create(be, n, &b));
-    GS_ASSERT_OK(gs_vec_create(be, n, &x));
-    GS_ASSERT_OK(gs_vec_set(b, 1.0));
-    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
-    assert_true(tri_residual(&T, false, x->data, b->data) < 1e-14);
-    gs_vec_destroy(&b);
-    gs_vec_destroy(&x);
-    gs_trisolve_destroy(&ts);
+    tri_check_alloc_failures(be, "tiled", &T, GS_LOWER, false, 10);
     gs_csr_free(&T);
     gs_backend_destroy(&be);
 }

@@ -8,6 +8,7 @@
 #include "core/generate.h"
 #include "core/mem.h"
 #include "testutil.h"
+#include "trisolve/trisolve_impl.h"
 
 gs_status tri_from_matrix(const gs_csr *A, gs_uplo uplo, bool unit, gs_csr *T)
 {
@@ -134,7 +135,7 @@ double tri_residual(const gs_csr *T, bool unit, const double *x, const double *b
 
 /* ------------------------------------------------------------------------------------------------ */
 
-static gs_status push(tri_suite *S, const char *name, gs_uplo uplo, bool unit, gs_csr *T)
+gs_status tri_suite_add(tri_suite *S, const char *name, gs_uplo uplo, bool unit, gs_csr *T)
 {
     if (S->n == S->cap) {
         int cap = S->cap ? 2 * S->cap : 32;
@@ -160,7 +161,7 @@ static gs_status push_triangles(tri_suite *S, const char *name, const gs_csr *A)
     for (int side = 0; side < 2; side++)
         for (int unit = 0; unit < 2; unit++) {
             GS_TRY(tri_from_matrix(A, (gs_uplo)side, unit != 0, &T));
-            GS_TRY(push(S, name, (gs_uplo)side, unit != 0, &T));
+            GS_TRY(tri_suite_add(S, name, (gs_uplo)side, unit != 0, &T));
         }
 cleanup:
     gs_csr_free(&T);
@@ -266,23 +267,23 @@ gs_status tri_suite_build(tri_suite *S, bool with_real)
                 char name[32];
                 snprintf(name, sizeof name, "random%d", (int)rsizes[r]);
                 GS_TRY(tri_random(rsizes[r], 5, (gs_uplo)side, unit != 0, 17 + 4 * r + 2 * side + unit, &T));
-                GS_TRY(push(S, name, (gs_uplo)side, unit != 0, &T));
+                GS_TRY(tri_suite_add(S, name, (gs_uplo)side, unit != 0, &T));
             }
     for (int side = 0; side < 2; side++)
         for (int unit = 0; unit < 2; unit++) {
             GS_TRY(bidiagonal(5000, (gs_uplo)side, unit != 0, &T));
-            GS_TRY(push(S, "bidiagonal5000", (gs_uplo)side, unit != 0, &T));
+            GS_TRY(tri_suite_add(S, "bidiagonal5000", (gs_uplo)side, unit != 0, &T));
         }
     GS_TRY(diagonal(1000, false, &T));
-    GS_TRY(push(S, "diagonal1000", GS_LOWER, false, &T));
+    GS_TRY(tri_suite_add(S, "diagonal1000", GS_LOWER, false, &T));
     GS_TRY(diagonal(1000, false, &T));
-    GS_TRY(push(S, "diagonal1000", GS_UPPER, false, &T));
+    GS_TRY(tri_suite_add(S, "diagonal1000", GS_UPPER, false, &T));
     GS_TRY(diagonal(777, true, &T));
-    GS_TRY(push(S, "identity777", GS_UPPER, true, &T));
+    GS_TRY(tri_suite_add(S, "identity777", GS_UPPER, true, &T));
     GS_TRY(diagonal(33, true, &T));
-    GS_TRY(push(S, "identity33", GS_LOWER, true, &T));
+    GS_TRY(tri_suite_add(S, "identity33", GS_LOWER, true, &T));
     GS_TRY(mixed_lower(&T));
-    GS_TRY(push(S, "mixed7001", GS_LOWER, false, &T));
+    GS_TRY(tri_suite_add(S, "mixed7001", GS_LOWER, false, &T));
 
     GS_TRY(gs_gen_poisson3d(17, 13, 11, &A));
     GS_TRY(push_triangles(S, "poisson3d_17x13x11", &A));
@@ -309,4 +310,142 @@ void tri_suite_free(tri_suite *S)
     for (int k = 0; k < S->n; k++) gs_csr_free(&S->c[k].T);
     gs_free(&S->c);
     S->n = S->cap = 0;
+}
+
+double tri_iteration_norm(const gs_csr *T, bool unit)
+{
+    double rho = 0.0;
+    for (gs_int i = 0; i < T->nrows; i++) {
+        double off = 0.0, d = 1.0;
+        for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
+            if (T->colind[q] == i) d = fabs(T->val[q]);
+            else off += fabs(T->val[q]);
+        }
+        if (unit) d = 1.0;
+        if (off / d > rho) rho = off / d;
+    }
+    return rho;
+}
+
+double tri_max_diff(gs_int n, const double *x, const double *y)
+{
+    double m = 0.0;
+    for (gs_int i = 0; i < n; i++) {
+        double d = fabs(x[i] - y[i]);
+        if (isnan(d)) return INFINITY;
+        if (d > m) m = d;
+    }
+    return m;
+}
+
+double tri_max_abs(gs_int n, const double *x)
+{
+    double m = 0.0;
+    for (gs_int i = 0; i < n; i++)
+        if (fabs(x[i]) > m) m = fabs(x[i]);
+    return m;
+}
+
+int tri_backends_create(gs_backend **gpu, gs_backend **host)
+{
+    if (gs_backend_create("cuda", 0, gpu) != GS_OK) {
+        gs_error_print(stderr);
+        return -1;
+    }
+    return gs_backend_create("host", 0, host) == GS_OK ? 0 : -1;
+}
+
+void tri_backends_destroy(gs_backend **gpu, gs_backend **host)
+{
+    gs_backend_destroy(gpu);
+    gs_backend_destroy(host);
+}
+
+void tri_host_solve(gs_backend *host, const char *type, const gs_csr *T, gs_uplo uplo, bool unit,
+                    const gs_trisolve_params *prm, const double *b, double *x)
+{
+    gs_trisolve *ts = NULL;
+    gs_vector *vb = NULL, *vx = NULL;
+    GS_ASSERT_OK(gs_trisolve_create(type, host, uplo, unit, prm, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, T));
+    GS_ASSERT_OK(gs_vec_create(host, T->nrows, &vb));
+    GS_ASSERT_OK(gs_vec_create(host, T->nrows, &vx));
+    GS_ASSERT_OK(gs_vec_upload(vb, b));
+    gs_test_poison(T->nrows, vx->data);
+    GS_ASSERT_OK(gs_trisolve_solve(ts, vb, vx));
+    GS_ASSERT_OK(gs_vec_download(vx, x));
+    gs_vec_destroy(&vb);
+    gs_vec_destroy(&vx);
+    gs_trisolve_destroy(&ts);
+    assert_null(ts);
+}
+
+void tri_gpu_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x, double *hx, const double *poison)
+{
+    GS_ASSERT_OK(gs_vec_upload(x, poison));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
+    GS_ASSERT_OK(gs_vec_download(x, hx));
+}
+
+void tri_check_reanalyse(gs_backend *be, const char *type, gs_uplo uplo, double tol)
+{
+    gs_csr T = {0}, T2 = {0};
+    GS_ASSERT_OK(tri_random(1000, 5, uplo, false, 3, &T));
+    GS_ASSERT_OK(tri_random(777, 3, uplo, false, 4, &T2));
+    gs_trisolve *ts = NULL;
+    gs_vector *b = NULL, *x = NULL, *y = NULL;
+    GS_ASSERT_OK(gs_vec_create(be, 1000, &b));
+    GS_ASSERT_OK(gs_vec_create(be, 1000, &x));
+    GS_ASSERT_OK(gs_vec_create(be, 1000, &y));
+    tri_rhs(1000, 1, b->data);
+    GS_ASSERT_OK(gs_trisolve_create(type, be, uplo, false, NULL, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
+    for (gs_int q = 0; q < T.nnz; q++) T.val[q] *= 2.0; /* x halves (exactly: powers of two) */
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, b, y));
+    for (gs_int i = 0; i < 1000; i++) {
+        if (tol == 0.0) assert_true(y->data[i] == 0.5 * x->data[i]);
+        else assert_true(fabs(y->data[i] - 0.5 * x->data[i]) <= tol * (1 + fabs(x->data[i])));
+    }
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T2));
+    assert_int_equal(ts->n, 777);
+    GS_ASSERT_FAILS(gs_trisolve_solve(ts, b, x), GS_ERR_ARG, "the factor has 777 rows");
+    gs_trisolve_destroy(&ts);
+    gs_vec_destroy(&b);
+    gs_vec_destroy(&x);
+    gs_vec_destroy(&y);
+    gs_csr_free(&T);
+    gs_csr_free(&T2);
+}
+
+void tri_check_alloc_failures(gs_backend *be, const char *type, const gs_csr *T, gs_uplo uplo, bool unit,
+                              int min_failures)
+{
+    gs_int n = T->nrows;
+    gs_trisolve *ts = NULL;
+    GS_ASSERT_OK(gs_trisolve_create(type, be, uplo, unit, NULL, &ts));
+    int failures = 0;
+    for (long k = 1; k < 1000; k++) {
+        gs_error_clear();
+        gs_alloc_fail_at(k);
+        gs_status st = gs_trisolve_analyse(ts, T);
+        gs_alloc_fail_at(0);
+        if (st == GS_OK) break;
+        assert_int_equal(st, GS_ERR_MEM);
+        assert_false(ts->analysed);
+        failures++;
+    }
+    gs_error_clear();
+    assert_true(failures >= min_failures);
+    assert_true(ts->analysed);
+    gs_vector *b = NULL, *x = NULL;
+    GS_ASSERT_OK(gs_vec_create(be, n, &b));
+    GS_ASSERT_OK(gs_vec_create(be, n, &x));
+    GS_ASSERT_OK(gs_vec_set(b, 1.0));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
+    assert_true(tri_residual(T, unit, x->data, b->data) < 1e-14);
+    gs_vec_destroy(&b);
+    gs_vec_destroy(&x);
+    gs_trisolve_destroy(&ts);
 }

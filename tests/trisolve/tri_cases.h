@@ -31,6 +31,42 @@ typedef struct tri_suite {
 gs_status tri_suite_build(tri_suite *S, bool with_real);
 void tri_suite_free(tri_suite *S);
 
+/* Append a case named "<name>/<lower|upper>/<unit|nonunit>"; T's ownership moves to the suite (T is
+ * left empty). */
+gs_status tri_suite_add(tri_suite *S, const char *name, gs_uplo uplo, bool unit, gs_csr *T);
+
+/* rho = max_i sum_{j != i} |t_ij| / |t_ii| (|t_ii| = 1 for a unit diagonal): the infinity norm of the
+ * Jacobi iteration matrix D^{-1}(T - D), the contraction factor of the Jacobi sweeps. */
+double tri_iteration_norm(const gs_csr *T, bool unit);
+
+/* ||x - y||_inf (INFINITY when a difference is NaN) and ||x||_inf */
+double tri_max_diff(gs_int n, const double *x, const double *y);
+double tri_max_abs(gs_int n, const double *x);
+
+/* Test drivers shared by the trisolve tests; they assert (cmocka) instead of returning a status. */
+
+/* The GPU tests' backends: *gpu = cuda device 0 and *host; 0, or -1 after printing the error (a cmocka
+ * group setup's return value). tri_backends_destroy destroys both. */
+int tri_backends_create(gs_backend **gpu, gs_backend **host);
+void tri_backends_destroy(gs_backend **gpu, gs_backend **host);
+
+/* x = T^{-1} b with solver `type` (params prm, may be NULL) on a host backend; x poisoned before. */
+void tri_host_solve(gs_backend *host, const char *type, const gs_csr *T, gs_uplo uplo, bool unit,
+                    const gs_trisolve_params *prm, const double *b, double *x);
+
+/* x = NaN (uploaded from poison), solve on the device, download into hx. */
+void tri_gpu_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x, double *hx, const double *poison);
+
+/* Re-analysis of solver `type` on backend be (host data): random order-1000 factor, solve; values
+ * doubled (same pattern) -> |y - x/2| <= tol (1 + |x|) per entry (tol = 0: exactly x/2); then an
+ * order-777 pattern replaces the plan and a solve with order-1000 vectors fails naming 777 rows. */
+void tri_check_reanalyse(gs_backend *be, const char *type, gs_uplo uplo, double tol);
+
+/* The k-th allocation of analyse fails for k = 1, 2, ...: GS_ERR_MEM and not analysed each time, at
+ * least min_failures times, until analyse succeeds; then b = 1 is solved with residual < 1e-14. */
+void tri_check_alloc_failures(gs_backend *be, const char *type, const gs_csr *T, gs_uplo uplo, bool unit,
+                              int min_failures);
+
 /* Triangle of a square sorted A (side uplo) with a dominant diagonal (non-unit: sum of the row's
  * off-diagonal magnitudes + max(|a_ii|, 1), sign of a_ii) or, for unit, no diagonal and the
  * off-diagonal entries scaled so that each row's magnitudes sum to at most 1/2. */

@@ -41,25 +41,6 @@ static void csr_from_dense(gs_int n, const double *D, gs_csr *T)
     T->rowptr[n] = q;
 }
 
-/* solve with `type` on the host backend, returning x */
-static void host_solve(const char *type, const gs_csr *T, gs_uplo uplo, bool unit, const double *b, double *x)
-{
-    gs_trisolve *ts = NULL;
-    gs_vector *vb = NULL, *vx = NULL;
-    GS_ASSERT_OK(gs_trisolve_create(type, host, uplo, unit, NULL, &ts));
-    GS_ASSERT_OK(gs_trisolve_analyse(ts, T));
-    GS_ASSERT_OK(gs_vec_create(host, T->nrows, &vb));
-    GS_ASSERT_OK(gs_vec_create(host, T->nrows, &vx));
-    GS_ASSERT_OK(gs_vec_upload(vb, b));
-    gs_test_poison(T->nrows, vx->data);
-    GS_ASSERT_OK(gs_trisolve_solve(ts, vb, vx));
-    GS_ASSERT_OK(gs_vec_download(vx, x));
-    gs_vec_destroy(&vb);
-    gs_vec_destroy(&vx);
-    gs_trisolve_destroy(&ts);
-    assert_null(ts);
-}
-
 static void test_registry_names(void **state)
 {
     static const char *const expected[] = {"auto",   "reference",    "cusparse", "levelset",
@@ -260,7 +241,7 @@ static void test_reference_hand_checked(void **state)
         csr_from_dense(5, cases[c].D, &T);
         for (int t = 0; t < 4; t++) {
             double x[5];
-            host_solve(types[t], &T, cases[c].uplo, cases[c].unit, cases[c].b, x);
+            tri_host_solve(host, types[t], &T, cases[c].uplo, cases[c].unit, NULL, cases[c].b, x);
             for (int i = 0; i < 5; i++) assert_true(fabs(x[i] - xs[i]) < 1e-14);
         }
         gs_csr_free(&T);
@@ -268,7 +249,7 @@ static void test_reference_hand_checked(void **state)
 }
 
 /* The reference on every case of the suite: small residual, and it never reads x before writing it
- * (x is poisoned with NaN by host_solve). */
+ * (x is poisoned with NaN by tri_host_solve). */
 static void test_reference_residuals(void **state)
 {
     tri_suite S;
@@ -281,7 +262,7 @@ static void test_reference_residuals(void **state)
         GS_ASSERT_OK(GS_MALLOC(b, n));
         GS_ASSERT_OK(GS_MALLOC(x, n));
         tri_rhs(n, (uint64_t)k + 1, b);
-        host_solve("reference", &c->T, c->uplo, c->unit, b, x);
+        tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, b, x);
         double r = tri_residual(&c->T, c->unit, x, b);
         if (!(r < 1e-14)) fprintf(stderr, "%s: residual %.3e\n", c->name, r);
         assert_true(r < 1e-14);
