@@ -276,7 +276,7 @@ double gs_wtime(void)
 
 gs_status gs_timer_start(gs_backend *be, gs_timer *t)
 {
-    if (t->be != be) memset(t, 0, sizeof *t);
+    if (t->be != be) gs_timer_destroy(t); /* events belong to the backend that made them */
     t->be = be;
     return be->ops->timer_start(t);
 }

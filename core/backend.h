@@ -49,7 +49,8 @@ typedef struct gs_matrix {
     gs_backend *be;
 } gs_matrix;
 
-/* Timer: CUDA events on the device, a monotonic clock on the host. */
+/* Timer: CUDA events on the device, a monotonic clock on the host. Zero-initialise before first use
+ * (gs_timer t = {0}); gs_timer_destroy releases the events. */
 typedef struct gs_timer {
     gs_backend *be;
     void *start, *stop; /* backend events */
@@ -80,7 +81,8 @@ struct gs_backend_ops {
     /* h[0..k) = V(:,0:k)' w   and   y = alpha V(:,0:k) h + beta y   (h on the host) */
     gs_status (*mdot)(const gs_mvec *V, gs_int k, const gs_vector *w, double *h);
     gs_status (*mgemv)(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y);
-    /* y[i] = x[idx[i]]  ;  y[idx[i]] = x[i] for idx[i] >= 0 (negative entries skipped) */
+    /* gather: y[i] = x[idx[i]] (every index must be valid: host reports a bad one at once, cuda at the
+     * next reduction or synchronize);  scatter: y[idx[i]] = x[i] for idx[i] >= 0 (negatives skipped) */
     gs_status (*gather)(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
     gs_status (*scatter)(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
 
