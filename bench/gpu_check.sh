@@ -23,16 +23,10 @@ if has test; then
   summary+=("$(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Not Run|Subprocess)' "$out/ctest.log" | tr -s ' ' | head -20)")
 fi
 if has sanitize; then
-  # memcheck (and synccheck) on the GPU tests named in SAN_TESTS (default: all GPU tests), 150 s each
-  tests=${SAN_TESTS:-$(cd build-gpu && ctest -N -L gpu | awk '/Test +#/{print $3}')}
-  for t in $tests; do
-    exe=$(find build-gpu/tests -type f -name "$t" -perm -u+x | head -1)
-    [ -z "$exe" ] && continue
-    for tool in ${SAN_TOOLS:-memcheck}; do
-      ( cd "$(dirname "$exe")" && timeout 150 compute-sanitizer --tool $tool --error-exitcode 99 "./$t" ) > "$out/san_${tool}_$t.log" 2>&1
-      rc=$?; summary+=("compute-sanitizer $tool $t: rc=$rc $(grep -E 'ERROR SUMMARY' "$out/san_${tool}_$t.log" | tail -1)")
-    done
-  done
+  # memcheck, synccheck, racecheck on every GPU test in quick mode (bench/gpu_sanitize.sh)
+  OUT=$out bench/gpu_sanitize.sh ${SAN_PAR:-8} ${SAN_LIMIT:-200} > "$out/sanitize.txt" 2>&1
+  summary+=("compute-sanitizer: $(grep -c ': clean' "$out/sanitize.txt") clean, $(grep -c ': skipped' "$out/sanitize.txt") skipped, problems:")
+  summary+=("$(grep -vE ': (clean|skipped)' "$out/sanitize.txt")")
 fi
 if has golden; then
   python3 tests/app/golden_test.py build-gpu/gpusolve . cuda > "$out/golden_cuda.log" 2>&1

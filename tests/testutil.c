@@ -18,6 +18,12 @@ void gs_test_require_gpu(void)
     }
 }
 
+bool gs_test_quick(void)
+{
+    const char *q = getenv("GS_TEST_QUICK");
+    return q && q[0] && strcmp(q, "0") != 0;
+}
+
 double gs_test_rand(uint64_t *state)
 {
     uint64_t x = *state ? *state : 88172645463325252ull;

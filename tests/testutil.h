@@ -40,6 +40,11 @@
 /* Exit 77 (ctest: skipped) unless a CUDA device is usable. Call first in main() of gpu tests. */
 void gs_test_require_gpu(void);
 
+/* true when the environment sets GS_TEST_QUICK to a non-empty value other than "0" (bench/gpu_sanitize.sh
+ * does): tests then skip their largest cases, so that compute-sanitizer (10-100x slower) finishes every
+ * GPU test, and the deliberate device API failures that the sanitizer would report as errors. */
+bool gs_test_quick(void);
+
 /* Deterministic pseudo-random numbers (xorshift), uniform in [0,1). */
 double gs_test_rand(uint64_t *state);
 

@@ -80,13 +80,13 @@ static void add_ilu0_laplace(jcases *C, gs_int nx, gs_int ny)
     gs_csr_free(&A);
 }
 
-/* random n = 1000, 4099, 100003 (both sides, unit and not), ILU(0) of a 211 x 97 Laplacian and, when
- * with_suite, the tri_cases suite */
-static void build_cases(jcases *C, bool with_suite)
+/* random n = 1000, 4099 and `big` (both sides, unit and not; big = 0: none), ILU(0) of a 211 x 97
+ * Laplacian and, when with_suite, the tri_cases suite */
+static void build_cases(jcases *C, bool with_suite, gs_int big)
 {
-    static const gs_int sizes[] = {1000, 4099, 100003};
+    const gs_int sizes[] = {1000, 4099, big};
     C->n = 0;
-    for (int r = 0; r < 3; r++)
+    for (int r = 0; r < 3 && sizes[r] > 0; r++)
         for (int side = 0; side < 2; side++)
             for (int unit = 0; unit < 2; unit++) {
                 gs_csr T = {0};
@@ -171,7 +171,7 @@ static void test_matches_twin(void **state)
 {
     jcases *C = NULL;
     GS_ASSERT_OK(GS_CALLOC(C, 1));
-    build_cases(C, true);
+    build_cases(C, true, gs_test_quick() ? 0 : 100003);
     bool saw_graph = false, saw_direct = false;
     for (int k = 0; k < C->n; k++) {
         const jcase *c = &C->c[k];
@@ -318,7 +318,8 @@ static void test_async_bounds(void **state)
     static const char *const orders[] = {"dependency", "forward", "backward"};
     jcases *C = NULL;
     GS_ASSERT_OK(GS_CALLOC(C, 1));
-    build_cases(C, false);
+    /* levels sweeps x 3 orders x 3 repeats: the large case is kept moderate (20011 rows, ~2,600 levels) */
+    build_cases(C, false, gs_test_quick() ? 0 : 20011);
     for (int k = 0; k < C->n; k++) {
         const jcase *c = &C->c[k];
         gs_int n = c->T.nrows;
@@ -376,7 +377,7 @@ static void test_deterministic_is_jacobi(void **state)
 {
     jcases *C = NULL;
     GS_ASSERT_OK(GS_CALLOC(C, 1));
-    build_cases(C, false);
+    build_cases(C, false, gs_test_quick() ? 0 : 20011);
     for (int k = 0; k < C->n; k++) {
         const jcase *c = &C->c[k];
         gs_int n = c->T.nrows;
