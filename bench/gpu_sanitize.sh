@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compute-sanitizer over every GPU test (label gpu), tests in parallel: memcheck, synccheck and racecheck
-# on all, in quick mode (GS_TEST_QUICK=1: the largest cases and the deliberate out-of-memory call are
+# on all, in quick mode (GS_TEST_QUICK=1, racecheck 2: the largest cases and the deliberate OOM call are
 # skipped, see tests/testutil.h). Logs in $OUT/san/; one line per (tool, test) printed.
 # usage (GPU machine, repo root, after a build in build-gpu): bench/gpu_sanitize.sh [parallel] [limit_s]
 set -uo pipefail
@@ -15,8 +15,8 @@ run_one() {  # tool test limit
   case $rc in 0) v="clean";; 77) v="skipped";; 99) v="ERRORS";; 124) v="timeout after $3 s";; *) v="rc=$rc";; esac
   echo "$1 $2: $v $(grep -E 'ERROR SUMMARY' "$out/$1_$2.log" | tail -1)"
 }
-export -f run_one; export out; export GS_TEST_QUICK=1
+export -f run_one; export out
 for tool in memcheck synccheck racecheck; do
-  l=$limit
+  l=$limit; export GS_TEST_QUICK=1; [ $tool = racecheck ] && export GS_TEST_QUICK=2
   printf '%s\n' $tests | xargs -P "$par" -I{} bash -c "run_one $tool {} $l"
 done

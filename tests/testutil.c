@@ -18,10 +18,11 @@ void gs_test_require_gpu(void)
     }
 }
 
-bool gs_test_quick(void)
+int gs_test_quick(void)
 {
     const char *q = getenv("GS_TEST_QUICK");
-    return q && q[0] && strcmp(q, "0") != 0;
+    if (!q || !q[0] || strcmp(q, "0") == 0) return 0;
+    return atoi(q) >= 2 ? 2 : 1;
 }
 
 double gs_test_rand(uint64_t *state)

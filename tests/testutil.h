@@ -40,10 +40,12 @@
 /* Exit 77 (ctest: skipped) unless a CUDA device is usable. Call first in main() of gpu tests. */
 void gs_test_require_gpu(void);
 
-/* true when the environment sets GS_TEST_QUICK to a non-empty value other than "0" (bench/gpu_sanitize.sh
- * does): tests then skip their largest cases, so that compute-sanitizer (10-100x slower) finishes every
- * GPU test, and the deliberate device API failures that the sanitizer would report as errors. */
-bool gs_test_quick(void);
+/* The environment's GS_TEST_QUICK as a level: 0 (unset, empty or "0"), 1, or 2 (any value >= 2).
+ * bench/gpu_sanitize.sh sets 1 for memcheck/synccheck and 2 for racecheck, which is far slower.
+ * Level 1: tests skip their largest cases and the deliberate device API failures (which the sanitizer
+ * would report as errors). Level 2: also the medium ones (real matrices, second random size, the
+ * longest solves) -- one case of each kind of structure is kept. */
+int gs_test_quick(void);
 
 /* Deterministic pseudo-random numbers (xorshift), uniform in [0,1). */
 double gs_test_rand(uint64_t *state);

@@ -244,6 +244,7 @@ static void test_random_awkward(void **state)
 /* n = 100003, row lengths uniform in 0..40. */
 static void test_random_large(void **state)
 {
+    if (gs_test_quick() >= 2) skip(); /* racecheck: too slow; memcheck runs it */
     gs_csr A = {0};
     random_csr(100003, 100003, 0, 40, 0, NULL, 0, 77, &A);
     check_all_modes(&A, "random 100003, rows of 0..40 entries");
@@ -254,6 +255,7 @@ static void test_random_large(void **state)
  * partial sums, the last chunk partial), other rows 0..9 entries, every 7th empty. */
 static void test_random_two_huge_rows(void **state)
 {
+    if (gs_test_quick() >= 2) skip(); /* racecheck: too slow; memcheck runs it */
     const gs_int dense[] = {1, 70000};
     gs_csr A = {0};
     random_csr(70001, 70001, 0, 9, 7, dense, 2, 9001, &A);

@@ -261,7 +261,7 @@ gs_status tri_suite_build(tri_suite *S, bool with_real)
     memset(S, 0, sizeof *S);
 
     static const gs_int rsizes[] = {1000, 4099};
-    for (int r = 0; r < 2; r++)
+    for (int r = 0; r < (gs_test_quick() >= 2 ? 1 : 2); r++)
         for (int side = 0; side < 2; side++)
             for (int unit = 0; unit < 2; unit++) {
                 char name[32];
@@ -289,7 +289,7 @@ gs_status tri_suite_build(tri_suite *S, bool with_real)
     GS_TRY(push_triangles(S, "poisson3d_17x13x11", &A));
     gs_csr_free(&A);
 
-    if (with_real) {
+    if (with_real && gs_test_quick() < 2) {
         static const char *const names[] = {"sherman1.mtx", "orsirr_1.mtx", "west0497.mtx", "662_bus.mtx",
                                             "gr_30_30.mtx", "plat1919.mtx.gz"};
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
