@@ -265,6 +265,70 @@ gs_status gs_mat_spmv(double alpha, const gs_matrix *A, const gs_vector *x, doub
     return A->be->ops->spmv(alpha, A, x, beta, y);
 }
 
+/* ---- fused CG scalars ---- */
+
+gs_status gs_ks_create(gs_backend *be, gs_kstate **ks)
+{
+    gs_status st = GS_OK;
+    gs_kstate *k = NULL;
+    GS_CALL(gs_calloc(&k, 1, sizeof *k));
+    k->be = be;
+    GS_TRY(be->ops->ks_create(be, k));
+    *ks = k;
+    return GS_OK;
+cleanup:
+    gs_free(&k);
+    return st;
+}
+
+void gs_ks_destroy(gs_kstate **ks)
+{
+    if (!ks || !*ks) return;
+    if ((*ks)->impl) (*ks)->be->ops->ks_destroy(*ks);
+    gs_free(ks);
+}
+
+gs_status gs_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start) { return ks->be->ops->ks_begin(ks, it, start); }
+
+gs_status gs_ks_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_vector *q)
+{
+    SAME2(p, q);
+    return ks->be->ops->cg_pq(ks, it, p, q);
+}
+
+gs_status gs_ks_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r, const gs_vector *p, const gs_vector *q,
+                          bool rz_is_rr)
+{
+    SAME2(x, r);
+    SAME2(x, p);
+    SAME2(x, q);
+    return ks->be->ops->cg_update(ks, it, x, r, p, q, rz_is_rr);
+}
+
+gs_status gs_ks_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z)
+{
+    SAME2(r, z);
+    return ks->be->ops->cg_rz(ks, it, r, z);
+}
+
+gs_status gs_ks_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p)
+{
+    SAME2(z, p);
+    return ks->be->ops->cg_direction(ks, it, z, p);
+}
+
+gs_status gs_ks_mark(gs_kstate *ks, int it) { return ks->be->ops->ks_mark(ks, it); }
+
+gs_status gs_ks_record(gs_kstate *ks, int it, gs_krec *rec)
+{
+    GS_CALL(ks->be->ops->ks_record(ks, it, rec));
+    if (rec->it != it)
+        return GS_ERROR(GS_ERR_INTERNAL, "fused CG: the record of iteration %d was not written (slot holds "
+                                         "iteration %d): the iteration ran after a stop",
+                        it, rec->it);
+    return GS_OK;
+}
+
 /* ---- timers ---- */
 
 double gs_wtime(void)

@@ -57,6 +57,46 @@ typedef struct gs_timer {
     double t0;          /* host clock at start (seconds) */
 } gs_timer;
 
+/* Device-resident CG scalars (fused CG, solver/cg.c). A gs_kstate keeps r'z, p'Ap, alpha and the
+ * convergence bound on the backend together with a ring of per-iteration records that the host reads
+ * some iterations later, so that an iteration needs no host round trip: the host enqueues iteration
+ * it + lag before it reads iteration it's record. Every fused kernel reads the stop code first and does
+ * nothing once it is set, so iterations queued past a stop leave x, r and p as they were. */
+typedef enum gs_kcode {
+    GS_KC_RUNNING = 0,
+    GS_KC_CONVERGED,       /* ||r|| <= bound */
+    GS_KC_RNORM_NONFINITE, /* r'r is NaN or Inf */
+    GS_KC_PQ_NONFINITE,    /* p'Ap is NaN or Inf */
+    GS_KC_PQ_NONPOS,       /* p'Ap <= 0: A is not SPD */
+    GS_KC_ALPHA_NONFINITE, /* r'z / p'Ap overflowed */
+    GS_KC_RZ_NONFINITE,    /* r'M^{-1}r is NaN or Inf */
+    GS_KC_RZ_NONPOS,       /* r'M^{-1}r <= 0: M is not SPD */
+    GS_KC_STAGNATED        /* ||r|| above its best for `window` iterations (gs_ksp_step's rule) */
+} gs_kcode;
+
+/* What the host learns of iteration `it`: the monitored ||r|| (NaN when the iteration stopped before
+ * updating r), the stop code, and the value that caused it (p'Ap, alpha, r'r or r'z). */
+typedef struct gs_krec {
+    int it;
+    int code;
+    double rnorm;
+    double value;
+} gs_krec;
+
+#define GS_KS_RING 16 /* records kept: the host may run at most GS_KS_RING - 1 iterations ahead */
+
+/* A (re)start before iteration it: r'z, the convergence bound on ||r||, and the stagnation state (best
+ * ||r|| so far and its iteration; window 0: no stagnation test). */
+typedef struct gs_ks_start {
+    double rz, bound, best;
+    int best_it, window;
+} gs_ks_start;
+
+typedef struct gs_kstate {
+    gs_backend *be;
+    void *impl;
+} gs_kstate;
+
 struct gs_backend_ops {
     gs_status (*alloc)(gs_backend *be, void **p, size_t bytes);
     void (*free)(gs_backend *be, void *p);
@@ -89,6 +129,21 @@ struct gs_backend_ops {
     gs_status (*mat_create)(gs_backend *be, const gs_csr *A, gs_matrix *M); /* fills M->impl */
     void (*mat_destroy)(gs_matrix *M);
     gs_status (*spmv)(double alpha, const gs_matrix *A, const gs_vector *x, double beta, gs_vector *y);
+
+    /* Fused CG (see gs_kstate above). Iteration it: cg_pq: p'Ap, alpha = r'z / p'Ap;
+     * cg_update: x += alpha p, r -= alpha q, ||r|| and the convergence test (rz_is_rr: no preconditioner,
+     * r'z of the next iteration is r'r); cg_rz: r'z with z = M^{-1} r; cg_direction: p = z + beta p;
+     * ks_mark: the record of `it` is complete once the work enqueued so far is; ks_record waits for it. */
+    gs_status (*ks_create)(gs_backend *be, gs_kstate *ks);
+    void (*ks_destroy)(gs_kstate *ks);
+    gs_status (*ks_begin)(gs_kstate *ks, int it, const gs_ks_start *start);
+    gs_status (*cg_pq)(gs_kstate *ks, int it, const gs_vector *p, const gs_vector *q);
+    gs_status (*cg_update)(gs_kstate *ks, int it, gs_vector *x, gs_vector *r, const gs_vector *p,
+                           const gs_vector *q, bool rz_is_rr);
+    gs_status (*cg_rz)(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z);
+    gs_status (*cg_direction)(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p);
+    gs_status (*ks_mark)(gs_kstate *ks, int it);
+    gs_status (*ks_record)(gs_kstate *ks, int it, gs_krec *rec);
 
     gs_status (*timer_start)(gs_timer *t);
     gs_status (*timer_stop)(gs_timer *t, double *seconds);
@@ -155,6 +210,19 @@ gs_status gs_backend_synchronize(gs_backend *be);
 gs_status gs_mat_create(gs_backend *be, const gs_csr *A, gs_matrix **M);
 void gs_mat_destroy(gs_matrix **M);
 gs_status gs_mat_spmv(double alpha, const gs_matrix *A, const gs_vector *x, double beta, gs_vector *y);
+
+/* Fused CG scalars (see gs_kstate). gs_ks_record fails (GS_ERR_INTERNAL) when iteration it's record
+ * was not written, i.e. the iteration ran after a stop. */
+gs_status gs_ks_create(gs_backend *be, gs_kstate **ks);
+void gs_ks_destroy(gs_kstate **ks);
+gs_status gs_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start);
+gs_status gs_ks_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_vector *q);
+gs_status gs_ks_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r, const gs_vector *p, const gs_vector *q,
+                          bool rz_is_rr);
+gs_status gs_ks_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z);
+gs_status gs_ks_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p);
+gs_status gs_ks_mark(gs_kstate *ks, int it);
+gs_status gs_ks_record(gs_kstate *ks, int it, gs_krec *rec);
 
 /* Timers. */
 gs_status gs_timer_start(gs_backend *be, gs_timer *t);

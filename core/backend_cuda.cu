@@ -31,6 +31,7 @@
 
 #include "core/backend.h"
 #include "core/backend_cuda.h"
+#include "core/kstate_logic.h"
 #include "core/mem.h"
 #include "core/spmv_cuda.h"
 
@@ -805,6 +806,202 @@ static gs_status cuda_spmv(double alpha, const gs_matrix *A, const gs_vector *x,
 }
 
 /* ------------------------------------------------------------------------------------------------ */
+/* Fused CG: scalars on the device, one kernel per step, records in host-mapped memory (kstate_logic.h */
+/* holds the scalar steps, shared with the host backend).                                            */
+
+typedef struct {
+    gs_kscalars k;
+    unsigned count; /* blocks finished in the current reduction kernel (the last one resets it) */
+} ks_dev;
+
+typedef struct {
+    ks_dev *d;             /* device */
+    double *partials;      /* device, one per block of the largest grid */
+    gs_krec *ring_host;    /* pinned, mapped: written by the kernels, read by the host after the event */
+    gs_krec *ring_dev;     /* the device address of ring_host */
+    cudaEvent_t ev[GS_KS_RING];
+} cuda_ks;
+
+/* Every block contributes s; the last block to finish (all others have published their partial sums)
+ * adds the partials in block order, so the total does not depend on scheduling, and returns true in its
+ * thread 0 with *total. Callers launch at most sm_count * 16 blocks (grid_for). */
+static __device__ bool ks_last_block_total(double s, double *partials, unsigned *count, double *total)
+{
+    __shared__ bool last;
+    double unused = 0.0;
+    block_reduce<RED_DOT>(s, unused);
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = s;
+        __threadfence(); /* the partial is visible before the count says so */
+        last = atomicAdd(count, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+    double t = 0.0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) t += __ldcg(&partials[b]);
+    __syncthreads(); /* block_reduce's shared arrays are reused */
+    block_reduce<RED_DOT>(t, unused);
+    if (threadIdx.x == 0) {
+        *total = t;
+        *count = 0;
+    }
+    return threadIdx.x == 0;
+}
+
+static __global__ void k_ks_begin(ks_dev *d, int it, gs_ks_start start) { ksl_begin(&d->k, it, &start); }
+
+/* The stop code is read once per block at entry: it is only written by the last block of a kernel,
+ * after every block has read it, so all blocks agree. */
+static __global__ void k_cg_pq(gs_int n, ks_dev *d, double *partials, int it, const double *__restrict__ p,
+                               const double *__restrict__ q, gs_krec *ring)
+{
+    if (d->k.stop) return;
+    double s = 0.0, tot = 0.0;
+    GRID_STRIDE(i, n) s += p[i] * q[i];
+    if (ks_last_block_total(s, partials, &d->count, &tot)) ksl_after_pq(&d->k, it, tot, &ring[it % GS_KS_RING]);
+}
+
+static __global__ void k_cg_update(gs_int n, ks_dev *d, double *partials, int it, double *__restrict__ x,
+                                   double *__restrict__ r, const double *__restrict__ p,
+                                   const double *__restrict__ q, int rz_is_rr, gs_krec *ring)
+{
+    if (d->k.stop) return;
+    const double alpha = d->k.s[KS_ALPHA];
+    double s = 0.0, tot = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] += alpha * p[i];
+        double ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        s += ri * ri;
+    }
+    if (ks_last_block_total(s, partials, &d->count, &tot))
+        ksl_after_rr(&d->k, it, tot, rz_is_rr, &ring[it % GS_KS_RING]);
+}
+
+static __global__ void k_cg_rz(gs_int n, ks_dev *d, double *partials, int it, const double *__restrict__ r,
+                               const double *__restrict__ z, gs_krec *ring)
+{
+    if (d->k.stop) return;
+    double s = 0.0, tot = 0.0;
+    GRID_STRIDE(i, n) s += r[i] * z[i];
+    if (ks_last_block_total(s, partials, &d->count, &tot)) ksl_after_rz(&d->k, it, tot, &ring[it % GS_KS_RING]);
+}
+
+static __global__ void k_cg_direction(gs_int n, const ks_dev *d, int it, const double *__restrict__ z,
+                                      double *__restrict__ p)
+{
+    if (d->k.stop) return;
+    const double beta = ksl_beta(&d->k, it);
+    GRID_STRIDE(i, n) p[i] = z[i] + beta * p[i];
+}
+
+static cuda_ks *cks(gs_kstate *ks) { return (cuda_ks *)ks->impl; }
+
+static void cuda_ks_destroy(gs_kstate *ks)
+{
+    cuda_ks *k = cks(ks);
+    if (!k) return;
+    cuda_ctx *c = ctx_of(ks->be);
+    if (cudaStreamSynchronize(c->stream) != cudaSuccess) (void)cudaGetLastError();
+    for (int j = 0; j < GS_KS_RING; j++)
+        if (k->ev[j]) cudaEventDestroy(k->ev[j]);
+    if (k->ring_host) cudaFreeHost(k->ring_host);
+    cuda_free(ks->be, k->partials);
+    cuda_free(ks->be, k->d);
+    (void)cudaGetLastError();
+    gs_free(&ks->impl);
+}
+
+static gs_status cuda_ks_create(gs_backend *be, gs_kstate *ks)
+{
+    gs_status st = GS_OK;
+    cuda_ctx *c = ctx_of(be);
+    cuda_ks *k = NULL;
+    GS_CALL(gs_calloc(&k, 1, sizeof *k));
+    ks->impl = k;
+    GS_TRY(cuda_alloc(be, (void **)&k->d, sizeof(ks_dev)));
+    GS_TRY(cuda_alloc(be, (void **)&k->partials, (size_t)c->sm_count * 16 * sizeof(double)));
+    CUDA_TRY(cudaMemsetAsync(k->d, 0, sizeof(ks_dev), c->stream));
+    CUDA_TRY(cudaHostAlloc((void **)&k->ring_host, GS_KS_RING * sizeof(gs_krec), cudaHostAllocMapped));
+    CUDA_TRY(cudaHostGetDevicePointer((void **)&k->ring_dev, k->ring_host, 0));
+    for (int j = 0; j < GS_KS_RING; j++) {
+        k->ring_host[j].it = -1;
+        CUDA_TRY(cudaEventCreateWithFlags(&k->ev[j], cudaEventDisableTiming));
+    }
+    CUDA_TRY(cudaStreamSynchronize(c->stream));
+    return GS_OK;
+cleanup:
+    cuda_ks_destroy(ks);
+    return st;
+}
+
+static gs_status cuda_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start)
+{
+    cuda_ctx *c = ctx_of(ks->be);
+    k_ks_begin<<<1, 1, 0, c->stream>>>(cks(ks)->d, it, *start);
+    LAUNCH_CALL("k_ks_begin");
+    return GS_OK;
+}
+
+static gs_status cuda_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_vector *q)
+{
+    cuda_ctx *c = ctx_of(ks->be);
+    cuda_ks *k = cks(ks);
+    k_cg_pq<<<grid_for(c, p->n), THREADS, 0, c->stream>>>(p->n, k->d, k->partials, it, p->data, q->data, k->ring_dev);
+    LAUNCH_CALL("k_cg_pq");
+    return GS_OK;
+}
+
+static gs_status cuda_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r, const gs_vector *p,
+                                const gs_vector *q, bool rz_is_rr)
+{
+    cuda_ctx *c = ctx_of(ks->be);
+    cuda_ks *k = cks(ks);
+    k_cg_update<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, k->d, k->partials, it, x->data, r->data, p->data,
+                                                              q->data, rz_is_rr ? 1 : 0, k->ring_dev);
+    LAUNCH_CALL("k_cg_update");
+    return GS_OK;
+}
+
+static gs_status cuda_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z)
+{
+    cuda_ctx *c = ctx_of(ks->be);
+    cuda_ks *k = cks(ks);
+    k_cg_rz<<<grid_for(c, r->n), THREADS, 0, c->stream>>>(r->n, k->d, k->partials, it, r->data, z->data, k->ring_dev);
+    LAUNCH_CALL("k_cg_rz");
+    return GS_OK;
+}
+
+static gs_status cuda_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p)
+{
+    cuda_ctx *c = ctx_of(ks->be);
+    k_cg_direction<<<grid_for(c, p->n), THREADS, 0, c->stream>>>(p->n, cks(ks)->d, it, z->data, p->data);
+    LAUNCH_CALL("k_cg_direction");
+    return GS_OK;
+}
+
+static gs_status cuda_ks_mark(gs_kstate *ks, int it)
+{
+    cuda_ctx *c = ctx_of(ks->be);
+    CUDA_CALL(cudaEventRecord(cks(ks)->ev[it % GS_KS_RING], c->stream));
+    return GS_OK;
+}
+
+static gs_status cuda_ks_record(gs_kstate *ks, int it, gs_krec *rec)
+{
+    cuda_ks *k = cks(ks);
+    CUDA_CALL(cudaEventSynchronize(k->ev[it % GS_KS_RING]));
+    const volatile gs_krec *src = &k->ring_host[it % GS_KS_RING];
+    rec->it = src->it;
+    rec->code = src->code;
+    rec->rnorm = src->rnorm;
+    rec->value = src->value;
+    return GS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
 /* Timers: events on the backend stream; the elapsed time is GPU time between the two records.      */
 
 static gs_status cuda_timer_start(gs_timer *t)
@@ -891,6 +1088,15 @@ static const gs_backend_ops cuda_ops = {
     .mat_create = cuda_mat_create,
     .mat_destroy = cuda_mat_destroy,
     .spmv = cuda_spmv,
+    .ks_create = cuda_ks_create,
+    .ks_destroy = cuda_ks_destroy,
+    .ks_begin = cuda_ks_begin,
+    .cg_pq = cuda_cg_pq,
+    .cg_update = cuda_cg_update,
+    .cg_rz = cuda_cg_rz,
+    .cg_direction = cuda_cg_direction,
+    .ks_mark = cuda_ks_mark,
+    .ks_record = cuda_ks_record,
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
     .timer_destroy = cuda_timer_destroy,

@@ -9,6 +9,7 @@
 #endif
 
 #include "core/backend.h"
+#include "core/kstate_logic.h"
 #include "core/mem.h"
 
 #define PAR_MIN 20000 /* below this many elements, stay sequential */
@@ -216,6 +217,83 @@ static gs_status host_spmv(double alpha, const gs_matrix *A, const gs_vector *x,
     return GS_OK;
 }
 
+/* ---- fused CG (core/kstate_logic.h holds the scalar steps shared with the cuda backend) ---- */
+
+typedef struct host_ks {
+    gs_kscalars k;
+    gs_krec ring[GS_KS_RING];
+} host_ks;
+
+static gs_status host_ks_create(gs_backend *be, gs_kstate *ks)
+{
+    host_ks *h = NULL;
+    GS_CALL(gs_calloc(&h, 1, sizeof *h));
+    for (int j = 0; j < GS_KS_RING; j++) h->ring[j].it = -1;
+    ks->impl = h;
+    return GS_OK;
+}
+
+static void host_ks_destroy(gs_kstate *ks) { gs_free(&ks->impl); }
+
+static host_ks *hks(gs_kstate *ks) { return (host_ks *)ks->impl; }
+static gs_krec *host_rec(gs_kstate *ks, int it) { return &hks(ks)->ring[it % GS_KS_RING]; }
+
+static gs_status host_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start)
+{
+    ksl_begin(&hks(ks)->k, it, start);
+    return GS_OK;
+}
+
+static gs_status host_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_vector *q)
+{
+    double pq = 0.0;
+    if (hks(ks)->k.stop) return GS_OK;
+    GS_CALL(host_dot(p, q, &pq));
+    ksl_after_pq(&hks(ks)->k, it, pq, host_rec(ks, it));
+    return GS_OK;
+}
+
+static gs_status host_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r, const gs_vector *p,
+                                const gs_vector *q, bool rz_is_rr)
+{
+    gs_kscalars *k = &hks(ks)->k;
+    if (k->stop) return GS_OK;
+    const double alpha = k->s[KS_ALPHA], *pa = p->data, *qa = q->data;
+    double *xa = x->data, *ra = r->data, rr = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : rr) if (x->n > PAR_MIN)
+    for (gs_int i = 0; i < x->n; i++) {
+        xa[i] += alpha * pa[i];
+        double ri = ra[i] - alpha * qa[i];
+        ra[i] = ri;
+        rr += ri * ri;
+    }
+    ksl_after_rr(k, it, rr, rz_is_rr, host_rec(ks, it));
+    return GS_OK;
+}
+
+static gs_status host_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z)
+{
+    double rz = 0.0;
+    if (hks(ks)->k.stop) return GS_OK;
+    GS_CALL(host_dot(r, z, &rz));
+    ksl_after_rz(&hks(ks)->k, it, rz, host_rec(ks, it));
+    return GS_OK;
+}
+
+static gs_status host_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p)
+{
+    if (hks(ks)->k.stop) return GS_OK;
+    return host_axpby(1.0, z, ksl_beta(&hks(ks)->k, it), p);
+}
+
+static gs_status host_ks_mark(gs_kstate *ks, int it) { return GS_OK; }
+
+static gs_status host_ks_record(gs_kstate *ks, int it, gs_krec *rec)
+{
+    *rec = *host_rec(ks, it);
+    return GS_OK;
+}
+
 static gs_status host_timer_start(gs_timer *t)
 {
     t->t0 = gs_wtime();
@@ -254,6 +332,15 @@ static const gs_backend_ops host_ops = {
     .mat_create = host_mat_create,
     .mat_destroy = host_mat_destroy,
     .spmv = host_spmv,
+    .ks_create = host_ks_create,
+    .ks_destroy = host_ks_destroy,
+    .ks_begin = host_ks_begin,
+    .cg_pq = host_cg_pq,
+    .cg_update = host_cg_update,
+    .cg_rz = host_cg_rz,
+    .cg_direction = host_cg_direction,
+    .ks_mark = host_ks_mark,
+    .ks_record = host_ks_record,
     .timer_start = host_timer_start,
     .timer_stop = host_timer_stop,
     .timer_destroy = host_timer_destroy,

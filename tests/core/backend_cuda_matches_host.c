@@ -601,6 +601,124 @@ static void test_spmv_rectangular_and_empty(void **state)
 
 /* ---- timers ---- */
 
+/* ---- fused CG steps (gs_kstate): one step of each kind on both backends ---- */
+
+typedef struct ks_side {
+    gs_kstate *ks;
+    gs_vector *x, *r, *p, *q, *z;
+} ks_side;
+
+static void ks_side_make(ks_side *S, gs_backend *be, gs_int n, double *const data[5])
+{
+    GS_ASSERT_OK(gs_ks_create(be, &S->ks));
+    S->x = vec_from(be, n, data[0]);
+    S->r = vec_from(be, n, data[1]);
+    S->p = vec_from(be, n, data[2]);
+    S->q = vec_from(be, n, data[3]);
+    S->z = vec_from(be, n, data[4]);
+}
+
+static void ks_side_free(ks_side *S)
+{
+    gs_ks_destroy(&S->ks);
+    gs_vec_destroy(&S->x);
+    gs_vec_destroy(&S->r);
+    gs_vec_destroy(&S->p);
+    gs_vec_destroy(&S->q);
+    gs_vec_destroy(&S->z);
+}
+
+/* begin, p'q, update (with and without z = r), r'z, direction, mark, record: cuda vs host. */
+static void ks_one_iteration(ks_side *S, int it, bool with_pc, const gs_ks_start *start, gs_krec *rec)
+{
+    GS_ASSERT_OK(gs_ks_begin(S->ks, it, start));
+    GS_ASSERT_OK(gs_ks_cg_pq(S->ks, it, S->p, S->q));
+    GS_ASSERT_OK(gs_ks_cg_update(S->ks, it, S->x, S->r, S->p, S->q, !with_pc));
+    if (with_pc) GS_ASSERT_OK(gs_ks_cg_rz(S->ks, it, S->r, S->z));
+    GS_ASSERT_OK(gs_ks_cg_direction(S->ks, it, with_pc ? S->z : S->r, S->p));
+    GS_ASSERT_OK(gs_ks_mark(S->ks, it));
+    GS_ASSERT_OK(gs_ks_record(S->ks, it, rec));
+}
+
+static void test_fused_cg_steps(void **state)
+{
+    for (int si = 0; si < NSIZES; si++) {
+        const gs_int n = sizes[si];
+        for (int with_pc = 0; with_pc < 2; with_pc++) {
+            double *d[5];
+            for (int k = 0; k < 5; k++) d[k] = rand_array(n, 700 + 10 * (uint64_t)si + (uint64_t)k);
+            for (gs_int i = 0; i < n; i++) { /* p'q > 0 and r'z > 0: a regular step */
+                d[3][i] = 2.0 * d[2][i] + 0.1 * d[3][i];
+                d[4][i] = 1.5 * d[1][i] + 0.1 * d[4][i];
+            }
+            ks_side Hs = {0}, Cs = {0};
+            ks_side_make(&Hs, H, n, d);
+            ks_side_make(&Cs, C, n, d);
+            const gs_ks_start start = {0.75, 1e-300, INFINITY, 0, 0};
+            gs_krec hr, cr;
+            ks_one_iteration(&Hs, 7, with_pc != 0, &start, &hr);
+            ks_one_iteration(&Cs, 7, with_pc != 0, &start, &cr);
+            assert_int_equal(hr.it, 7);
+            assert_int_equal(cr.it, 7);
+            assert_int_equal(hr.code, GS_KC_RUNNING);
+            assert_int_equal(cr.code, GS_KC_RUNNING);
+            assert_true(fabs(cr.rnorm - hr.rnorm) <= 1e-12 * hr.rnorm);
+            assert_true(fabs(cr.value - hr.value) <= 1e-12 * fabs(hr.value)); /* alpha */
+            expect_vec_close(Cs.x, Hs.x, "fused cg x");
+            expect_vec_close(Cs.r, Hs.r, "fused cg r");
+            expect_vec_close(Cs.p, Hs.p, "fused cg p");
+
+            /* a second iteration uses the r'z the first one produced (the other parity slot) */
+            GS_ASSERT_OK(gs_ks_cg_pq(Hs.ks, 8, Hs.p, Hs.q));
+            GS_ASSERT_OK(gs_ks_cg_pq(Cs.ks, 8, Cs.p, Cs.q));
+            GS_ASSERT_OK(gs_ks_mark(Cs.ks, 8));
+            GS_ASSERT_OK(gs_ks_record(Hs.ks, 8, &hr));
+            GS_ASSERT_OK(gs_ks_record(Cs.ks, 8, &cr));
+            assert_int_equal(hr.code, cr.code);
+            if (hr.code == GS_KC_RUNNING) assert_true(fabs(cr.value - hr.value) <= 1e-11 * fabs(hr.value));
+
+            /* p'q <= 0 stops the iteration: the update that follows leaves x and r untouched */
+            GS_ASSERT_OK(gs_vec_scale(Hs.q, 0.0));
+            GS_ASSERT_OK(gs_vec_scale(Cs.q, 0.0));
+            GS_ASSERT_OK(gs_ks_begin(Cs.ks, 9, &start));
+            GS_ASSERT_OK(gs_ks_cg_pq(Cs.ks, 9, Cs.p, Cs.q));
+            double *x_before = download(Cs.x);
+            GS_ASSERT_OK(gs_ks_cg_update(Cs.ks, 9, Cs.x, Cs.r, Cs.p, Cs.q, true));
+            GS_ASSERT_OK(gs_ks_cg_direction(Cs.ks, 9, Cs.r, Cs.p));
+            GS_ASSERT_OK(gs_ks_mark(Cs.ks, 9));
+            GS_ASSERT_OK(gs_ks_record(Cs.ks, 9, &cr));
+            assert_int_equal(cr.code, GS_KC_PQ_NONPOS);
+            assert_true(cr.value == 0.0);
+            assert_true(isnan(cr.rnorm));
+            double *x_after = download(Cs.x);
+            assert_memory_equal(x_before, x_after, (size_t)n * sizeof(double));
+            /* iteration 10 ran after the stop: its record was never written */
+            GS_ASSERT_OK(gs_ks_cg_pq(Cs.ks, 10, Cs.p, Cs.q));
+            GS_ASSERT_OK(gs_ks_mark(Cs.ks, 10));
+            GS_ASSERT_FAILS(gs_ks_record(Cs.ks, 10, &cr), GS_ERR_INTERNAL, "was not written");
+
+            /* convergence: a bound above ||r|| stops after the update with code CONVERGED */
+            const gs_ks_start loose = {0.75, 1e300, INFINITY, 0, 0};
+            for (int k = 0; k < 2; k++) {
+                ks_side *S = k ? &Cs : &Hs;
+                GS_ASSERT_OK(gs_vec_upload(S->q, d[3]));
+                GS_ASSERT_OK(gs_ks_begin(S->ks, 11, &loose));
+                GS_ASSERT_OK(gs_ks_cg_pq(S->ks, 11, S->p, S->q));
+                GS_ASSERT_OK(gs_ks_cg_update(S->ks, 11, S->x, S->r, S->p, S->q, true));
+                GS_ASSERT_OK(gs_ks_mark(S->ks, 11));
+                GS_ASSERT_OK(gs_ks_record(S->ks, 11, k ? &cr : &hr));
+            }
+            assert_int_equal(hr.code, GS_KC_CONVERGED);
+            assert_int_equal(cr.code, GS_KC_CONVERGED);
+            gs_free(&x_before);
+            gs_free(&x_after);
+            ks_side_free(&Hs);
+            ks_side_free(&Cs);
+            for (int k = 0; k < 5; k++) gs_free(&d[k]);
+        }
+    }
+}
+
 static void test_timer(void **state)
 {
     gs_csr A = {0};
@@ -670,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_spmv_poisson3d),
         cmocka_unit_test(test_spmv_real_matrices),
         cmocka_unit_test(test_spmv_rectangular_and_empty),
+        cmocka_unit_test(test_fused_cg_steps),
         cmocka_unit_test(test_timer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -327,7 +327,8 @@ static void test_stagnation(void **state)
     sys_teardown(&s);
 }
 
-/* SIGINT during the solve (raised from the monitor at iteration 3) stops it at that iteration. */
+/* SIGINT during the solve (raised from the monitor at iteration 3) stops it at that iteration; fused CG
+ * reports the iterations it had already queued (at most 2 more), the detail names iteration 3. */
 static void test_interrupt(void **state)
 {
     ksp_sys s;
@@ -345,7 +346,8 @@ static void test_interrupt(void **state)
         assert_true(gs_interrupt_requested());
         assert_int_equal(gs_interrupt_signal(), SIGINT);
         assert_int_equal(res.reason, GS_DIVERGED_INTERRUPTED);
-        assert_int_equal(res.iterations, 3);
+        if (t == 0) assert_true(res.iterations >= 3 && res.iterations <= 5); /* cg */
+        else assert_int_equal(res.iterations, 3);
         assert_non_null(strstr(res.detail, "at iteration 3"));
         gs_interrupt_reset();
     }
