@@ -32,6 +32,9 @@ if has lap2d; then
   common=(--json -s device.backend=cuda -s solver.rtol=1e-7 -s system.rhs=Ax -s solver.max_iterations=20000)
   { "$exe" $m "${common[@]}" -s solver.type=cg -s preconditioner.type=none,jacobi
     "$exe" $m "${common[@]}" -s solver.type=cg -s preconditioner.type=ic0 -s 'trisolve.*.type=auto'
+    # symmetric approximate IC for CG: the same number of synchronous Jacobi sweeps on L and L^T keeps M SPD
+    "$exe" $m "${common[@]}" -s solver.type=cg -s preconditioner.type=ic0 -s 'trisolve.*.type=jacobi' -s 'trisolve.*.sweeps=1,2'
+    "$exe" $m "${common[@]}" -s solver.type=cg -s preconditioner.type=parilu -s preconditioner.symmetric=true -s preconditioner.sweeps=1,2 -s 'trisolve.*.type=jacobi' -s 'trisolve.*.sweeps=1'
     "$exe" $m "${common[@]}" -s solver.type=fgmres -s solver.restart=50 -s preconditioner.type=ilu0 -s 'trisolve.*.type=jacobi' -s 'trisolve.*.sweeps=1,3'
     "$exe" $m "${common[@]}" -s solver.type=fgmres -s solver.restart=50 -s preconditioner.type=parilu -s preconditioner.sweeps=2 -s 'trisolve.*.type=jacobi' -s 'trisolve.*.sweeps=1,3'
     "$exe" $m "${common[@]}" -s solver.type=bicgstab -s preconditioner.type=ilu0 -s 'trisolve.*.type=auto'; } > "$out/lap2d.jsonl" 2> "$out/lap2d.err"
