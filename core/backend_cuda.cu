@@ -822,9 +822,20 @@ typedef struct {
     cudaEvent_t ev[GS_KS_RING];
 } cuda_ks;
 
+/* Blocks per SM of the fused kernels: one full wave (8 x 256 threads = 2048 resident per SM), so that
+ * the last block's pass over the partial sums stays short (about 4 loads per thread on an H100). */
+#define KS_BLOCKS_PER_SM 8
+
+static unsigned ks_grid(const cuda_ctx *c, gs_int n)
+{
+    long long b = ((long long)n + THREADS - 1) / THREADS;
+    long long cap = (long long)c->sm_count * KS_BLOCKS_PER_SM;
+    return (unsigned)(b < 1 ? 1 : b > cap ? cap : b);
+}
+
 /* Every block contributes s; the last block to finish (all others have published their partial sums)
  * adds the partials in block order, so the total does not depend on scheduling, and returns true in its
- * thread 0 with *total. Callers launch at most sm_count * 16 blocks (grid_for). */
+ * thread 0 with *total. Grids come from ks_grid (partials has room for its largest). */
 static __device__ bool ks_last_block_total(double s, double *partials, unsigned *count, double *total)
 {
     __shared__ bool last;
@@ -839,6 +850,7 @@ static __device__ bool ks_last_block_total(double s, double *partials, unsigned 
     if (!last) return false;
     __threadfence();
     double t = 0.0;
+#pragma unroll 4
     for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) t += __ldcg(&partials[b]);
     __syncthreads(); /* block_reduce's shared arrays are reused */
     block_reduce<RED_DOT>(t, unused);
@@ -922,7 +934,7 @@ static gs_status cuda_ks_create(gs_backend *be, gs_kstate *ks)
     GS_CALL(gs_calloc(&k, 1, sizeof *k));
     ks->impl = k;
     GS_TRY(cuda_alloc(be, (void **)&k->d, sizeof(ks_dev)));
-    GS_TRY(cuda_alloc(be, (void **)&k->partials, (size_t)c->sm_count * 16 * sizeof(double)));
+    GS_TRY(cuda_alloc(be, (void **)&k->partials, (size_t)c->sm_count * KS_BLOCKS_PER_SM * sizeof(double)));
     CUDA_TRY(cudaMemsetAsync(k->d, 0, sizeof(ks_dev), c->stream));
     CUDA_TRY(cudaHostAlloc((void **)&k->ring_host, GS_KS_RING * sizeof(gs_krec), cudaHostAllocMapped));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&k->ring_dev, k->ring_host, 0));
@@ -949,7 +961,7 @@ static gs_status cuda_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_
 {
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
-    k_cg_pq<<<grid_for(c, p->n), THREADS, 0, c->stream>>>(p->n, k->d, k->partials, it, p->data, q->data, k->ring_dev);
+    k_cg_pq<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, k->d, k->partials, it, p->data, q->data, k->ring_dev);
     LAUNCH_CALL("k_cg_pq");
     return GS_OK;
 }
@@ -959,7 +971,7 @@ static gs_status cuda_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *
 {
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
-    k_cg_update<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, k->d, k->partials, it, x->data, r->data, p->data,
+    k_cg_update<<<ks_grid(c, x->n), THREADS, 0, c->stream>>>(x->n, k->d, k->partials, it, x->data, r->data, p->data,
                                                               q->data, rz_is_rr ? 1 : 0, k->ring_dev);
     LAUNCH_CALL("k_cg_update");
     return GS_OK;
@@ -969,7 +981,7 @@ static gs_status cuda_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_
 {
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
-    k_cg_rz<<<grid_for(c, r->n), THREADS, 0, c->stream>>>(r->n, k->d, k->partials, it, r->data, z->data, k->ring_dev);
+    k_cg_rz<<<ks_grid(c, r->n), THREADS, 0, c->stream>>>(r->n, k->d, k->partials, it, r->data, z->data, k->ring_dev);
     LAUNCH_CALL("k_cg_rz");
     return GS_OK;
 }
@@ -977,7 +989,7 @@ static gs_status cuda_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_
 static gs_status cuda_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p)
 {
     cuda_ctx *c = ctx_of(ks->be);
-    k_cg_direction<<<grid_for(c, p->n), THREADS, 0, c->stream>>>(p->n, cks(ks)->d, it, z->data, p->data);
+    k_cg_direction<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, cks(ks)->d, it, z->data, p->data);
     LAUNCH_CALL("k_cg_direction");
     return GS_OK;
 }

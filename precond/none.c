@@ -15,5 +15,6 @@ static const gs_pc_ops none_ops = {
 gs_status gs_pc_create_none(gs_pc *pc)
 {
     pc->ops = &none_ops;
+    pc->identity = true;
     return GS_OK;
 }

@@ -36,6 +36,7 @@ struct gs_pc {
     gs_int n;
     int state;
     bool variable;        /* the operator may change between applications (needs FGMRES) */
+    bool identity;        /* apply is z = r (type none): Krylov methods skip it */
     double time_symbolic, time_numeric; /* seconds, filled by the public entry points */
 };
 

@@ -184,6 +184,7 @@ gs_status gs_ksp_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_vect
                             "use solver.type = \"fgmres\" or set solver.allow_variable_preconditioner = true");
     }
 
+    if (pc && pc->identity) pc = NULL; /* M = I: the unpreconditioned recurrences, no copies */
     GS_CALL(ksp->ops->solve(ksp, A, pc, b, x, res));
     if (res->reason == GS_REASON_NONE)
         return GS_ERROR(GS_ERR_INTERNAL, "solver \"%s\" returned without a reason after %d iterations", ksp->type,
