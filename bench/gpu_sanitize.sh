@@ -6,7 +6,8 @@
 set -uo pipefail
 out=${OUT:-gpu-out}/san; mkdir -p "$out"
 par=${1:-6}; limit=${2:-200}
-tests=$(cd build-gpu && ctest -N -L gpu | awk '/Test +#/{print $3}')
+# SAN_TESTS (a regular expression) limits the run to the GPU tests whose names match it
+tests=$(cd build-gpu && ctest -N -L gpu ${SAN_TESTS:+-R "$SAN_TESTS"} | awk '/Test +#/{print $3}')
 run_one() {  # tool test limit
   exe=$(find build-gpu/tests -type f -name "$2" -perm -u+x | head -1)
   [ -z "$exe" ] && { echo "$1 $2: no executable (a script test)"; return; }
