@@ -166,6 +166,18 @@ static void test_ic0_apply(void **state)
     gs_csr_free(&LT);
 }
 
+/* precision = single is not built yet: refused with a message naming the key (never silently double) */
+static void test_single_precision_refused(void **state)
+{
+    pc_fixture *f = *state;
+    pc_fixture_set(f, "preconditioner.precision=single");
+    gs_pc *pc = NULL;
+    GS_ASSERT_FAILS(gs_pc_create("ilu0", f->be, f->cfg, &pc), GS_ERR_UNSUPPORTED, "preconditioner.precision");
+    assert_null(pc);
+    GS_ASSERT_OK(gs_pc_create("none", f->be, f->cfg, &pc)); /* nothing to store: accepted */
+    gs_pc_destroy(&pc);
+}
+
 /* ILU(k >= n) and ILUT(n, 0) are exact: A z = r. */
 static void test_exact_settings_invert_A(void **state)
 {
@@ -376,6 +388,7 @@ int main(void)
         PC_FIXTURE_TEST(test_view),
         PC_FIXTURE_TEST(test_zero_pivot),
         PC_FIXTURE_TEST(test_ic0_refuses_nonsymmetric),
+        PC_FIXTURE_TEST(test_single_precision_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
