@@ -50,6 +50,8 @@ const gs_cfg_key gs_cfg_schema[] = {
                "zero pivot: stop naming the row, or shift the pivot and report the rows"),
     DBL_KEY("preconditioner.shift", "1e-8", 0, INFINITY,
             "zero_pivot = shift: replace a tiny pivot by shift * ||row of A||_inf (sign kept)"),
+    CHOICE_KEY("preconditioner.factor_on", "auto", "auto|host|device",
+               "ilu0/iluk/ic0: where the numeric factorization runs (auto: on the GPU with the cuda backend)"),
     INT_KEY("preconditioner.seed", "1", 0, 2147483647, "seed for METIS and random task orders"),
     INT_KEY("preconditioner.sweeps", "5", 0, 100000, "ParILU/ParIC: fixed-point sweeps"),
     BOOL_KEY("preconditioner.symmetric", "false", "ParILU: ParIC (symmetric, for CG)"),
@@ -58,7 +60,7 @@ const gs_cfg_key gs_cfg_schema[] = {
     CHOICE_KEY("preconditioner.order", "forward", "forward|backward|random", "ParILU: task-list order"),
     BOOL_KEY("preconditioner.diagnostics", "false",
              "ParILU: report ||(A-LU)_S||_F and ||A-LU||_F after every sweep"),
-    CHOICE_KEY("preconditioner.precision", "double", "double|single", "storage/application precision of the factors"),
+    CHOICE_KEY("preconditioner.precision", "double", "double|single", "storage/application precision of the factors (single: not available yet, rejected)"),
 
     /* trisolve */
     TRISOLVE_KEYS("lower"),

@@ -1,12 +1,14 @@
-/* Preconditioners ILU(0), ILU(k), ILUT(p, tau) and IC(0): A ~ L U factored on the host, then
- * z = U^{-1} (L^{-1} r) with the configured triangular solvers (L unit lower for the ILUs, L with its
- * diagonal and U = L^T for IC(0)). */
+/* Preconditioners ILU(0), ILU(k), ILUT(p, tau) and IC(0): A ~ L U factored on the host or, for ILU(0),
+ * ILU(k) and IC(0) with the cuda backend, on the GPU (preconditioner.factor_on; the same factors either
+ * way, precond/factor_cuda.h), then z = U^{-1} (L^{-1} r) with the configured triangular solvers (L unit
+ * lower for the ILUs, L with its diagonal and U = L^T for IC(0)). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/mem.h"
 #include "precond/factor.h"
+#include "precond/factor_cuda.h"
 #include "precond/ilu.h"
 #include "trisolve/trisolve.h"
 
@@ -21,6 +23,8 @@ typedef struct ilu_data {
     gs_csr L, U;          /* host factors (ILU: L strict lower, unit diagonal not stored) */
     bool have_pattern;    /* ILU(0)/ILU(k): L and U hold the symbolic pattern */
     gs_factor_info info;
+    bool on_device;       /* numeric factorization on the GPU (preconditioner.factor_on) */
+    gs_factor_cuda_times ftimes;
     gs_int nnz_A;
     gs_trisolve *lower, *upper;
     gs_vector *work;      /* y = L^{-1} r */
@@ -37,7 +41,35 @@ static const char *kind_name(ilu_kind k)
     return "ILU";
 }
 
-/* Options from the config keys preconditioner.{fill_level, drop_tolerance, max_fill, zero_pivot, shift}. */
+/* Where the numeric factorization runs: preconditioner.factor_on = "auto" (the GPU with the cuda backend,
+ * for the kinds that have a GPU factorization), "host", or "device" (an error where it cannot be served). */
+static gs_status read_factor_on(const gs_pc *pc, ilu_data *d)
+{
+    const char *on = gs_config_string(pc->cfg, "preconditioner.factor_on");
+    const bool cuda = pc->be && pc->be->kind == GS_BACKEND_CUDA;
+    const bool has_gpu_kind = d->kind != KIND_ILUT;
+    if (on && strcmp(on, "device") == 0) {
+        if (!cuda)
+            return GS_ERROR(GS_ERR_CONFIG,
+                            "preconditioner.factor_on = \"device\" needs the cuda backend, but preconditioner %s "
+                            "runs on the %s backend; set device.backend = \"cuda\" (or \"auto\" on a machine "
+                            "with a GPU), or preconditioner.factor_on = \"auto\" or \"host\"",
+                            pc->type, pc->be && pc->be->name ? pc->be->name : "host");
+        if (!has_gpu_kind)
+            return GS_ERROR(GS_ERR_CONFIG,
+                            "preconditioner.factor_on = \"device\": preconditioner %s has no GPU factorization "
+                            "(ILUT's pattern depends on the values); set preconditioner.factor_on = \"auto\" "
+                            "or \"host\"",
+                            pc->type);
+        d->on_device = true;
+    } else {
+        d->on_device = on && strcmp(on, "auto") == 0 && cuda && has_gpu_kind;
+    }
+    return GS_OK;
+}
+
+/* Options from the config keys preconditioner.{fill_level, drop_tolerance, max_fill, zero_pivot, shift,
+ * factor_on}. */
 static gs_status read_options(const gs_pc *pc, ilu_data *d)
 {
     if (!pc->cfg) return GS_ERROR(GS_ERR_ARG, "preconditioner %s: no configuration given", pc->type);
@@ -51,6 +83,7 @@ static gs_status read_options(const gs_pc *pc, ilu_data *d)
     d->opts.max_fill = p > 2147483647LL ? 2147483647 : (int)p;
     d->opts.row_offset = 0;
     d->opts.row_names = NULL;
+    GS_CALL(read_factor_on(pc, d));
     return GS_OK;
 }
 
@@ -135,7 +168,9 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
     case KIND_ILUK:
         if (!d->have_pattern)
             return GS_ERROR(GS_ERR_ARG, "preconditioner %s: numeric setup before the symbolic one", pc->type);
-        GS_CALL(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
+        memset(&d->ftimes, 0, sizeof d->ftimes);
+        if (d->on_device) GS_CALL(gs_ilu_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes));
+        else GS_CALL(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
         break;
     case KIND_ILUT:
         /* A new pattern each time: solvers are analysed afresh. */
@@ -148,7 +183,9 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
         GS_CALL(check_symmetric(pc, A));
         gs_csr_free(&d->L);
         gs_csr_free(&d->U);
-        GS_CALL(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
+        memset(&d->ftimes, 0, sizeof d->ftimes);
+        if (d->on_device) GS_CALL(gs_ic0_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes));
+        else GS_CALL(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
         break;
     }
     d->nnz_A = A->nnz;
@@ -191,6 +228,11 @@ static void ilu_destroy(gs_pc *pc)
  *   preconditioner.nnz_L, nnz_U    stored entries of each factor
  *   preconditioner.pivots_shifted  pivots replaced under zero_pivot = "shift"
  *   preconditioner.shifted_rows    the first (up to 16) such rows, 1-based, comma separated
+ *   preconditioner.factor_on       "device" (numeric factorization on the GPU) or "host"
+ *   preconditioner.time_factor_upload, time_factor_kernel, time_factor_download   (device only) seconds
+ *                                  of the GPU factorization: A and patterns up, the device work, the
+ *                                  factors back
+ *   preconditioner.factor_levels   (device only) levels of L's dependency DAG the GPU walked
  * and the triangular solvers' keys under trisolve.lower / trisolve.upper. */
 static void ilu_view(const gs_pc *pc, gs_report *rep)
 {
@@ -212,6 +254,13 @@ static void ilu_view(const gs_pc *pc, gs_report *rep)
         len += (size_t)w;
     }
     gs_report_string(rep, "preconditioner.shifted_rows", rows);
+    gs_report_string(rep, "preconditioner.factor_on", d->on_device ? "device" : "host");
+    if (d->on_device) {
+        gs_report_double(rep, "preconditioner.time_factor_upload", d->ftimes.upload);
+        gs_report_double(rep, "preconditioner.time_factor_kernel", d->ftimes.kernel);
+        gs_report_double(rep, "preconditioner.time_factor_download", d->ftimes.download);
+        gs_report_int(rep, "preconditioner.factor_levels", d->ftimes.levels);
+    }
     if (d->lower) gs_trisolve_view(d->lower, rep, "trisolve.lower");
     if (d->upper) gs_trisolve_view(d->upper, rep, "trisolve.upper");
 }

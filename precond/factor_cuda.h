@@ -1,0 +1,50 @@
+/* Numeric ILU (on any pattern from gs_iluk_symbolic) and IC(0) computed on the GPU of a cuda backend,
+ * with the contracts, pivot policies, row numbering and messages of the host gs_ilu_numeric / gs_ic0
+ * (precond/factor.h): the factors equal the host ones entry by entry (same operations in the same order,
+ * no fused multiply-add), the error names the same row, info records the same shifted rows.
+ *
+ * Schedule (precond/factor_cuda.cu): the levels of the lower factor's dependency DAG are computed on the
+ * GPU, rows are sorted by level, and one persistent kernel factors the rows in that order without any
+ * global barrier: a group of lanes per row, each row waiting (acquire loads of per-row ready flags) only
+ * for the rows of its L pattern, which come earlier in the order, so waiting can never deadlock. */
+#ifndef GS_FACTOR_CUDA_H
+#define GS_FACTOR_CUDA_H
+
+#include <stdbool.h>
+
+#include "core/backend.h"
+#include "core/csr.h"
+#include "core/status.h"
+#include "precond/factor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where the time of one GPU factorization went (seconds, wall clock with the stream synchronized). */
+typedef struct gs_factor_cuda_times {
+    double upload;   /* host -> device: A (and the L/U patterns for ILU) */
+    double kernel;   /* device work: input checks, levels, sort, factorization (IC(0): pattern, L^T) */
+    double download; /* device -> host: the factor values (IC(0): both factors with their patterns) */
+    gs_int levels;   /* levels of the dependency DAG of L = length of the longest dependency chain */
+    int lanes_per_row; /* threads that factor one row (8 for short rows, 32 for long ones) */
+} gs_factor_cuda_times;
+
+/* true in builds with CUDA (whether a GPU is usable is the backend's question), false without. */
+bool gs_factor_cuda_available(void);
+
+/* gs_ilu_numeric on the device of be (a cuda backend): L->val and U->val are allocated when NULL and
+ * overwritten otherwise (left untouched on failure). Zero pivot, shift and non-finite rules, messages and
+ * info exactly as the host's. t may be NULL. */
+gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
+                              gs_factor_info *info, gs_factor_cuda_times *t);
+
+/* gs_ic0 on the device of be: L (lower triangle of A, diagonal last in each row) and LT = L^T, both new
+ * host CSR (zeroed on failure). t may be NULL. */
+gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT,
+                              gs_factor_info *info, gs_factor_cuda_times *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
