@@ -44,8 +44,8 @@ if has spmv; then
   done
 fi
 if has e2e; then
-  timeout 400 bench/end_to_end.sh build-gpu/gpusolve build-gpu/bench/baseline_cusparse > "$out/e2e.txt" 2>&1
-  summary+=("end to end:" "$(tail -20 "$out/e2e.txt")")
+  timeout 500 bench/end_to_end.sh build-gpu/gpusolve build-gpu/bench/baseline_cusparse > "$out/e2e.txt" 2>&1
+  summary+=("end to end:" "$(grep -E "^gen:|^matrix|[a-z0-9_]+\.mtx" "$out/e2e.txt")")
 fi
 if has trisolve; then
   for m in "--gen poisson3d --n 100" "--gen laplace27 --n 64" "--gen poisson2d --n 1024" "--gen convdiff3d --n 100"; do
