@@ -190,6 +190,46 @@ static gs_status nonfinite_error(const gs_factor_opts *o, gs_int i, gs_int j, do
 /* ------------------------------------------------------------------------------------------------ */
 /* ILU(k) symbolic                                                                                   */
 
+/* ILU(0): no fill, so the pattern is A's split at the diagonal (a missing diagonal inserted): two
+ * counting passes and one filling pass, O(nnz), instead of the level-of-fill list walk. */
+static gs_status ilu0_symbolic(const gs_csr *A, gs_csr *L, gs_csr *U)
+{
+    gs_status st = GS_OK;
+    const gs_int n = A->nrows;
+    gs_int *lrp = NULL, *lci = NULL, *urp = NULL, *uci = NULL;
+    int64_t lnz = 0, unz = 0;
+    GS_TRY(GS_MALLOC(lrp, (size_t)n + 1));
+    GS_TRY(GS_MALLOC(urp, (size_t)n + 1));
+    lrp[0] = urp[0] = 0;
+    for (gs_int i = 0; i < n; i++) {
+        gs_int p = A->rowptr[i], pe = A->rowptr[i + 1], d = p;
+        while (d < pe && A->colind[d] < i) d++;
+        lnz += d - p;
+        unz += (pe - d) + ((d < pe && A->colind[d] == i) ? 0 : 1);
+        if (unz > (int64_t)GS_INT_MAX)
+            GS_FAIL(GS_ERR_MEM, "the factor would have more than %d nonzeros (32-bit indices)", (int)GS_INT_MAX);
+        lrp[i + 1] = (gs_int)lnz;
+        urp[i + 1] = (gs_int)unz;
+    }
+    GS_TRY(GS_MALLOC(lci, lnz > 0 ? (size_t)lnz : 1));
+    GS_TRY(GS_MALLOC(uci, unz > 0 ? (size_t)unz : 1));
+    for (gs_int i = 0; i < n; i++) {
+        gs_int p = A->rowptr[i], pe = A->rowptr[i + 1], ql = lrp[i], qu = urp[i];
+        for (; p < pe && A->colind[p] < i; p++) lci[ql++] = A->colind[p];
+        if (p == pe || A->colind[p] != i) uci[qu++] = i; /* the inserted diagonal */
+        for (; p < pe; p++) uci[qu++] = A->colind[p];
+    }
+    csr_adopt(L, n, (gs_int)lnz, lrp, lci, NULL);
+    csr_adopt(U, n, (gs_int)unz, urp, uci, NULL);
+    return GS_OK;
+cleanup:
+    gs_free(&lrp);
+    gs_free(&lci);
+    gs_free(&urp);
+    gs_free(&uci);
+    return st;
+}
+
 gs_status gs_iluk_symbolic(const gs_csr *A, int k, gs_csr *L, gs_csr *U)
 {
     gs_status st = GS_OK;
@@ -203,6 +243,7 @@ gs_status gs_iluk_symbolic(const gs_csr *A, int k, gs_csr *L, gs_csr *U)
     GS_CALL(check_input(A, "ILU(k) symbolic factorization"));
     if (k < 0)
         return GS_ERROR(GS_ERR_ARG, "ILU(k): the fill level must be >= 0, got %d", k);
+    if (k == 0) return ilu0_symbolic(A, L, U);
 
     const gs_int n = A->nrows;
     /* A level of fill is at most n - 2 (a fill path has at most n - 1 edges), so clamping keeps
