@@ -14,13 +14,22 @@
  * on lanes of the same warp progress without independent thread scheduling), and every row sums its
  * entries in a fixed order (bit-identical results from solve to solve).
  *
- * Schedule: the level-set plan built on the GPU (gs_ls_dplan_build) with entry columns given as
+ * Schedule: the level-set plan built on the GPU (gs_ts_analysis_run) with entry columns given as
  * POSITIONS: rows renumbered level by level, so that the rows taken together become ready together and
  * no warp holds rows far from the wavefront. A persistent grid of warps (SF_WARPS_PER_SM per SM) takes
  * 32 positions per ticket (the next ticket is requested while the chunk is solved) and solves them a
  * thread per row, each spinning on the ready values of its pending entries (all polled in parallel,
  * the sum formed in entry order once all are there). Any row length (ELL part of at most SF_ELL_MAX
  * entries + CSR remainder read 4 at a time), any structure.
+ *
+ * Run schedule (chosen by gs_ts_syncfree_rule in trisolve.c from the row statistics of the analysis):
+ * the units renumbered level by level are runs of up to GS_SF_RUN_ROWS consecutive rows, each reading
+ * the row before it (trisolve_impl.h; syncfree_ref.c is the host twin of the plan and of the
+ * arithmetic). A thread takes a run and solves its rows in order, passing the value of a row to the
+ * next in a register; all ELL values of the run's rows are polled together, so a row whose predecessor
+ * has just been solved usually finds its other values there. On a PDE factor in natural order a run
+ * level covers up to GS_SF_RUN_ROWS row levels along a grid line: fewer cross-SM hops on the critical
+ * path (poisson2d 1024^2: 2047 row levels, 1279 run levels).
  *
  * Cost: one dependency hop between SMs (store, polling load, return) is ~0.5-0.9 us on the H100, so a
  * solve costs ~levels x hop (docs/notes-trisolve.md); the bytes are a small term.
@@ -51,7 +60,8 @@ static __device__ __forceinline__ long long sf_bits(double v)
 #define SF_WARPS_PER_SM 8  /* persistent warps per multiprocessor (capped by occupancy) */
 
 struct sf_dev {
-    gs_int n, w;
+    gs_int n, w; /* n: positions (rows in level order; run_rows x runs for runs) */
+    gs_int nunits; /* rows, or runs (the position stride of a run's rows) */
     bool has_rem;
     unsigned long long nchunks, per_solve; /* per_solve = K = nchunks + warps */
     const gs_int *__restrict__ perm;
@@ -157,9 +167,138 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev &S, const double *_
     }
 }
 
-/* A persistent warp takes 32 positions per ticket until its ticket is past the last chunk; the first
- * ticket tells the solve (generation) it belongs to. */
-template <int WMAX>
+/* ================================================================ run schedule
+ *
+ * Lane = the run at run position rp = 32 * chunk + lane: its rows k = 0 .. len-1 at positions
+ * p_k = k * nunits + rp, solved in order, x[perm[p_k]] = (b - ELL entries in order - remainder entries
+ * in order) * dinv[p_k] like sf_chunk. All ELL entries of all K rows are loaded at the start and their
+ * ready values polled together in each round (so that a row whose predecessor in the run has just
+ * finished finds its other values already there); the entry that reads the run's previous row (column
+ * p_{k-1}) takes the value from a register instead. Rows are finished in order within a round as far as
+ * their values are known; a row's remainder is read when it is the next row, 4 values at a time. */
+template <int K, int W>
+static __device__ __forceinline__ void sf_run_chunk(const sf_dev &S, const double *__restrict__ b,
+                                                    double *__restrict__ x, long long *cur, long long *nxt, gs_int rp)
+{
+    const bool active = rp < S.nunits;
+    gs_int pos[K], row[K], c[K][W];
+    double bi[K], di[K], v[K][W], xv[K][W];
+    unsigned pend = 0; /* bit k*W + e: ELL entry e of row k waits for a value from another thread */
+    int len = 0;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        pos[k] = k * S.nunits + rp;
+        row[k] = -1;
+        bi[k] = 0.0;
+        di[k] = 0.0;
+#pragma unroll
+        for (int e = 0; e < W; e++) {
+            c[k][e] = -1;
+            v[k][e] = 0.0;
+            xv[k][e] = 0.0;
+        }
+    }
+    if (active) {
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            row[k] = __ldg(S.perm + pos[k]);
+            if (row[k] >= 0 && len == k) len = k + 1; /* a run's rows fill its first positions */
+        }
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if (k < len) {
+                bi[k] = __ldg(b + row[k]);
+                di[k] = __ldg(S.dinv + pos[k]);
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    if (e < S.w) {
+                        size_t q = (size_t)e * (size_t)S.n + (size_t)pos[k];
+                        c[k][e] = __ldg(S.ell_col + q);
+                        v[k][e] = __ldg(S.ell_val + q);
+                    }
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    if (c[k][e] >= 0 && !(k > 0 && c[k][e] == pos[k > 0 ? k - 1 : 0])) pend |= 1u << (k * W + e);
+            }
+    }
+    bool done = !active || len == 0, started = false;
+    int kc = 0;                /* the next row of the run */
+    double s = 0.0, prev = 0.0; /* the partial sum of row kc; the value of row kc-1 */
+    gs_int rq = 0, r1 = 0;     /* row kc's remainder cursor */
+    for (;;) {
+        if (!done) {
+            long long got[K][W];
+#pragma unroll
+            for (int k = 0; k < K; k++)
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    got[k][e] = (pend >> (k * W + e)) & 1u ? gs_ts_ld_relaxed(cur + c[k][e]) : SF_EMPTY;
+#pragma unroll
+            for (int k = 0; k < K; k++)
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    if (((pend >> (k * W + e)) & 1u) && got[k][e] != SF_EMPTY) {
+                        xv[k][e] = __longlong_as_double(got[k][e]);
+                        pend &= ~(1u << (k * W + e));
+                    }
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                if (k != kc || k >= len) continue;
+                if ((pend >> (k * W)) & ((1u << W) - 1u)) break; /* row k's ELL values are not all here */
+                const gs_int pprev = k > 0 ? pos[k - 1] : -1;
+                if (!started) { /* the ELL entries in order */
+                    s = bi[k];
+#pragma unroll
+                    for (int e = 0; e < W; e++)
+                        if (c[k][e] >= 0) s -= v[k][e] * (c[k][e] == pprev ? prev : xv[k][e]);
+                    started = true;
+                    if (S.has_rem) {
+                        rq = __ldg(S.rem_ptr + pos[k]);
+                        r1 = __ldg(S.rem_ptr + pos[k] + 1);
+                    }
+                }
+                while (rq < r1) { /* then the remainder in order, as far as it is solved, 4 reads at a time */
+                    gs_int j[4];
+                    long long g[4];
+                    double rv[4];
+#pragma unroll
+                    for (int u = 0; u < 4; u++) {
+                        j[u] = rq + u < r1 ? __ldg(S.rem_col + rq + u) : -1;
+                        rv[u] = rq + u < r1 ? __ldg(S.rem_val + rq + u) : 0.0;
+                    }
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+                        g[u] = j[u] < 0 ? SF_EMPTY : j[u] == pprev ? __double_as_longlong(prev)
+                                                                   : gs_ts_ld_relaxed(cur + j[u]);
+                    int adv = 0;
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+                        if (adv == u && j[u] >= 0 && g[u] != SF_EMPTY) {
+                            s -= rv[u] * __longlong_as_double(g[u]);
+                            adv++;
+                        }
+                    rq += adv;
+                    if (adv < 4) break; /* a value not solved yet (or the end) */
+                }
+                if (rq < r1) break; /* row k waits for its remainder: next round */
+                long long bits = sf_bits(s * di[k]);
+                x[row[k]] = __longlong_as_double(bits);
+                gs_ts_st_relaxed(cur + pos[k], bits);
+                nxt[pos[k]] = SF_EMPTY;
+                prev = __longlong_as_double(bits);
+                started = false;
+                kc++;
+            }
+            if (kc >= len) done = true;
+        }
+        if (__all_sync(0xffffffffu, done)) break;
+    }
+}
+
+/* A persistent warp takes 32 units (rows of the level order, or runs) per ticket until its ticket is
+ * past the last chunk; the first ticket tells the solve (generation) it belongs to. K = 1: level order
+ * (sf_chunk, WMAX ELL entries per row); K > 1: runs (sf_run_chunk, WMAX ELL entries per row). */
+template <int WMAX, int K>
 static __global__ void __launch_bounds__(SF_BLOCK)
     sf_kernel(sf_dev S, const double *__restrict__ b, double *__restrict__ x)
 {
@@ -175,18 +314,20 @@ static __global__ void __launch_bounds__(SF_BLOCK)
         if (chunk >= S.nchunks) break; /* this warp's one ticket past the last chunk */
         unsigned long long next = 0;
         if (lane == 0) next = atomicAdd(S.ticket, 1ULL); /* in flight while the chunk is solved */
-        sf_chunk<WMAX>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
+        if constexpr (K == 1) sf_chunk<WMAX>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
+        else sf_run_chunk<K, WMAX>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         t = __shfl_sync(0xffffffffu, next, 0);
     }
 }
 
 typedef void (*sf_kernel_fn)(sf_dev, const double *, double *);
 
-static sf_kernel_fn sf_pick(int wmax)
+static sf_kernel_fn sf_pick(int wmax, int run_rows)
 {
-    if (wmax <= 4) return sf_kernel<4>;
-    if (wmax <= 8) return sf_kernel<8>;
-    return sf_kernel<16>;
+    if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS>;
+    if (wmax <= 4) return sf_kernel<4, 1>;
+    if (wmax <= 8) return sf_kernel<8, 1>;
+    return sf_kernel<16, 1>;
 }
 
 /* ================================================================ host side */
@@ -194,47 +335,38 @@ static sf_kernel_fn sf_pick(int wmax)
 #define SF_WARPS_PER_SM_WIDE 4 /* with more than 8 ELL entries per row: fewer pollers (run 1: 527 vs 589 us) */
 
 typedef struct sf_data {
-    /* level order */
-    gs_ls_dplan D;
-    int blocks, wmax;
-    gs_int max_level_rows, rows_level0;
+    gs_ts_analysis A; /* the plan (rows or runs in level order, entry columns as positions), the times */
+    int blocks, wmax, run_rows;
+    bool forced; /* the schedule came from GS_SYNCFREE_SCHEDULE */
     /* shared by all solves */
     long long *ready;
     unsigned long long *ticket;
-    gs_int n;
-    double time_analyse, time_upload, time_plan;
+    gs_int npos;
 } sf_data;
 
 static void sf_release(gs_trisolve *ts, sf_data *d)
 {
     gs_backend *be = ts->be;
     if (cudaStreamSynchronize(gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
-    gs_ls_dplan_free(be, &d->D);
+    gs_ts_analysis_free(be, &d->A);
     gs_ts_free_array(be, &d->ready);
     gs_ts_free_array(be, &d->ticket);
 }
 
-
-/* The level-order plan (entry columns as positions) and its persistent grid: SF_WARPS_PER_SM warps per
- * multiprocessor (SF_WARPS_PER_SM_WIDE for rows of more than 8 ELL entries: their polls load L2 more),
- * at most the resident ones and one per 32 rows. */
-static gs_status sfl_build(gs_trisolve *ts, sf_data *d, const gs_ts_dcsr *A, int sms)
+/* The persistent grid of the plan: SF_WARPS_PER_SM warps per multiprocessor (SF_WARPS_PER_SM_WIDE for
+ * rows of more than 8 ELL entries: their polls load L2 more), at most the resident ones and one per 32
+ * units (rows or runs). */
+static gs_status sf_grid(sf_data *d)
 {
-    gs_backend *be = ts->be;
-    GS_CALL(gs_ls_dplan_build(be, A, ts->uplo, SF_ELL_MAX, true, &d->D));
-    d->max_level_rows = 0;
-    for (gs_int l = 0; l < d->D.nlevels; l++) {
-        gs_int rows = d->D.h_level_ptr[l + 1] - d->D.h_level_ptr[l];
-        if (rows > d->max_level_rows) d->max_level_rows = rows;
-    }
-    d->rows_level0 = d->D.nlevels > 0 ? d->D.h_level_ptr[1] : 0;
-    d->wmax = d->D.ell_width <= 4 ? 4 : d->D.ell_width <= 8 ? 8 : 16;
+    const gs_ls_dplan *D = &d->A.D;
+    d->run_rows = D->run_rows;
+    d->wmax = D->run_rows > 1 ? GS_SF_RUN_ELL : D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
     int per_sm = 0;
-    GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sf_pick(d->wmax), SF_BLOCK, 0)));
+    GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sf_pick(d->wmax, d->run_rows), SF_BLOCK, 0)));
     long long want_per_sm = (d->wmax > 8 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
     if (per_sm > 0 && want_per_sm > per_sm) want_per_sm = per_sm;
     if (want_per_sm < 1) want_per_sm = 1;
-    long long chunks = ((long long)d->D.n + 31) / 32, blocks = (long long)sms * want_per_sm;
+    long long chunks = ((long long)D->nunits + 31) / 32, blocks = (long long)d->A.sms * want_per_sm;
     long long need = (chunks + SF_BLOCK / 32 - 1) / (SF_BLOCK / 32);
     if (blocks > need) blocks = need;
     if (blocks < 1) blocks = 1;
@@ -242,44 +374,35 @@ static gs_status sfl_build(gs_trisolve *ts, sf_data *d, const gs_ts_dcsr *A, int
     return GS_OK;
 }
 
-
 static gs_status sf_analyse(gs_trisolve *ts, const gs_csr *T)
 {
     sf_data *d = (sf_data *)ts->data;
     gs_backend *be = ts->be;
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be);
-    gs_ts_dcsr A;
-    double t0 = gs_wtime(), t1;
-    int dev = 0, sms = 0;
+    gs_ts_plan_opts po = {SF_ELL_MAX, true, gs_ts_syncfree_rule, 0, GS_SF_RUN_ELL};
 
-    memset(&A, 0, sizeof A);
     sf_release(ts, d);
-    GS_TRY(gs_ts_dcsr_upload(be, T, &A));
-    d->time_upload = A.time_upload;
-    t1 = gs_wtime();
-    d->n = A.n;
-    GS_TRY(TS_CUDA(cudaGetDevice(&dev)));
-    GS_TRY(TS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)));
-    GS_TRY(sfl_build(ts, d, &A, sms));
-    gs_ts_dcsr_free(be, &A);
+    GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
+    d->forced = po.forced_run_rows > 0;
+    GS_TRY(gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->A));
+    d->npos = d->A.D.npos;
+    GS_TRY(sf_grid(d));
     {
-        /* two generations of ready values, all SF_EMPTY; the ticket counter from 0 */
+        /* two generations of ready values by position, all SF_EMPTY; the ticket counter from 0 */
         void *p = NULL;
-        size_t n = (size_t)d->n;
-        GS_TRY(gs_backend_alloc(be, &p, 2 * n * sizeof(long long)));
+        size_t np = (size_t)d->npos;
+        GS_TRY(gs_backend_alloc(be, &p, 2 * np * sizeof(long long)));
         d->ready = (long long *)p;
         p = NULL;
         GS_TRY(gs_backend_alloc(be, &p, sizeof(unsigned long long)));
         d->ticket = (unsigned long long *)p;
-        GS_TRY(TS_CUDA(cudaMemsetAsync(d->ready, 0xFF, 2 * n * sizeof(long long), s)));
+        GS_TRY(TS_CUDA(cudaMemsetAsync(d->ready, 0xFF, 2 * np * sizeof(long long), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(d->ticket, 0, sizeof(unsigned long long), s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
     }
-    d->time_plan = gs_wtime() - t1;
-    d->time_analyse = gs_wtime() - t0;
+    gs_ts_analysis_done(&d->A);
 cleanup:
-    gs_ts_dcsr_free(be, &A);
     if (st != GS_OK) sf_release(ts, d);
     return st;
 }
@@ -288,23 +411,25 @@ static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
 {
     sf_data *d = (sf_data *)ts->data;
     cudaStream_t s = gs_ts_stream(ts->be);
-    /* one launch: the persistent warps solve the rows of the plan in level order, x = T^{-1} b */
+    const gs_ls_dplan *D = &d->A.D;
+    /* one launch: the persistent warps solve the rows (or runs) of the plan in level order, x = T^{-1} b */
     sf_dev S;
-    S.n = d->D.n;
-    S.w = d->D.ell_width;
-    S.has_rem = d->D.rem_nnz > 0;
-    S.nchunks = ((unsigned long long)d->D.n + 31ULL) / 32ULL;
+    S.n = D->npos;
+    S.nunits = D->nunits;
+    S.w = D->ell_width;
+    S.has_rem = D->rem_nnz > 0;
+    S.nchunks = ((unsigned long long)D->nunits + 31ULL) / 32ULL;
     S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
-    S.perm = d->D.perm;
-    S.ell_col = d->D.ell_col;
-    S.ell_val = d->D.ell_val;
-    S.rem_ptr = d->D.rem_ptr;
-    S.rem_col = d->D.rem_col;
-    S.rem_val = d->D.rem_val;
-    S.dinv = d->D.dinv;
+    S.perm = D->perm;
+    S.ell_col = D->ell_col;
+    S.ell_val = D->ell_val;
+    S.rem_ptr = D->rem_ptr;
+    S.rem_col = D->rem_col;
+    S.rem_val = D->rem_val;
+    S.dinv = D->dinv;
     S.ready = d->ready;
     S.ticket = d->ticket;
-    sf_pick(d->wmax)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b->data, x->data);
+    sf_pick(d->wmax, d->run_rows)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b->data, x->data);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
     return GS_OK;
 }
@@ -320,25 +445,18 @@ static void sf_destroy(gs_trisolve *ts)
 static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
 {
     const sf_data *d = (const sf_data *)ts->data;
-    gs_ts_report_double(rep, prefix, "upload_time", d->time_upload);
-    gs_ts_report_double(rep, prefix, "plan_time", d->time_plan);
-    gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
-    const gs_ls_dplan *D = &d->D;
+    bool runs = d->run_rows > 1;
     gs_ts_report_string(rep, prefix, "implementation",
-                        "cuda sync-free (GPU analysis; rows in level order, a thread per row spinning on the "
-                        "values it reads; persistent warps taking 32 rows per ticket)");
-    gs_ts_report_int(rep, prefix, "levels", D->nlevels);
-    gs_ts_report_int(rep, prefix, "max_rows_per_level", d->max_level_rows);
-    gs_ts_report_double(rep, prefix, "avg_rows_per_level", D->nlevels ? (double)D->n / D->nlevels : 0.0);
-    gs_ts_report_int(rep, prefix, "rows_without_dependencies", d->rows_level0);
-    gs_ts_report_int(rep, prefix, "nnz_offdiag", D->nnz_off);
-    gs_ts_report_int(rep, prefix, "max_row_length", D->max_row_length);
-    gs_ts_report_int(rep, prefix, "ell_width", D->ell_width);
-    gs_ts_report_int(rep, prefix, "remainder_nnz", D->rem_nnz);
+                        runs ? "cuda sync-free (GPU analysis; runs of linked rows in level order, a thread per run "
+                               "keeping the run's dependency in a register and spinning on the values it reads; "
+                               "persistent warps taking 32 runs per ticket)"
+                             : "cuda sync-free (GPU analysis; rows in level order, a thread per row spinning on the "
+                               "values it reads; persistent warps taking 32 rows per ticket)");
+    gs_ts_report_string(rep, prefix, "schedule", runs ? "runs" : "levels");
+    gs_ts_report_int(rep, prefix, "schedule_forced", d->forced ? 1 : 0);
+    gs_ts_analysis_view(&d->A, rep, prefix);
     gs_ts_report_int(rep, prefix, "warps", (long long)d->blocks * (SF_BLOCK / 32));
     gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
-    gs_ts_report_double(rep, prefix, "level_time", D->time_levels);
-    gs_ts_report_double(rep, prefix, "layout_time", D->time_layout);
 }
 
 static const gs_trisolve_ops sf_ops = {sf_analyse, sf_solve, sf_destroy, sf_view};

@@ -8,8 +8,10 @@
  *              the host backend, levelset_cuda.cu on cuda: plan built on the GPU, one persistent
  *              kernel with grid barriers between wide levels).
  *   cusparse   cuSPARSE SpSV (cuda backend only).
- *   syncfree   one kernel without barriers, rows in level order, each waiting on the values it reads
- *              (cuda, syncfree_cuda.cu);
+ *   syncfree   one kernel without barriers, each row waiting on the values it reads (cuda,
+ *              syncfree_cuda.cu), in one of two schedules chosen in its analysis by the rule below
+ *              ("the sync-free schedule rule"): rows in level order, a thread per row; or runs of up to
+ *              GS_SF_RUN_ROWS linked rows in level order, a thread per run (syncfree_ref.c host twin);
  *              on the host backend the sequential row order is already a valid sync-free schedule,
  *              so it runs the reference substitution there.
  *   auto       the rule below, decided in analyse() from the factor's levels.
@@ -29,11 +31,20 @@
  *   cuda backend  -> syncfree: it beat levelset and cuSPARSE SpSV on every benchmark factor (3D/2D
  *                    Poisson, 27-point Laplace, convection-diffusion); its levels are computed in its
  *                    analysis, on the GPU. No host level pass is made here: it would cost more than
- *                    the whole GPU analysis. */
+ *                    the whole GPU analysis. syncfree's analysis then picks its schedule (levels or
+ *                    runs) from row statistics it computes on the GPU: gs_ts_syncfree_rule below.
+ *                    bench/trisolve_set.sh checks "auto never slower than cusparse" on the benchmark
+ *                    set (the four PDE factors and the real matrices with more than 10,000 rows).
+ *
+ * Factor check: gs_trisolve_analyse checks the header (O(1)) and, for solvers that do not check the
+ * rows themselves, the rows on the host (gs_ts_check_rows: OpenMP over row ranges). syncfree and
+ * levelset on cuda check the rows on the device inside their analysis (analysis_cuda.cu), with the
+ * same messages; auto's inner solver checks. */
 #include "trisolve/trisolve.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -100,21 +111,20 @@ static gs_status auto_analyse(gs_trisolve *ts, const gs_csr *T)
     gs_status st = GS_OK;
     gs_int *level = NULL;
     gs_int n = T->nrows;
-    const char *choice = "levelset";
+    const char *choice = ts->be->kind == GS_BACKEND_CUDA ? "syncfree" : "levelset";
 
     d->levels = -1; /* not computed on cuda */
     d->rows_per_level = 0.0;
-    if (ts->be->kind == GS_BACKEND_CUDA) {
-        choice = "syncfree";
-    } else {
+    if (d->inner && strcmp(d->inner->type, choice) != 0) gs_trisolve_destroy(&d->inner);
+    if (!d->inner) GS_TRY(gs_trisolve_create(choice, ts->be, ts->uplo, ts->unit_diag, &ts->prm, &d->inner));
+    /* the inner analyse checks T's rows (gs_trisolve_analyse checked only its header for auto) */
+    GS_TRY(gs_trisolve_analyse(d->inner, T));
+    ts->variable = d->inner->variable;
+    if (ts->be->kind != GS_BACKEND_CUDA) { /* levels for view(), from the checked factor */
         GS_TRY(GS_MALLOC(level, n));
         d->levels = gs_ls_levels(T, ts->uplo, level);
         d->rows_per_level = d->levels > 0 ? (double)n / d->levels : 0.0;
     }
-    if (d->inner && strcmp(d->inner->type, choice) != 0) gs_trisolve_destroy(&d->inner);
-    if (!d->inner) GS_TRY(gs_trisolve_create(choice, ts->be, ts->uplo, ts->unit_diag, &ts->prm, &d->inner));
-    GS_TRY(gs_trisolve_analyse(d->inner, T));
-    ts->variable = d->inner->variable;
 cleanup:
     gs_free(&level);
     return st;
@@ -176,11 +186,114 @@ const gs_trisolve_entry gs_trisolve_registry[] = {
     {NULL, NULL, NULL},
 };
 
-/* ---------------------------------------------------------------- factor check */
+/* ---------------------------------------------------------------- factor check
+ *
+ * Two parts: the O(1) header (shape, arrays, rowptr[0], rowptr[n]) and the rows. A row's first fault is
+ * found by row_fault (no message, no allocation), so the rows can be scanned in parallel: each OpenMP
+ * thread takes a contiguous range, the smallest faulty row wins (a min reduction: deterministic, the
+ * same row as a sequential scan), and only that row is described by fault_error. The rows before the
+ * first faulty row are valid, so its rowptr[i] >= 0 and every message is the one a sequential scan
+ * would give. The GPU analyses (analysis_cuda.cu) evaluate the same predicate in their level kernel and
+ * call gs_ts_check_rows on the rows up to the first one they flag, so their messages are these. */
 
-gs_status gs_trisolve_check_factor(const gs_csr *T, gs_uplo uplo, bool unit_diag)
+/* What went wrong in a row, in the order a sequential scan meets it. */
+typedef enum row_fault_kind {
+    RF_NONE = 0,
+    RF_ROWPTR,    /* rowptr[i] .. rowptr[i+1] not inside 0 .. nnz, or decreasing */
+    RF_RANGE,     /* column outside 0 .. n-1 */
+    RF_UNSORTED,  /* column not greater than the previous one */
+    RF_SIDE,      /* column on the wrong side of the diagonal */
+    RF_UNIT_DIAG, /* unit factor storing a diagonal entry */
+    RF_NO_DIAG,   /* non-unit factor without a diagonal entry */
+    RF_ZERO_DIAG,
+    RF_NONFINITE_DIAG
+} row_fault_kind;
+
+typedef struct row_fault {
+    row_fault_kind kind;
+    gs_int a, e, j, prev; /* the row's entry range; the offending column and the one before it */
+    double diag;
+} row_fault;
+
+/* The first fault of row i (RF_NONE when the row is valid): range, order and side of each entry in
+ * turn, then the diagonal. */
+static inline row_fault_kind row_fault_of(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int i, row_fault *f)
+{
+    gs_int n = T->nrows, a = T->rowptr[i], e = T->rowptr[i + 1];
+    const gs_int *ci = T->colind;
+    f->a = a;
+    f->e = e;
+    if (a < 0 || e < a || e > T->nnz) return f->kind = RF_ROWPTR;
+    bool has_diag = false;
+    double diag = 0.0;
+    for (gs_int q = a; q < e; q++) {
+        gs_int j = ci[q];
+        f->j = j;
+        if (j < 0 || j >= n) return f->kind = RF_RANGE;
+        if (q > a && j <= ci[q - 1]) {
+            f->prev = ci[q - 1];
+            return f->kind = RF_UNSORTED;
+        }
+        if (uplo == GS_LOWER ? j > i : j < i) return f->kind = RF_SIDE;
+        if (j == i) {
+            has_diag = true;
+            diag = T->val[q];
+        }
+    }
+    f->diag = diag;
+    if (unit_diag) return f->kind = has_diag ? RF_UNIT_DIAG : RF_NONE;
+    if (!has_diag) return f->kind = RF_NO_DIAG;
+    if (diag == 0.0) return f->kind = RF_ZERO_DIAG;
+    if (!isfinite(diag)) return f->kind = RF_NONFINITE_DIAG;
+    return f->kind = RF_NONE;
+}
+
+/* The message of fault f at row i. */
+static gs_status fault_error(const gs_csr *T, gs_uplo uplo, gs_int i, const row_fault *f)
+{
+    const char *side = side_name(uplo);
+    switch (f->kind) {
+    case RF_ROWPTR:
+        return GS_ERROR(GS_ERR_ARG, "the %s factor's row pointer is invalid at row %d (1-based): %d .. %d "
+                                    "with nnz = %d", side, (int)i + 1, (int)f->a, (int)f->e, (int)T->nnz);
+    case RF_RANGE:
+        return GS_ERROR(GS_ERR_ARG, "row %d (1-based) of the %s factor has column %d outside 1..%d", (int)i + 1,
+                        side, (int)f->j + 1, (int)T->nrows);
+    case RF_UNSORTED:
+        return GS_ERROR(GS_ERR_ARG, "row %d (1-based) of the %s factor is not sorted: column %d comes "
+                                    "after column %d; expected strictly increasing columns (sorted CSR)",
+                        (int)i + 1, side, (int)f->j + 1, (int)f->prev + 1);
+    case RF_SIDE:
+        return GS_ERROR(GS_ERR_ARG, "the %s factor has an entry at row %d, column %d (1-based) %s the "
+                                    "diagonal; a %s factor holds only columns j %s i", side, (int)i + 1,
+                        (int)f->j + 1, uplo == GS_LOWER ? "above" : "below", side, uplo == GS_LOWER ? "<=" : ">=");
+    case RF_UNIT_DIAG:
+        return GS_ERROR(GS_ERR_ARG, "the unit-diagonal %s factor stores a diagonal entry at row %d (1-based); "
+                                    "with unit_diag the diagonal is implied and must not be stored",
+                        side, (int)i + 1);
+    case RF_NO_DIAG:
+        return GS_ERROR(GS_ERR_NUMERIC, "the %s factor has no diagonal entry at row %d (1-based); every row "
+                                        "of a non-unit factor must store its diagonal", side, (int)i + 1);
+    case RF_ZERO_DIAG:
+        return GS_ERROR(GS_ERR_NUMERIC, "zero diagonal at row %d (1-based) of the %s factor", (int)i + 1, side);
+    case RF_NONFINITE_DIAG:
+        return GS_ERROR(GS_ERR_NUMERIC, "the diagonal at row %d (1-based) of the %s factor is %g (not finite)",
+                        (int)i + 1, side, f->diag);
+    case RF_NONE:
+        break;
+    }
+    return GS_ERROR(GS_ERR_INTERNAL, "factor check: row %d (1-based) of the %s factor has no fault to describe",
+                    (int)i + 1, side);
+}
+
+/* Rows + entries from which the row scan is split among OpenMP threads (below: thread start-up costs
+ * more than the scan). */
+#define CHECK_PARALLEL_WORK 65536
+
+gs_status gs_ts_check_header(const gs_csr *T, gs_uplo uplo, bool unit_diag)
 {
     const char *side = (uplo == GS_LOWER) ? "lower" : "upper";
+    (void)unit_diag;
     if (!T) return GS_ERROR(GS_ERR_ARG, "the %s triangular factor is NULL", side);
     if (uplo != GS_LOWER && uplo != GS_UPPER)
         return GS_ERROR(GS_ERR_ARG, "uplo is %d; expected GS_LOWER or GS_UPPER", (int)uplo);
@@ -198,45 +311,30 @@ gs_status gs_trisolve_check_factor(const gs_csr *T, gs_uplo uplo, bool unit_diag
     if (T->rowptr[n] != T->nnz)
         return GS_ERROR(GS_ERR_ARG, "the %s factor's rowptr[n] is %d; expected nnz = %d", side,
                         (int)T->rowptr[n], (int)T->nnz);
-    for (gs_int i = 0; i < n; i++) {
-        gs_int a = T->rowptr[i], e = T->rowptr[i + 1];
-        if (e < a || e > T->nnz)
-            return GS_ERROR(GS_ERR_ARG, "the %s factor's row pointer is invalid at row %d (1-based): %d .. %d "
-                                        "with nnz = %d", side, (int)i + 1, (int)a, (int)e, (int)T->nnz);
-        bool has_diag = false;
-        double diag = 0.0;
-        for (gs_int q = a; q < e; q++) {
-            gs_int j = T->colind[q];
-            if (j < 0 || j >= n)
-                return GS_ERROR(GS_ERR_ARG, "row %d (1-based) of the %s factor has column %d outside 1..%d",
-                                (int)i + 1, side, (int)j + 1, (int)n);
-            if (q > a && j <= T->colind[q - 1])
-                return GS_ERROR(GS_ERR_ARG, "row %d (1-based) of the %s factor is not sorted: column %d comes "
-                                            "after column %d; expected strictly increasing columns (sorted CSR)",
-                                (int)i + 1, side, (int)j + 1, (int)T->colind[q - 1] + 1);
-            if ((uplo == GS_LOWER && j > i) || (uplo == GS_UPPER && j < i))
-                return GS_ERROR(GS_ERR_ARG, "the %s factor has an entry at row %d, column %d (1-based) %s the "
-                                            "diagonal; a %s factor holds only columns j %s i", side, (int)i + 1,
-                                (int)j + 1, uplo == GS_LOWER ? "above" : "below", side,
-                                uplo == GS_LOWER ? "<=" : ">=");
-            if (j == i) {
-                has_diag = true;
-                diag = T->val[q];
-            }
-        }
-        if (unit_diag && has_diag)
-            return GS_ERROR(GS_ERR_ARG, "the unit-diagonal %s factor stores a diagonal entry at row %d (1-based); "
-                                        "with unit_diag the diagonal is implied and must not be stored",
-                            side, (int)i + 1);
-        if (!unit_diag && !has_diag)
-            return GS_ERROR(GS_ERR_NUMERIC, "the %s factor has no diagonal entry at row %d (1-based); every row "
-                                            "of a non-unit factor must store its diagonal", side, (int)i + 1);
-        if (!unit_diag && diag == 0.0)
-            return GS_ERROR(GS_ERR_NUMERIC, "zero diagonal at row %d (1-based) of the %s factor", (int)i + 1, side);
-        if (!unit_diag && !isfinite(diag))
-            return GS_ERROR(GS_ERR_NUMERIC, "the diagonal at row %d (1-based) of the %s factor is %g (not finite)",
-                            (int)i + 1, side, diag);
+    return GS_OK;
+}
+
+gs_status gs_ts_check_rows(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int end)
+{
+    gs_int first = end;
+    long long work = (long long)end + (long long)T->nnz;
+    (void)work; /* unused without OpenMP */
+#pragma omp parallel for schedule(static) reduction(min : first) if (work >= CHECK_PARALLEL_WORK)
+    for (gs_int i = 0; i < end; i++) {
+        row_fault g;
+        /* a thread's rows come in increasing order: past its first faulty row it only skips */
+        if (i < first && row_fault_of(T, uplo, unit_diag, i, &g) != RF_NONE) first = i;
     }
+    if (first >= end) return GS_OK;
+    row_fault f;
+    (void)row_fault_of(T, uplo, unit_diag, first, &f);
+    return fault_error(T, uplo, first, &f);
+}
+
+gs_status gs_trisolve_check_factor(const gs_csr *T, gs_uplo uplo, bool unit_diag)
+{
+    GS_CALL(gs_ts_check_header(T, uplo, unit_diag));
+    GS_CALL(gs_ts_check_rows(T, uplo, unit_diag, T->nrows));
     return GS_OK;
 }
 
@@ -355,13 +453,56 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
     return GS_OK;
 }
 
+/* ---------------------------------------------------------------- the sync-free schedule rule
+ *
+ * syncfree on cuda runs one of two schedules (trisolve_impl.h): "levels" (a thread per row, rows in level
+ * order) or "runs" (a thread per run of up to GS_SF_RUN_ROWS consecutive rows that each read the row
+ * before them, the dependency inside a run kept in a register). The cost of either is about
+ * (levels of its units) x (one cross-SM hop, ~0.5-0.9 us on the H100); runs cut the levels where rows
+ * read their predecessor, i.e. along the grid lines of a PDE factor in natural order. A simulation of
+ * both schedules with the measured hop cost (docs/notes-trisolve.md, "Version 5") gives for runs of 4:
+ * poisson2d 1024^2 1412 -> 877 us, poisson3d 100^3 252 -> 184 us, laplace27 64^3 529 -> 444 us. The run
+ * kernel holds GS_SF_RUN_ROWS x GS_SF_RUN_ELL entries per thread in registers; longer rows go through
+ * its remainder loop, one dependency read at a time, which would give back the gain. Rule:
+ *   runs   when at least half the rows are linked to their predecessor and no row has more than
+ *          GS_SF_RUN_ELL off-diagonal entries (5- and 7-point stencils and convection-diffusion in
+ *          natural or lexicographic order; not laplace27, not the real matrices of the benchmark set:
+ *          cage10 links 41% of its rows and has rows of 20 entries, bayer10 none);
+ *   levels otherwise. */
+
+gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s)
+{
+    if (s->n == 0 || s->max_row_length > GS_SF_RUN_ELL) return 1;
+    return 2 * s->linked_rows >= (long long)s->n ? GS_SF_RUN_ROWS : 1;
+}
+
+gs_status gs_ts_syncfree_forced(gs_int *run_rows)
+{
+    const char *e = getenv("GS_SYNCFREE_SCHEDULE");
+    *run_rows = 0;
+    if (!e || !e[0] || strcmp(e, "auto") == 0) return GS_OK;
+    if (strcmp(e, "levels") == 0) *run_rows = 1;
+    else if (strcmp(e, "runs") == 0) *run_rows = GS_SF_RUN_ROWS;
+    else
+        return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_SCHEDULE is '%s'; expected levels, runs or "
+                                    "auto (unset or empty: auto)", e);
+    return GS_OK;
+}
+
 /* ---------------------------------------------------------------- checked dispatch */
+
+bool gs_ts_rows_checked_in_analyse(const gs_trisolve *ts)
+{
+    if (strcmp(ts->type, "auto") == 0) return true; /* its inner solver's gs_trisolve_analyse checks */
+    return ts->be->kind == GS_BACKEND_CUDA && (strcmp(ts->type, "syncfree") == 0 || strcmp(ts->type, "levelset") == 0);
+}
 
 gs_status gs_trisolve_analyse(gs_trisolve *ts, const gs_csr *T)
 {
     if (!ts) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_analyse: trisolve is NULL");
     ts->analysed = false;
-    GS_CALL(gs_trisolve_check_factor(T, ts->uplo, ts->unit_diag));
+    GS_CALL(gs_ts_check_header(T, ts->uplo, ts->unit_diag));
+    if (!gs_ts_rows_checked_in_analyse(ts)) GS_CALL(gs_ts_check_rows(T, ts->uplo, ts->unit_diag, T->nrows));
     ts->n = T->nrows;
     GS_CALL(ts->ops->analyse(ts, T));
     ts->analysed = true;

@@ -1,5 +1,6 @@
 /* Private to the trisolve CUDA files: CUDA/cuSPARSE return codes as gs_status (vendor error named), the
- * backend's stream, and device arrays allocated and uploaded through the backend. */
+ * backend's stream, device arrays allocated and uploaded through the backend, GPU-scope memory accesses,
+ * and the analysis the level-order solvers share (analysis_cuda.cu: upload, row check, level-set plan). */
 #ifndef GS_TRISOLVE_CUDA_H
 #define GS_TRISOLVE_CUDA_H
 
@@ -94,51 +95,98 @@ static __device__ __forceinline__ void gs_ts_st_release(unsigned *p, unsigned v)
     asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-/* ---------------------------------------------------------------- a triangular factor's CSR on the
- * device (one allocation), the input of the GPU analyses. */
-struct gs_ts_dcsr {
-    gs_int n, nnz;
-    gs_int *rowptr, *col;
-    double *val;
-    void *mem;
-    double time_upload; /* seconds */
-};
-
-/* Upload T's CSR (synchronized: T may change after the call). */
-gs_status gs_ts_dcsr_upload(gs_backend *be, const gs_csr *T, gs_ts_dcsr *A);
-/* Free (the stream is synchronized first); safe on a zeroed struct. */
-void gs_ts_dcsr_free(gs_backend *be, gs_ts_dcsr *A);
-
 /* ---------------------------------------------------------------- the level-set plan built on the GPU
- * (levelset_cuda.cu): the same plan as gs_ls_plan_build (levels, rows renumbered level by level with
+ * (analysis_cuda.cu): the same plan as gs_ls_plan_build (levels, rows renumbered level by level with
  * the rows of a level in increasing original order, HEC = column-major ELL part + CSR remainder,
- * 1/diagonal by position), computed by kernels from the uploaded CSR so that analysis costs little
- * more than the upload:
- *   1. levels: one thread per row in dependency order (blocks take their rows by an atomic ticket, so
- *      a row only waits for rows of running or finished blocks), each spinning on the level of its
- *      dependencies (-1 = not yet known), with the row lengths, 1/diagonals and a row-length
- *      histogram on the side;
- *   2. a stable radix sort of (level, row) gives perm; level_ptr from the sorted keys;
- *   3. the ELL width by gs_ls_ell_width on the downloaded histogram, the remainder pointers by a scan,
- *      and one thread per position writes its row's ELL slots, remainder entries and 1/diagonal.
- * Columns are original row numbers, or with position_cols the POSITION of the column's row (the
- * sync-free solver keeps its ready values by position). */
+ * 1/diagonal by position), computed by kernels from the uploaded CSR. Columns are original row numbers,
+ * or with position_cols the POSITION of the column's row (the sync-free solver keeps its ready values
+ * by position). With run_rows > 1 the units renumbered level by level are the runs of the sync-free
+ * solver (trisolve_impl.h; gs_sf_runs_plan_build is the host twin): the k-th row of the run at unit
+ * position rp is at position k * nunits + rp, positions past a run's end are holes (perm -1). */
 struct gs_ls_dplan {
     gs_int n, nlevels, ell_width, rem_nnz, nnz_off, max_row_length, max_width;
+    gs_int run_rows; /* 1: units are rows (positions = rows); GS_SF_RUN_ROWS: runs */
+    gs_int nunits;   /* rows or runs */
+    gs_int npos;     /* positions: run_rows * nunits */
     bool position_cols;
     void *arena; /* one device allocation holding the arrays below */
-    gs_int *perm, *level_ptr, *ell_col, *rem_ptr, *rem_col;
+    gs_int *perm, *level_ptr, *ell_col, *rem_ptr, *rem_col; /* level_ptr indexes unit positions */
     double *ell_val, *rem_val, *dinv;
-    gs_int *h_level_ptr;              /* host copy of level_ptr (gs_malloc) */
-    double time_levels, time_layout; /* seconds */
+    gs_int *h_level_ptr; /* host copy of level_ptr (gs_malloc) */
 };
 
-/* Build the plan of the uploaded factor A (checked by gs_trisolve_check_factor: a unit factor stores no
- * diagonal, so every entry j != i is off-diagonal) on be's device; ELL width at most max_width
- * (1 .. GS_LS_ELL_MAX_WIDTH). D is overwritten (free it first); on failure nothing is kept. */
-gs_status gs_ls_dplan_build(gs_backend *be, const gs_ts_dcsr *A, gs_uplo uplo, gs_int max_width, bool position_cols,
-                            gs_ls_dplan *D);
 /* Free the device and host arrays (the stream is synchronized first); keeps the statistics. */
 void gs_ls_dplan_free(gs_backend *be, gs_ls_dplan *D);
+
+/* Seconds spent in the steps of one analysis, and what the upload moved. The value upload overlaps the
+ * level kernel (its time counts in upload; level_time is what is left of the level kernel after it). */
+struct gs_ts_atimes {
+    double upload;        /* T's CSR to the device: wall time of the host-side staging of the pattern and
+                             of the values (work space allocation included) */
+    double staging_alloc; /* part of upload: allocating the pinned staging buffer (once per process) */
+    double check;         /* row pass (check, row statistics) with its download; the runs' construction */
+    double levels;        /* the rest of the level kernel once the values are staged */
+    double layout;        /* sort, HEC layout, value check, level pointers to the host */
+    double plan;          /* total - upload: check, levels, layout and the solver's own steps */
+    double total;
+    long long upload_bytes;
+    bool staged; /* through the pinned staging buffer (false: directly from pageable memory) */
+};
+
+/* What the level-order GPU solvers (syncfree, levelset) keep of their analysis. */
+struct gs_ts_analysis {
+    gs_ls_dplan D;
+    gs_ts_atimes t;
+    gs_int max_level_rows; /* widest level (units: rows or runs) */
+    gs_int rows_level0;    /* units without dependencies */
+    long long linked_rows; /* rows that read the row before them in dependency order */
+    int sms;               /* multiprocessors of the device */
+    double t0;             /* gs_wtime() at the start of the analysis */
+};
+
+/* What a solver asks of the analysis. */
+struct gs_ts_plan_opts {
+    gs_int max_width;     /* ELL width limit of the level order (1 .. GS_LS_ELL_MAX_WIDTH) */
+    bool position_cols;   /* entry columns as positions */
+    /* rows per run from the row statistics (1 or GS_SF_RUN_ROWS); NULL: always the level order */
+    gs_int (*run_rows)(const gs_ts_row_stats *s);
+    gs_int forced_run_rows; /* > 0: this many rows per run whatever run_rows says (1 or GS_SF_RUN_ROWS) */
+    gs_int run_max_width;   /* ELL width limit of the run schedule */
+};
+
+/* The analysis of the level-order solvers, x = T^{-1} b with T given on the host (header checked by
+ * gs_ts_check_header, rows NOT yet checked):
+ *   1. upload: rowptr and colind, then (step 4) the values on a second stream, through the process's
+ *      pinned staging buffer (chunks copied by the OpenMP threads, each chunk's DMA overlapping the copy
+ *      of the next);
+ *   2. row pass, one thread per row: the row predicate of gs_ts_check_rows (row pointers, column range,
+ *      order, side, diagonal presence; the first faulty row by atomicMin), row lengths and their
+ *      histogram, links (row reads its predecessor in dependency order). A faulty row: gs_ts_check_rows
+ *      on the host over the rows up to it gives the error, with exactly gs_trisolve_check_factor's
+ *      message (the first faulty row, whatever its fault);
+ *   3. schedule: opts->run_rows(statistics) rows per run; for runs, chain starts by a max-scan, run
+ *      starts and a scan give the runs;
+ *   4. levels of the units (rows or runs): one thread per unit in dependency order (blocks take their
+ *      units by an atomic ticket, so a unit only waits for units of running or finished blocks), each
+ *      spinning on the level of the rows it reads outside itself (-1 = not yet known); the value upload
+ *      overlaps it;
+ *   5. a stable radix sort of (level, unit) gives the unit positions, level_ptr and the row positions;
+ *      the ELL width by gs_ls_ell_width on the downloaded histogram, the remainder pointers by a scan;
+ *      once the values are there, one thread per position writes its row's ELL slots, remainder
+ *      entries and 1/diagonal, and flags a zero or non-finite diagonal (reported like step 2).
+ * A is overwritten (free it first); on failure nothing is kept and the status is the check's error
+ * (GS_ERR_ARG / GS_ERR_NUMERIC) or a device one. */
+gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag,
+                             const gs_ts_plan_opts *opts, gs_ts_analysis *A);
+/* Called by the solver once its own steps are done: t.total and t.plan from t0. */
+void gs_ts_analysis_done(gs_ts_analysis *A);
+/* Free the plan (the stream is synchronized first); keeps the statistics. Safe on a zeroed struct. */
+void gs_ts_analysis_free(gs_backend *be, gs_ts_analysis *A);
+/* "<prefix>.upload_time", ".staging_alloc_time", ".upload_bytes", ".upload_path", ".check_time", ".level_time",
+ * ".layout_time", ".plan_time", ".analysis_time" and the plan's statistics ".levels",
+ * ".max_rows_per_level", ".avg_rows_per_level", ".rows_without_dependencies" (for runs: "runs" instead
+ * of "rows" in these three, and ".run_rows", ".runs"), ".linked_rows", ".nnz_offdiag",
+ * ".max_row_length", ".ell_width", ".remainder_nnz". */
+void gs_ts_analysis_view(const gs_ts_analysis *A, gs_report *rep, const char *prefix);
 
 #endif

@@ -21,6 +21,24 @@ gs_status gs_trisolve_create_levelset_cuda(gs_trisolve *ts); /* levelset_cuda.cu
 gs_status gs_trisolve_create_cusparse_cuda(gs_trisolve *ts); /* cusparse_cuda.cu */
 gs_status gs_trisolve_create_syncfree_cuda(gs_trisolve *ts); /* syncfree_cuda.cu */
 
+/* gs_trisolve_check_factor in two parts (trisolve.c). gs_ts_check_header: the O(1) checks (NULL, uplo,
+ * square, arrays present, rowptr[0] = 0, rowptr[n] = nnz). gs_ts_check_rows: rows 0 .. end-1 (header
+ * checked; end <= n), scanned in parallel; the first faulty row is reported with exactly the message a
+ * sequential scan gives. */
+gs_status gs_ts_check_header(const gs_csr *T, gs_uplo uplo, bool unit_diag);
+gs_status gs_ts_check_rows(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int end);
+
+/* true when ts's analyse() checks T's rows itself, so that gs_trisolve_analyse checks only the header:
+ * syncfree and levelset on the cuda backend validate the rows on the device after the upload (their
+ * level kernel evaluates the row predicate of gs_ts_check_rows and, for the first flagged row, calls
+ * gs_ts_check_rows for the message); auto analyses an inner solver through gs_trisolve_analyse. */
+bool gs_ts_rows_checked_in_analyse(const gs_trisolve *ts);
+
+/* dst[0 .. bytes) = src[0 .. bytes) by the OpenMP threads (analysis_host.c): the copy of a factor's
+ * arrays into the pinned staging buffer of a GPU upload, which a single thread cannot do at the rate
+ * the host-to-device link takes it. */
+void gs_ts_parallel_copy(void *dst, const void *src, size_t bytes);
+
 /* Sequential substitution x = T^{-1} b on host arrays (T checked by gs_trisolve_check_factor):
  * lower rows in increasing, upper rows in decreasing order, division by the stored diagonal. */
 void gs_trisolve_reference_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, const double *b, double *x);
@@ -91,6 +109,65 @@ void gs_ls_plan_free(gs_ls_plan *P);
 void gs_ls_plan_solve_host(const gs_ls_plan *P, const double *b, double *x);
 /* "<prefix>.levels", ".chains", ".max_rows_per_level", ... */
 void gs_ls_plan_view(const gs_ls_plan *P, gs_report *rep, const char *prefix);
+
+/* ---------------------------------------------------------------- the sync-free solver's schedules
+ *
+ * "levels": rows renumbered level by level, a thread per row (the level-set plan above with entry
+ * columns as positions). "runs": a thread per RUN of up to GS_SF_RUN_ROWS consecutive rows, each of
+ * which reads the row before it in dependency order (lower: row i reads i-1; upper: i reads i+1), so
+ * that the dependency inside a run is passed in a register instead of through a cross-SM hop; runs are
+ * renumbered level by level of the run graph (level(run) = 1 + max level of the runs its rows read
+ * outside the run). A chain of linked rows is cut into runs of GS_SF_RUN_ROWS from its first row. On
+ * PDE factors in natural order (chains along the grid lines) the run levels are fewer than the row
+ * levels: 2D 5-point 1024^2 2047 -> 1279, 3D 7-point 100^3 298 -> 223 (docs/notes-trisolve.md). */
+#define GS_SF_RUN_ROWS 4 /* rows per run */
+#define GS_SF_RUN_ELL 4  /* ELL entries per row the run kernel keeps in registers; the rest: remainder */
+
+/* Row statistics of a factor that the GPU analysis collects before it chooses a schedule. */
+typedef struct gs_ts_row_stats {
+    gs_int n;
+    gs_int max_row_length; /* off-diagonal entries of the longest row */
+    long long nnz_offdiag;
+    long long linked_rows; /* rows that read the row before them in dependency order */
+} gs_ts_row_stats;
+
+/* The schedule rule of the sync-free solver (trisolve.c, beside auto's rule): rows per run, 1 = the
+ * level order, GS_SF_RUN_ROWS = runs. */
+gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s);
+/* The schedule forced by the environment variable GS_SYNCFREE_SCHEDULE (tests, measurements):
+ * "levels" -> *run_rows = 1, "runs" -> GS_SF_RUN_ROWS, unset, empty or "auto" -> 0 (the rule decides);
+ * anything else is GS_ERR_ARG. */
+gs_status gs_ts_syncfree_forced(gs_int *run_rows);
+
+/* The run schedule built on the host (syncfree_ref.c): the host twin of the GPU analysis with
+ * run_rows > 1 (run_rows = 1 gives the level order with position columns), and the solve with the
+ * arithmetic of the run kernel. Positions: the k-th row of the run at run position rp is at position
+ * p = k * nruns + rp (the rows of one warp's runs are adjacent for each k); positions k >= the run's
+ * length are holes (perm -1). */
+typedef struct gs_sf_runs_plan {
+    gs_int n, run_rows, nruns, npos, nlevels, ell_width, rem_nnz, max_row_length;
+    long long linked_rows;
+    gs_int *run_first; /* nruns + 1: dependency index (lower: row, upper: n-1-row) of each run's first row */
+    gs_int *run_level; /* nruns */
+    gs_int *order;     /* nruns: the run at run position rp (by level, then run index) */
+    gs_int *level_ptr; /* nlevels + 1: first run position of each run level */
+    gs_int *perm;      /* npos: row at position p, -1 for a hole */
+    gs_int *ell_col;   /* ell_width * npos, column-major; the POSITION of the entry's row, -1 padding */
+    double *ell_val;
+    gs_int *rem_ptr; /* npos + 1 */
+    gs_int *rem_col; /* positions */
+    double *rem_val;
+    double *dinv; /* npos: 1 / t_ii (1 for a unit factor and for holes) */
+} gs_sf_runs_plan;
+
+/* Build the plan of T (checked by gs_trisolve_check_factor); ELL width by gs_ls_ell_width capped at
+ * max_width (1 .. GS_LS_ELL_MAX_WIDTH). On failure P is freed. */
+gs_status gs_sf_runs_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int run_rows, gs_int max_width,
+                                gs_sf_runs_plan *P);
+void gs_sf_runs_plan_free(gs_sf_runs_plan *P);
+/* x = T^{-1} b: runs in run-position order, the rows of a run in order, each
+ * x = (b - ELL entries in order - remainder entries in order) * dinv, values kept by position. */
+gs_status gs_sf_runs_solve_host(const gs_sf_runs_plan *P, const double *b, double *x);
 
 /* Report helpers that ignore the (memory-only) failure of a report insertion: view() returns void. */
 void gs_ts_report_int(gs_report *rep, const char *prefix, const char *name, long long v);

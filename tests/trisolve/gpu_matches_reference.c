@@ -6,6 +6,7 @@
  * solvers must give bit-identical results. Also: switching b/x vectors, many consecutive solves,
  * re-analysis with new values, and the view keys. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -166,6 +167,12 @@ static void test_repeat_reanalyse_view(void **state)
         assert_non_null(gs_report_find(rep, "trisolve.upper.graph_kernels"));
     }
     if (strcmp(TS_TYPE, "auto") == 0) assert_non_null(gs_report_find(rep, "trisolve.upper.selected"));
+#ifdef TS_SCHEDULE
+    e = gs_report_find(rep, "trisolve.upper.schedule");
+    assert_non_null(e);
+    assert_string_equal(e->s, TS_SCHEDULE);
+#endif
+    if (strcmp(TS_TYPE, "syncfree") == 0) assert_non_null(gs_report_find(rep, "trisolve.upper.schedule"));
     gs_report_destroy(&rep);
 
     gs_trisolve_destroy(&ts);
@@ -200,6 +207,9 @@ static void test_backend_mismatch(void **state)
 int main(void)
 {
     gs_test_require_gpu();
+#ifdef TS_SCHEDULE /* the sync-free schedule forced for the whole executable */
+    setenv("GS_SYNCFREE_SCHEDULE", TS_SCHEDULE, 1);
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite),
         cmocka_unit_test(test_repeat_reanalyse_view),

@@ -1,0 +1,826 @@
+/* The GPU analysis shared by the level-order triangular solvers (syncfree, levelset): T's CSR uploaded
+ * through a pinned staging buffer, its rows checked on the device, and its level-set plan (levels,
+ * rows renumbered level by level, HEC layout, 1/diagonal) built by kernels; trisolve_cuda.h says the
+ * steps. Host work is O(1) besides the staging copy (parallel) and O(levels) downloads.
+ *
+ * Where the time goes (poisson3d 100^3, L: n = 10^6, 40 MB of CSR): the upload is the floor; a
+ * pageable cudaMemcpy moves ~6-7 GB/s on the H100 host (docs/notes-trisolve.md), because the driver
+ * copies through its own pinned buffer with one thread. Here the OpenMP threads copy the arrays into a
+ * pinned staging buffer of ST_SLOTS chunks while the DMA engine drains the chunks already filled, and
+ * the level kernel runs while the values (60% of the bytes) are still on their way. Allocating pinned
+ * memory costs about as much per byte as a pageable copy, so the buffer is small, allocated once per
+ * process and reused by every later analysis (its allocation time is reported as staging_alloc_time
+ * of the analysis that paid it). */
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "trisolve/trisolve_cuda.h"
+
+/* ================================================================ pinned staging of uploads */
+
+#define ST_SLOT_BYTES ((size_t)2 << 20) /* one chunk: ~50 us of DMA, long enough to hide a copy's start */
+#define ST_SLOTS 4                      /* chunks in flight: the host copies ahead of the DMA engine */
+#define ST_MIN_BYTES ((size_t)1 << 20)  /* smaller uploads go directly from pageable memory */
+
+/* The process's staging buffer: ST_SLOTS chunks of pinned, portable host memory, allocated by the
+ * first upload of at least ST_MIN_BYTES and kept until the process exits (the operating system
+ * releases it); one upload uses it at a time (st_lock). st_failed: the allocation failed once (locked
+ * memory limit): uploads go directly from pageable memory from then on. */
+static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *st_host = NULL;
+static bool st_failed = false;
+
+/* One analysis's use of the staging buffer. */
+struct st_upload {
+    bool locked, staged, used; /* used: this upload went through the staging buffer */
+    int next;                     /* slot the next chunk goes to */
+    bool pending[ST_SLOTS];       /* a DMA out of the slot may still run */
+    cudaEvent_t drained[ST_SLOTS]; /* recorded after the slot's last DMA */
+    double alloc_time;
+    long long bytes;
+};
+
+/* Takes the staging buffer (allocating it the first time) when `total` bytes are worth staging. */
+static gs_status st_begin(st_upload *U, size_t total)
+{
+    memset(U, 0, sizeof *U);
+    if (total < ST_MIN_BYTES) return GS_OK;
+    pthread_mutex_lock(&st_lock);
+    U->locked = true;
+    if (!st_host && !st_failed) {
+        double t0 = gs_wtime();
+        void *p = NULL;
+        if (cudaHostAlloc(&p, ST_SLOTS * ST_SLOT_BYTES, cudaHostAllocPortable) == cudaSuccess) {
+            st_host = (char *)p;
+        } else {
+            (void)cudaGetLastError(); /* not an error of the analysis: it copies from pageable memory */
+            st_failed = true;
+        }
+        U->alloc_time = gs_wtime() - t0;
+    }
+    if (!st_host) return GS_OK;
+    for (int k = 0; k < ST_SLOTS; k++) GS_CALL(TS_CUDA(cudaEventCreateWithFlags(&U->drained[k], cudaEventDisableTiming)));
+    U->staged = U->used = true;
+    return GS_OK;
+}
+
+/* dst (device) = src (host), `bytes` bytes, queued on stream s: chunk by chunk through the slots in
+ * turn, each slot refilled once its previous DMA has drained. */
+static gs_status st_copy(st_upload *U, void *dst, const void *src, size_t bytes, cudaStream_t s)
+{
+    U->bytes += (long long)bytes;
+    if (!U->staged) {
+        if (bytes) GS_CALL(TS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s)));
+        return GS_OK;
+    }
+    for (size_t off = 0; off < bytes; off += ST_SLOT_BYTES) {
+        size_t len = bytes - off < ST_SLOT_BYTES ? bytes - off : ST_SLOT_BYTES;
+        int k = U->next;
+        U->next = (k + 1) % ST_SLOTS;
+        if (U->pending[k]) GS_CALL(TS_CUDA(cudaEventSynchronize(U->drained[k])));
+        char *slot = st_host + (size_t)k * ST_SLOT_BYTES;
+        gs_ts_parallel_copy(slot, (const char *)src + off, len);
+        GS_CALL(TS_CUDA(cudaMemcpyAsync((char *)dst + off, slot, len, cudaMemcpyHostToDevice, s)));
+        GS_CALL(TS_CUDA(cudaEventRecord(U->drained[k], s)));
+        U->pending[k] = true;
+    }
+    return GS_OK;
+}
+
+/* Waits until every DMA out of the buffer has drained and gives the buffer back. Safe to call twice and
+ * after a failed st_begin; the first failure of a wait is returned (the buffer is given back anyway:
+ * after a device fault the context is lost and no copy is running). */
+static gs_status st_end(st_upload *U)
+{
+    gs_status st = GS_OK;
+    for (int k = 0; k < ST_SLOTS; k++) {
+        if (U->pending[k]) {
+            gs_status sk = TS_CUDA(cudaEventSynchronize(U->drained[k]));
+            if (st == GS_OK) st = sk;
+            U->pending[k] = false;
+        }
+        if (U->drained[k] && cudaEventDestroy(U->drained[k]) != cudaSuccess) (void)cudaGetLastError();
+        U->drained[k] = NULL;
+    }
+    U->staged = false;
+    if (U->locked) pthread_mutex_unlock(&st_lock);
+    U->locked = false;
+    return st;
+}
+
+/* ================================================================ the plan kernels */
+
+#define LV_THREADS 256 /* units per block of the level kernel (one ticket per block) */
+#define LV_HIST GS_LS_ELL_MAX_WIDTH /* the row-length histogram: buckets 0 .. LV_HIST-1 and ">= LV_HIST" */
+
+/* Small results of the row, run, level and layout kernels, downloaded after each. */
+struct lv_stats {
+    unsigned long long ticket;   /* next block rank of the level kernel */
+    unsigned long long long_sum; /* sum of the lengths of rows with at least LV_HIST entries */
+    unsigned long long linked;   /* rows reading the row before them in dependency order */
+    int max_level, max_len;
+    int nunits;        /* runs (or rows) of the schedule */
+    int bad_row;       /* smallest row failing the structural check; n when none */
+    int bad_value_row; /* smallest row with a zero or non-finite diagonal; n when none */
+    int hist[LV_HIST + 1];
+};
+
+static __global__ void lv_stats_init_kernel(lv_stats *S, gs_int n)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    S->ticket = 0;
+    S->long_sum = 0;
+    S->linked = 0;
+    S->max_level = 0;
+    S->max_len = 0;
+    S->nunits = n;
+    S->bad_row = n;
+    S->bad_value_row = n;
+    for (int k = 0; k <= LV_HIST; k++) S->hist[k] = 0;
+}
+
+struct lv_rows_args {
+    gs_int n, nnz;
+    bool unit;
+    const gs_int *__restrict__ rowptr;
+    const gs_int *__restrict__ col;
+    gs_int *level; /* set to -1 (unknown) */
+    gs_int *len;   /* off-diagonal entries of each row */
+    gs_int *idx;   /* i: the values of the sort */
+    gs_int *key;   /* by dependency index t: -1 when row t reads row t-1, else t (chain starts) */
+    lv_stats *stats;
+};
+
+/* One thread per row i (dependency index t = i for lower, n-1-i for upper). The row check of
+ * gs_ts_check_rows: a row is faulty when any of the conditions holds, so their order does not matter
+ * here: row pointers inside 0 .. nnz and increasing, columns inside 0 .. n-1, strictly increasing, on
+ * the factor's side, a diagonal entry present exactly when the factor is not unit. The smallest faulty
+ * row is kept (atomicMin). Also: the off-diagonal length, its histogram, whether the row reads its
+ * predecessor in dependency order (i-1 for lower, i+1 for upper: the link of a run). */
+template <bool LOWER>
+static __global__ void __launch_bounds__(LV_THREADS) lv_rows_kernel(lv_rows_args A)
+{
+    __shared__ unsigned long long s_long_sum, s_linked;
+    __shared__ int s_hist[LV_HIST + 1];
+    __shared__ int s_max_len, s_bad;
+    const int tid = (int)threadIdx.x;
+    if (tid <= LV_HIST) s_hist[tid] = 0;
+    if (tid == 0) {
+        s_long_sum = 0;
+        s_linked = 0;
+        s_max_len = 0;
+        s_bad = INT_MAX;
+    }
+    __syncthreads();
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i < A.n) {
+        const gs_int t = LOWER ? i : A.n - 1 - i, pred = LOWER ? i - 1 : i + 1;
+        gs_int a = A.rowptr[i], e = A.rowptr[i + 1], len = 0;
+        bool bad = a < 0 || e < a || e > A.nnz, linked = false;
+        if (!bad) {
+            bool has_diag = false;
+            gs_int prev = 0;
+            for (gs_int k = a; k < e; k++) {
+                gs_int j = A.col[k];
+                if (j < 0 || j >= A.n || (k > a && j <= prev) || (LOWER ? j > i : j < i)) bad = true;
+                if (j == i) has_diag = true;
+                else len++;
+                if (t > 0 && j == pred) linked = true;
+                prev = j;
+            }
+            if (has_diag == A.unit) bad = true; /* a unit factor stores no diagonal, any other one does */
+        }
+        if (bad) atomicMin(&s_bad, (int)i);
+        A.len[i] = len;
+        A.idx[i] = i;
+        A.level[i] = -1;
+        A.key[t] = linked ? -1 : t;
+        atomicAdd(&s_hist[len < LV_HIST ? len : LV_HIST], 1);
+        if (len >= LV_HIST) atomicAdd(&s_long_sum, (unsigned long long)len);
+        if (linked) atomicAdd(&s_linked, 1ULL);
+        atomicMax(&s_max_len, len);
+    }
+    __syncthreads();
+    if (tid <= LV_HIST && s_hist[tid]) atomicAdd(&A.stats->hist[tid], s_hist[tid]);
+    if (tid == 0) {
+        if (s_long_sum) atomicAdd(&A.stats->long_sum, s_long_sum);
+        if (s_linked) atomicAdd(&A.stats->linked, s_linked);
+        atomicMax(&A.stats->max_len, s_max_len);
+        if (s_bad != INT_MAX) atomicMin(&A.stats->bad_row, s_bad);
+    }
+}
+
+/* chain_start(t) = max over t' <= t of key(t'): the dependency index where t's chain of links begins */
+struct lv_max_op {
+    __device__ __forceinline__ gs_int operator()(const gs_int &a, const gs_int &b) const { return a > b ? a : b; }
+};
+
+/* flag(t) = 1 when row t starts a run: its chain starts there, or the run before it is full. */
+static __global__ void lv_run_flags_kernel(gs_int n, gs_int run_rows, const gs_int *__restrict__ chain_start,
+                                           gs_int *flag)
+{
+    gs_int t = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (t < n) flag[t] = (t - chain_start[t]) % run_rows == 0 ? 1 : 0;
+}
+
+/* run_first[run] = its first dependency index (rid = exclusive sum of the flags); run_first[nruns] = n. */
+static __global__ void lv_run_first_kernel(gs_int n, const gs_int *__restrict__ flag, const gs_int *__restrict__ rid,
+                                           gs_int *run_first, lv_stats *stats)
+{
+    gs_int t = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (t >= n) return;
+    if (flag[t]) run_first[rid[t]] = t;
+    if (t == n - 1) {
+        gs_int nruns = rid[t] + flag[t];
+        run_first[nruns] = n;
+        stats->nunits = nruns;
+    }
+}
+
+struct lv_level_args {
+    gs_int n, nunits;
+    const gs_int *__restrict__ rowptr;
+    const gs_int *__restrict__ col;
+    const gs_int *__restrict__ run_first; /* NULL: every unit is one row */
+    gs_int *level;                        /* by row: -1 until its unit's level is known */
+    gs_int *unit_level;                   /* by unit (runs only; NULL for rows) */
+    lv_stats *stats;
+};
+
+/* level(unit) = 0 without dependencies outside the unit, else 1 + max level(j) over them. A unit is a
+ * row, or a run of rows (dependency indices run_first[u] .. run_first[u+1]-1, consecutive rows whose
+ * entries are one contiguous range of the CSR). A block of LV_THREADS units takes the next rank by
+ * ticket; unit u holds dependency indices below those of unit u+1, so every dependency belongs to a
+ * unit of a smaller rank, of a block that runs or has finished: the unit of smallest unknown level can
+ * always finish. A warp loops until all its units are known; in each round a unit reads the levels of
+ * up to 4 entries from its cursor and consumes the known prefix (no lane ever blocks, so lanes
+ * depending on lanes of the same warp make progress without relying on independent thread
+ * scheduling). The rows passed the check, but entries outside the factor's side are skipped anyway. */
+template <bool LOWER>
+static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_args A)
+{
+    __shared__ unsigned long long s_ticket;
+    __shared__ int s_max_level;
+    const int tid = (int)threadIdx.x;
+    if (tid == 0) {
+        s_ticket = atomicAdd(&A.stats->ticket, 1ULL);
+        s_max_level = 0;
+    }
+    __syncthreads();
+    const long long u = (long long)s_ticket * LV_THREADS + tid;
+    const bool active = u < (long long)A.nunits;
+    gs_int lo = 0, hi = -1, q = 0, q1 = 0;
+    if (active) {
+        gs_int t0 = A.run_first ? A.run_first[u] : (gs_int)u, t1 = A.run_first ? A.run_first[u + 1] : (gs_int)u + 1;
+        lo = LOWER ? t0 : A.n - t1; /* the unit's rows lo .. hi */
+        hi = LOWER ? t1 - 1 : A.n - 1 - t0;
+        q = A.rowptr[lo];
+        q1 = A.rowptr[hi + 1];
+    }
+
+    gs_int lv = 0;
+    bool done = !active;
+    for (;;) {
+        if (!done) {
+            gs_int got[4];
+            bool in[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                in[k] = q + k < q1;
+                gs_int j = in[k] ? A.col[q + k] : 0;
+                bool dep = LOWER ? (j >= 0 && j < lo) : (j > hi && j < A.n); /* outside the unit */
+                got[k] = (in[k] && dep) ? gs_ts_ld_relaxed(A.level + j) : -2;
+            }
+            int c = 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++) { /* the known prefix: -2 = not a dependency, -1 = not yet known */
+                if (c != k || !in[k] || got[k] == -1) continue;
+                if (got[k] >= 0 && got[k] + 1 > lv) lv = got[k] + 1;
+                c++;
+            }
+            q += c;
+            if (q >= q1) {
+                for (gs_int i = lo; i <= hi; i++) gs_ts_st_relaxed(A.level + i, lv);
+                if (A.unit_level) A.unit_level[u] = lv;
+                done = true;
+            }
+        }
+        if (__all_sync(0xffffffffu, done)) break;
+    }
+    if (active) atomicMax(&s_max_level, lv);
+    __syncthreads();
+    if (tid == 0) atomicMax(&A.stats->max_level, s_max_level);
+}
+
+struct lv_pos_args {
+    gs_int n, nunits, npos, nlevels, run_rows, w;
+    bool lower;
+    const gs_int *__restrict__ keys;      /* sorted unit levels */
+    const gs_int *__restrict__ units;     /* sorted units: rows (run_rows = 1) or run indices */
+    const gs_int *__restrict__ run_first; /* runs only */
+    const gs_int *__restrict__ len;
+    gs_int *level_ptr, *perm, *pos_of, *remlen;
+};
+
+/* After the sort, one thread per unit position rp: level_ptr (first unit position of each level); the
+ * positions of the unit's rows, p = k * nunits + rp for its k-th row (p = rp for rows), perm and the
+ * inverse pos_of; positions past a run's end are holes (perm -1); the remainder length of each
+ * position (remlen[npos] = 0 for the exclusive scan). */
+static __global__ void lv_positions_kernel(lv_pos_args A)
+{
+    gs_int rp = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (rp >= A.nunits) return;
+    gs_int lv = A.keys[rp], prev = rp > 0 ? A.keys[rp - 1] : -1;
+    for (gs_int l = prev + 1; l <= lv; l++) A.level_ptr[l] = rp;
+    if (rp == A.nunits - 1) {
+        for (gs_int l = lv + 1; l <= A.nlevels; l++) A.level_ptr[l] = A.nunits;
+        A.remlen[A.npos] = 0;
+    }
+    gs_int u = A.units[rp];
+    gs_int t0 = A.run_first ? A.run_first[u] : 0, t1 = A.run_first ? A.run_first[u + 1] : 1;
+    for (gs_int k = 0; k < A.run_rows; k++) {
+        gs_int p = k * A.nunits + rp;
+        if (t0 + k < t1) {
+            gs_int i = !A.run_first ? u : (A.lower ? t0 + k : A.n - 1 - (t0 + k));
+            gs_int extra = A.len[i] - A.w;
+            A.perm[p] = i;
+            A.pos_of[i] = p;
+            A.remlen[p] = extra > 0 ? extra : 0;
+        } else {
+            A.perm[p] = -1;
+            A.remlen[p] = 0;
+        }
+    }
+}
+
+struct lv_layout_args {
+    gs_int npos, w;
+    bool position_cols, has_rem, unit;
+    const gs_int *__restrict__ rowptr;
+    const gs_int *__restrict__ col;
+    const double *__restrict__ val;
+    const gs_int *__restrict__ perm;
+    const gs_int *__restrict__ pos_of;
+    const gs_int *__restrict__ rem_ptr;
+    gs_int *ell_col, *rem_col;
+    double *ell_val, *rem_val, *dinv;
+    lv_stats *stats;
+};
+
+/* One thread per position p: the off-diagonal entries of row i = perm[p] in order, the first w in the
+ * ELL slots k*npos + p (padding -1 / 0 after them), the rest in the remainder; dinv[p] = 1 / t_ii (1 for
+ * a unit factor and for holes), and the smallest row whose diagonal is zero or not finite (the value
+ * part of the check; the rows passed the structural part, so a non-unit row has exactly one diagonal
+ * entry). */
+static __global__ void lv_layout_kernel(lv_layout_args A)
+{
+    gs_int p = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (p >= A.npos) return;
+    gs_int i = A.perm[p], k = 0, r = A.has_rem ? A.rem_ptr[p] : 0;
+    size_t s = (size_t)p;
+    double diag = 1.0;
+    if (i >= 0)
+        for (gs_int q = A.rowptr[i]; q < A.rowptr[i + 1]; q++) {
+            gs_int j = A.col[q];
+            if (j == i) {
+                diag = A.val[q];
+                continue;
+            }
+            gs_int c = A.position_cols ? A.pos_of[j] : j;
+            if (k < A.w) {
+                A.ell_col[s] = c;
+                A.ell_val[s] = A.val[q];
+                s += (size_t)A.npos;
+            } else {
+                A.rem_col[r] = c;
+                A.rem_val[r] = A.val[q];
+                r++;
+            }
+            k++;
+        }
+    for (; k < A.w; k++, s += (size_t)A.npos) {
+        A.ell_col[s] = -1;
+        A.ell_val[s] = 0.0;
+    }
+    if (A.unit || i < 0) {
+        A.dinv[p] = 1.0;
+    } else {
+        A.dinv[p] = 1.0 / diag;
+        if (diag == 0.0 || !isfinite(diag)) atomicMin(&A.stats->bad_value_row, (int)i);
+    }
+}
+
+/* Hands out 256-byte aligned pieces of one allocation; with base NULL it only adds up the size. */
+struct lv_carver {
+    char *base;
+    size_t off;
+    template <typename T>
+    T *take(size_t count)
+    {
+        T *p = base ? (T *)(base + off) : NULL;
+        off += (count * sizeof(T) + 256) & ~(size_t)255;
+        return p;
+    }
+};
+
+/* The analysis work space, freed at its end: T's CSR, per-row work arrays, the run arrays, the sort
+ * output, CUB's; positions for up to max_run_rows rows per run. */
+struct lv_work {
+    gs_int *rowptr, *col;
+    double *val;
+    lv_stats *stats;
+    gs_int *level, *len, *idx, *key, *chain_start, *flag, *rid, *run_first, *unit_level, *skeys, *sunits, *pos,
+        *remlen;
+    void *cub;
+};
+
+static size_t lv_work_carve(char *base, size_t n, size_t nnz, size_t max_run_rows, size_t cub_bytes, lv_work *W)
+{
+    lv_carver c = {base, 0};
+    bool runs = max_run_rows > 1;
+    W->rowptr = c.take<gs_int>(n + 1);
+    W->col = c.take<gs_int>(nnz);
+    W->val = c.take<double>(nnz);
+    W->stats = c.take<lv_stats>(1);
+    W->level = c.take<gs_int>(n);
+    W->len = c.take<gs_int>(n);
+    W->idx = c.take<gs_int>(n);
+    W->key = c.take<gs_int>(n);
+    W->chain_start = c.take<gs_int>(runs ? n : 0);
+    W->flag = c.take<gs_int>(runs ? n : 0);
+    W->rid = c.take<gs_int>(runs ? n : 0);
+    W->run_first = c.take<gs_int>(runs ? n + 1 : 0);
+    W->unit_level = c.take<gs_int>(runs ? n : 0);
+    W->skeys = c.take<gs_int>(n);
+    W->sunits = c.take<gs_int>(n);
+    W->pos = c.take<gs_int>(n);
+    W->remlen = c.take<gs_int>(max_run_rows * n + 1);
+    W->cub = c.take<char>(cub_bytes);
+    return c.off;
+}
+
+/* The plan's own arrays in D->arena (sizes from D's statistics). */
+static size_t lv_plan_carve(char *base, gs_ls_dplan *D)
+{
+    size_t np = (size_t)D->npos, w = (size_t)D->ell_width, rem = (size_t)D->rem_nnz;
+    lv_carver c = {base, 0};
+    D->perm = c.take<gs_int>(np);
+    D->level_ptr = c.take<gs_int>((size_t)D->nlevels + 1);
+    D->ell_col = c.take<gs_int>(w * np);
+    D->ell_val = c.take<double>(w * np);
+    D->rem_ptr = c.take<gs_int>(np + 1);
+    D->rem_col = c.take<gs_int>(rem);
+    D->rem_val = c.take<double>(rem);
+    D->dinv = c.take<double>(np);
+    return c.off;
+}
+
+void gs_ls_dplan_free(gs_backend *be, gs_ls_dplan *D)
+{
+    if (!D) return;
+    if (D->arena) {
+        if (cudaStreamSynchronize(gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
+        gs_backend_free(be, D->arena);
+    }
+    D->arena = NULL;
+    D->perm = D->level_ptr = D->ell_col = D->rem_ptr = D->rem_col = NULL;
+    D->ell_val = D->rem_val = D->dinv = NULL;
+    gs_free(&D->h_level_ptr);
+}
+
+void gs_ts_analysis_free(gs_backend *be, gs_ts_analysis *A)
+{
+    if (A) gs_ls_dplan_free(be, &A->D);
+}
+
+/* The first faulty row found on the device is `row` (< n): the host check of rows 0 .. row gives the
+ * error of the first faulty row with gs_trisolve_check_factor's message; it finding none is a bug in
+ * one of the two predicates. */
+static gs_status lv_report_fault(const gs_csr *T, gs_uplo uplo, bool unit_diag, int row, const char *what)
+{
+    GS_CALL(gs_ts_check_rows(T, uplo, unit_diag, (gs_int)row + 1));
+    return GS_ERROR(GS_ERR_INTERNAL, "the device check flagged row %d (1-based) of the %s factor (%s) but the "
+                                     "host check finds no fault in rows 1..%d", row + 1,
+                    uplo == GS_LOWER ? "lower" : "upper", what, row + 1);
+}
+
+/* The row-length histogram capped at `cap` (<= LV_HIST) from the one capped at LV_HIST: hist[cap] pools
+ * the rows of at least cap entries, *long_sum = the sum of their lengths. */
+static void lv_cap_hist(const lv_stats *hs, gs_int cap, gs_int *hist, long long *long_sum)
+{
+    *long_sum = (long long)hs->long_sum;
+    for (int k = 0; k <= cap; k++) hist[k] = 0;
+    for (int k = 0; k <= LV_HIST; k++) {
+        if (k < cap) {
+            hist[k] = hs->hist[k];
+        } else {
+            hist[cap] += hs->hist[k];
+            if (k < LV_HIST) *long_sum += (long long)k * hs->hist[k];
+        }
+    }
+}
+
+gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag,
+                             const gs_ts_plan_opts *opts, gs_ts_analysis *A)
+{
+    gs_status st = GS_OK;
+    cudaStream_t s = gs_ts_stream(be), vs = NULL;
+    cudaEvent_t values_in = NULL;
+    void *work = NULL;
+    st_upload U;
+    lv_stats hs;
+    gs_ls_dplan *D = &A->D;
+    const gs_int n = T->nrows, nnz = T->nnz;
+    const size_t nn = (size_t)n, nz = (size_t)nnz;
+    const size_t max_run_rows = (opts->run_rows || opts->forced_run_rows > 1) ? GS_SF_RUN_ROWS : 1;
+    int dev = 0;
+
+    memset(A, 0, sizeof *A);
+    memset(&U, 0, sizeof U);
+    memset(&hs, 0, sizeof hs);
+    A->t0 = gs_wtime();
+    if (opts->max_width < 1 || opts->max_width > GS_LS_ELL_MAX_WIDTH || opts->run_max_width < 0 ||
+        opts->run_max_width > GS_LS_ELL_MAX_WIDTH)
+        return GS_ERROR(GS_ERR_INTERNAL, "level-set plan: ELL width limits %d, %d outside 1..%d", (int)opts->max_width,
+                        (int)opts->run_max_width, GS_LS_ELL_MAX_WIDTH);
+    D->n = D->nunits = D->npos = n;
+    D->run_rows = 1;
+    D->max_width = opts->max_width;
+    D->position_cols = opts->position_cols;
+    GS_TRY(TS_CUDA(cudaGetDevice(&dev)));
+    GS_TRY(TS_CUDA(cudaDeviceGetAttribute(&A->sms, cudaDevAttrMultiProcessorCount, dev)));
+    GS_TRY(GS_MALLOC(D->h_level_ptr, 1));
+    D->h_level_ptr[0] = 0;
+    if (n == 0) { /* nothing to upload or check: an empty plan */
+        GS_TRY(gs_backend_alloc(be, &D->arena, 256));
+        D->level_ptr = D->perm = D->rem_ptr = (gs_int *)D->arena;
+        GS_TRY(TS_CUDA(cudaMemsetAsync(D->arena, 0, 256, s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        goto cleanup;
+    }
+
+    {
+        /* work space: T's CSR, per-row work arrays, the run arrays, the sort output and CUB's workspace */
+        size_t sort_bytes = 0, scan_bytes = 0, max_bytes = 0, flag_bytes = 0;
+        const size_t npos_max = max_run_rows * nn;
+        GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
+                                                        (const gs_int *)NULL, (gs_int *)NULL, (int)n, 0, 32, s)));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (const gs_int *)NULL, (gs_int *)NULL,
+                                                     (int)(npos_max + 1), s)));
+        if (max_run_rows > 1) {
+            GS_TRY(TS_CUDA(cub::DeviceScan::InclusiveScan(NULL, max_bytes, (const gs_int *)NULL, (gs_int *)NULL,
+                                                          lv_max_op(), (int)n, s)));
+            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, flag_bytes, (const gs_int *)NULL, (gs_int *)NULL,
+                                                         (int)n, s)));
+        }
+        size_t cub_bytes = sort_bytes;
+        if (scan_bytes > cub_bytes) cub_bytes = scan_bytes;
+        if (max_bytes > cub_bytes) cub_bytes = max_bytes;
+        if (flag_bytes > cub_bytes) cub_bytes = flag_bytes;
+        lv_work W;
+        GS_TRY(gs_backend_alloc(be, &work, lv_work_carve(NULL, nn, nz, max_run_rows, cub_bytes, &W)));
+        lv_work_carve((char *)work, nn, nz, max_run_rows, cub_bytes, &W);
+        const unsigned rblocks = (unsigned)((nn + LV_THREADS - 1) / LV_THREADS);
+
+        /* 1. the pattern; the row pass on it: check, lengths, links */
+        lv_stats_init_kernel<<<1, 32, 0, s>>>(W.stats, n);
+        GS_TRY(TS_LAUNCHED("lv_stats_init_kernel"));
+        GS_TRY(st_begin(&U, (nn + 1) * sizeof(gs_int) + nz * (sizeof(gs_int) + sizeof(double))));
+        A->t.staging_alloc = U.alloc_time;
+        GS_TRY(st_copy(&U, W.rowptr, T->rowptr, (nn + 1) * sizeof(gs_int), s));
+        GS_TRY(st_copy(&U, W.col, T->colind, nz * sizeof(gs_int), s));
+        double t_check = gs_wtime();
+        A->t.upload = t_check - A->t0; /* the pattern's part */
+        lv_rows_args ra;
+        ra.n = n;
+        ra.nnz = nnz;
+        ra.unit = unit_diag;
+        ra.rowptr = W.rowptr;
+        ra.col = W.col;
+        ra.level = W.level;
+        ra.len = W.len;
+        ra.idx = W.idx;
+        ra.key = W.key;
+        ra.stats = W.stats;
+        if (uplo == GS_LOWER) lv_rows_kernel<true><<<rblocks, LV_THREADS, 0, s>>>(ra);
+        else lv_rows_kernel<false><<<rblocks, LV_THREADS, 0, s>>>(ra);
+        GS_TRY(TS_LAUNCHED("lv_rows_kernel"));
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs, W.stats, sizeof hs, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        if (hs.bad_row < n) GS_TRY(lv_report_fault(T, uplo, unit_diag, hs.bad_row, "structure"));
+
+        /* 2. the schedule: rows, or runs of up to run_rows linked rows (chain starts by a max-scan) */
+        gs_ts_row_stats rs;
+        rs.n = n;
+        rs.max_row_length = hs.max_len;
+        rs.linked_rows = (long long)hs.linked;
+        {
+            long long ls = 0;
+            gs_int hist[LV_HIST + 1];
+            lv_cap_hist(&hs, LV_HIST, hist, &ls);
+            rs.nnz_offdiag = ls;
+            for (int k = 0; k < LV_HIST; k++) rs.nnz_offdiag += (long long)k * hist[k];
+        }
+        A->linked_rows = rs.linked_rows;
+        gs_int run_rows = opts->forced_run_rows > 0 ? opts->forced_run_rows : opts->run_rows ? opts->run_rows(&rs) : 1;
+        if (run_rows != 1 && run_rows != GS_SF_RUN_ROWS)
+            GS_FAIL(GS_ERR_INTERNAL, "schedule rule returned %d rows per run; expected 1 or %d", (int)run_rows,
+                    GS_SF_RUN_ROWS);
+        if (run_rows > 1 && max_run_rows == 1)
+            GS_FAIL(GS_ERR_INTERNAL, "schedule rule asked for runs without run work space");
+        D->run_rows = run_rows;
+        gs_int max_width = run_rows > 1 ? opts->run_max_width : opts->max_width;
+        D->max_width = max_width;
+        if (run_rows > 1) {
+            GS_TRY(TS_CUDA(cub::DeviceScan::InclusiveScan(W.cub, max_bytes, (const gs_int *)W.key, W.chain_start,
+                                                          lv_max_op(), (int)n, s)));
+            lv_run_flags_kernel<<<rblocks, LV_THREADS, 0, s>>>(n, run_rows, W.chain_start, W.flag);
+            GS_TRY(TS_LAUNCHED("lv_run_flags_kernel"));
+            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(W.cub, flag_bytes, (const gs_int *)W.flag, W.rid, (int)n, s)));
+            lv_run_first_kernel<<<rblocks, LV_THREADS, 0, s>>>(n, W.flag, W.rid, W.run_first, W.stats);
+            GS_TRY(TS_LAUNCHED("lv_run_first_kernel"));
+            GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.nunits, &W.stats->nunits, sizeof(int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+            D->nunits = hs.nunits;
+            D->npos = run_rows * D->nunits;
+        }
+
+        A->t.check = gs_wtime() - t_check;
+
+        /* 3. levels of the units: level = 1 + max level of what the unit reads outside itself */
+        lv_level_args la;
+        la.n = n;
+        la.nunits = D->nunits;
+        la.rowptr = W.rowptr;
+        la.col = W.col;
+        la.run_first = run_rows > 1 ? W.run_first : NULL;
+        la.level = W.level;
+        la.unit_level = run_rows > 1 ? W.unit_level : NULL;
+        la.stats = W.stats;
+        unsigned ublocks = (unsigned)(((size_t)D->nunits + LV_THREADS - 1) / LV_THREADS);
+        if (uplo == GS_LOWER) lv_levels_kernel<true><<<ublocks, LV_THREADS, 0, s>>>(la);
+        else lv_levels_kernel<false><<<ublocks, LV_THREADS, 0, s>>>(la);
+        GS_TRY(TS_LAUNCHED("lv_levels_kernel"));
+
+        /* the values, on a second stream while the level kernel runs */
+        double t_values = gs_wtime();
+        GS_TRY(TS_CUDA(cudaStreamCreateWithFlags(&vs, cudaStreamNonBlocking)));
+        GS_TRY(TS_CUDA(cudaEventCreateWithFlags(&values_in, cudaEventDisableTiming)));
+        GS_TRY(st_copy(&U, W.val, T->val, nz * sizeof(double), vs));
+        GS_TRY(TS_CUDA(cudaEventRecord(values_in, vs)));
+        GS_TRY(st_end(&U)); /* every chunk has left the staging buffer */
+        A->t.upload += gs_wtime() - t_values; /* + the values' part */
+        A->t.upload_bytes = U.bytes;
+        A->t.staged = U.used;
+
+        double t1 = gs_wtime();
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.max_level, &W.stats->max_level, sizeof(int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        A->t.levels = gs_wtime() - t1;
+        t1 = gs_wtime();
+
+        /* 4. sizes from the statistics (the ELL-width rule of the host plan) */
+        D->nlevels = hs.max_level + 1;
+        D->max_row_length = hs.max_len;
+        D->nnz_off = (gs_int)rs.nnz_offdiag;
+        gs_int hist[LV_HIST + 1];
+        long long long_sum = 0, rem = 0;
+        lv_cap_hist(&hs, max_width, hist, &long_sum);
+        D->ell_width = gs_ls_ell_width(n, hist, max_width, D->nnz_off);
+        for (int k = D->ell_width + 1; k < max_width; k++) rem += (long long)(k - D->ell_width) * hist[k];
+        rem += long_sum - (long long)hist[max_width] * D->ell_width;
+        D->rem_nnz = (gs_int)rem;
+
+        size_t nl = (size_t)D->nlevels, np = (size_t)D->npos;
+        GS_TRY(gs_backend_alloc(be, &D->arena, lv_plan_carve(NULL, D)));
+        lv_plan_carve((char *)D->arena, D);
+
+        /* 5. stable sort of the units by level: positions, level_ptr, remainder pointers */
+        int end_bit = 1;
+        while (end_bit < 31 && ((gs_int)1 << end_bit) <= hs.max_level) end_bit++;
+        GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(W.cub, sort_bytes,
+                                                        (const unsigned *)(run_rows > 1 ? W.unit_level : W.level),
+                                                        (unsigned *)W.skeys, (const gs_int *)W.idx, W.sunits,
+                                                        (int)D->nunits, 0, end_bit, s)));
+        lv_pos_args pa;
+        pa.n = n;
+        pa.nunits = D->nunits;
+        pa.npos = D->npos;
+        pa.nlevels = D->nlevels;
+        pa.run_rows = run_rows;
+        pa.w = D->ell_width;
+        pa.lower = uplo == GS_LOWER;
+        pa.keys = W.skeys;
+        pa.units = W.sunits;
+        pa.run_first = run_rows > 1 ? W.run_first : NULL;
+        pa.len = W.len;
+        pa.level_ptr = D->level_ptr;
+        pa.perm = D->perm;
+        pa.pos_of = W.pos;
+        pa.remlen = W.remlen;
+        lv_positions_kernel<<<(unsigned)(((size_t)D->nunits + 255) / 256), 256, 0, s>>>(pa);
+        GS_TRY(TS_LAUNCHED("lv_positions_kernel"));
+        if (rem > 0) {
+            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(W.cub, scan_bytes, (const gs_int *)W.remlen, D->rem_ptr,
+                                                         (int)np + 1, s)));
+        } else {
+            GS_TRY(TS_CUDA(cudaMemsetAsync(D->rem_ptr, 0, (np + 1) * sizeof(gs_int), s)));
+        }
+
+        /* 6. the HEC layout by position once the values are on the device */
+        GS_TRY(TS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
+        lv_layout_args ly;
+        ly.npos = D->npos;
+        ly.w = D->ell_width;
+        ly.position_cols = opts->position_cols;
+        ly.has_rem = rem > 0;
+        ly.unit = unit_diag;
+        ly.rowptr = W.rowptr;
+        ly.col = W.col;
+        ly.val = W.val;
+        ly.perm = D->perm;
+        ly.pos_of = W.pos;
+        ly.rem_ptr = D->rem_ptr;
+        ly.ell_col = D->ell_col;
+        ly.rem_col = D->rem_col;
+        ly.ell_val = D->ell_val;
+        ly.rem_val = D->rem_val;
+        ly.dinv = D->dinv;
+        ly.stats = W.stats;
+        lv_layout_kernel<<<(unsigned)((np + 255) / 256), 256, 0, s>>>(ly);
+        GS_TRY(TS_LAUNCHED("lv_layout_kernel"));
+
+        gs_free(&D->h_level_ptr);
+        GS_TRY(GS_MALLOC(D->h_level_ptr, nl + 1));
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(D->h_level_ptr, D->level_ptr, (nl + 1) * sizeof(gs_int),
+                                       cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.bad_value_row, &W.stats->bad_value_row, sizeof(int),
+                                       cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        if (hs.bad_value_row < n) GS_TRY(lv_report_fault(T, uplo, unit_diag, hs.bad_value_row, "diagonal value"));
+        A->t.layout = gs_wtime() - t1;
+
+        for (gs_int l = 0; l < D->nlevels; l++) {
+            gs_int units = D->h_level_ptr[l + 1] - D->h_level_ptr[l];
+            if (units > A->max_level_rows) A->max_level_rows = units;
+        }
+        A->rows_level0 = D->h_level_ptr[1];
+    }
+cleanup:
+    {
+        gs_status se = st_end(&U);
+        if (st == GS_OK) st = se;
+    }
+    if (vs) {
+        if (cudaStreamSynchronize(vs) != cudaSuccess) (void)cudaGetLastError(); /* no copy into `work` left */
+        if (cudaStreamDestroy(vs) != cudaSuccess) (void)cudaGetLastError();
+    }
+    if (values_in && cudaEventDestroy(values_in) != cudaSuccess) (void)cudaGetLastError();
+    if (work) {
+        if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
+        gs_backend_free(be, work);
+    }
+    if (st != GS_OK) gs_ls_dplan_free(be, D);
+    gs_ts_analysis_done(A);
+    return st;
+}
+
+void gs_ts_analysis_done(gs_ts_analysis *A)
+{
+    A->t.total = gs_wtime() - A->t0;
+    A->t.plan = A->t.total - A->t.upload;
+}
+
+void gs_ts_analysis_view(const gs_ts_analysis *A, gs_report *rep, const char *prefix)
+{
+    const gs_ls_dplan *D = &A->D;
+    bool runs = D->run_rows > 1;
+    gs_ts_report_double(rep, prefix, "upload_time", A->t.upload);
+    gs_ts_report_double(rep, prefix, "staging_alloc_time", A->t.staging_alloc);
+    gs_ts_report_int(rep, prefix, "upload_bytes", A->t.upload_bytes);
+    gs_ts_report_string(rep, prefix, "upload_path", A->t.staged ? "pinned staging" : "pageable");
+    gs_ts_report_double(rep, prefix, "check_time", A->t.check);
+    gs_ts_report_double(rep, prefix, "level_time", A->t.levels);
+    gs_ts_report_double(rep, prefix, "layout_time", A->t.layout);
+    gs_ts_report_double(rep, prefix, "plan_time", A->t.plan);
+    gs_ts_report_double(rep, prefix, "analysis_time", A->t.total);
+    gs_ts_report_int(rep, prefix, "levels", D->nlevels);
+    gs_ts_report_int(rep, prefix, runs ? "max_runs_per_level" : "max_rows_per_level", A->max_level_rows);
+    gs_ts_report_double(rep, prefix, runs ? "avg_runs_per_level" : "avg_rows_per_level",
+                        D->nlevels ? (double)D->nunits / D->nlevels : 0.0);
+    gs_ts_report_int(rep, prefix, runs ? "runs_without_dependencies" : "rows_without_dependencies", A->rows_level0);
+    gs_ts_report_int(rep, prefix, "linked_rows", A->linked_rows);
+    gs_ts_report_int(rep, prefix, "nnz_offdiag", D->nnz_off);
+    gs_ts_report_int(rep, prefix, "max_row_length", D->max_row_length);
+    gs_ts_report_int(rep, prefix, "ell_width", D->ell_width);
+    gs_ts_report_int(rep, prefix, "remainder_nnz", D->rem_nnz);
+    if (runs) {
+        gs_ts_report_int(rep, prefix, "run_rows", D->run_rows);
+        gs_ts_report_int(rep, prefix, "runs", D->nunits);
+    }
+}

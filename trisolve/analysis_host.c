@@ -1,0 +1,21 @@
+/* Host helper of the GPU analyses: dst = src by all OpenMP threads (the staging copy of an upload). */
+#include <string.h>
+
+#include "trisolve/trisolve_impl.h"
+
+/* Pieces a copy is cut into: large enough that a thread streams, small enough to balance the threads. */
+#define COPY_PIECE ((size_t)64 << 10)
+/* Below this a single memcpy is faster than waking the thread team. */
+#define COPY_PARALLEL_BYTES ((size_t)256 << 10)
+
+void gs_ts_parallel_copy(void *dst, const void *src, size_t bytes)
+{
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    long long pieces = (long long)((bytes + COPY_PIECE - 1) / COPY_PIECE);
+#pragma omp parallel for schedule(static) if (bytes >= COPY_PARALLEL_BYTES)
+    for (long long k = 0; k < pieces; k++) {
+        size_t off = (size_t)k * COPY_PIECE, len = bytes - off < COPY_PIECE ? bytes - off : COPY_PIECE;
+        memcpy(d + off, s + off, len);
+    }
+}
