@@ -464,16 +464,19 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
  * poisson2d 1024^2 1412 -> 877 us, poisson3d 100^3 252 -> 184 us, laplace27 64^3 529 -> 444 us. The run
  * kernel holds GS_SF_RUN_ROWS x GS_SF_RUN_ELL entries per thread in registers; longer rows go through
  * its remainder loop, one dependency read at a time, which would give back the gain. Rule:
- *   runs   when at least half the rows are linked to their predecessor and no row has more than
- *          GS_SF_RUN_ELL off-diagonal entries (5- and 7-point stencils and convection-diffusion in
- *          natural or lexicographic order; not laplace27, not the real matrices of the benchmark set:
- *          cage10 links 41% of its rows and has rows of 20 entries, bayer10 none);
- *   levels otherwise. */
+ *   planned: runs when at least half the rows are linked to their predecessor and no row has more
+ *   than GS_SF_RUN_ELL off-diagonal entries; levels otherwise.
+ *   measured: runs lose (see the function), so the rule returns levels for every factor. */
 
 gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s)
 {
-    if (s->n == 0 || s->max_row_length > GS_SF_RUN_ELL) return 1;
-    return 2 * s->linked_rows >= (long long)s->n ? GS_SF_RUN_ROWS : 1;
+    /* Measured on the H100 (bench/trisolve_set.sh, 2026-11-22): the run schedule is SLOWER than the
+     * level schedule on every factor where the rule above would pick it -- L+U of poisson3d 100^3 1334 us
+     * (runs) vs 486 us (levels), poisson2d 1024^2 6501 vs 2647 us, convdiff3d 1334 vs 486 us -- against
+     * the simulation's prediction (the run kernel: 168 registers, low occupancy, serial rows per thread).
+     * So levels always; runs stay reachable through GS_SYNCFREE_SCHEDULE=runs for further work. */
+    (void)s;
+    return 1;
 }
 
 gs_status gs_ts_syncfree_forced(gs_int *run_rows)
