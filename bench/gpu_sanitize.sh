@@ -6,7 +6,7 @@
 set -uo pipefail
 out=${OUT:-gpu-out}/san; mkdir -p "$out"
 par=${1:-6}; limit=${2:-200}
-# SAN_TESTS (a regular expression) limits the run to the GPU tests whose names match it
+# SAN_TESTS (a regular expression) limits the run to the GPU tests whose names match it; SAN_TOOLS picks tools
 tests=$(cd build-gpu && ctest -N -L gpu ${SAN_TESTS:+-R "$SAN_TESTS"} | awk '/Test +#/{print $3}')
 run_one() {  # tool test limit
   exe=$(find build-gpu/tests -type f -name "$2" -perm -u+x | head -1)
@@ -17,7 +17,7 @@ run_one() {  # tool test limit
   echo "$1 $2: $v $(grep -E 'ERROR SUMMARY' "$out/$1_$2.log" | tail -1)"
 }
 export -f run_one; export out
-for tool in memcheck synccheck racecheck; do
+for tool in ${SAN_TOOLS:-memcheck synccheck racecheck}; do
   l=$limit; export GS_TEST_QUICK=1; [ $tool = racecheck ] && export GS_TEST_QUICK=2
   printf '%s\n' $tests | xargs -P "$par" -I{} bash -c "run_one $tool {} $l"
 done
