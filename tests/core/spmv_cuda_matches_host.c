@@ -183,7 +183,12 @@ static void check_mode(const gs_csr *A, const char *mode, const char *what)
 
 static void check_all_modes(const gs_csr *A, const char *what)
 {
-    for (int m = 0; m < NMODES; m++) check_mode(A, modes[m], what);
+    for (int m = 0; m < NMODES; m++) {
+        /* racecheck (GS_TEST_QUICK=2) reports write-write hazards inside cuSPARSE's csrmv_v3_kernel (the
+         * vendor's code, not ours): the vendor modes are left out there; memcheck and synccheck run them */
+        if (gs_test_quick() >= 2 && strncmp(modes[m], "cusparse", 8) == 0) continue;
+        check_mode(A, modes[m], what);
+    }
     GS_ASSERT_OK(gs_backend_cuda_spmv_select(C, "own"));
 }
 
