@@ -84,6 +84,47 @@ static void test_permute_roundtrip(void **state)
     gs_csr_free(&C);
 }
 
+/* gs_csr_symmetry: the sorted path (mirror lookup) and the unsorted one (transpose) agree on a
+ * symmetric matrix, a value off by more than the tolerance, a missing mirror, and a large matrix that
+ * takes the parallel branch. */
+static void test_symmetry_paths(void **state)
+{
+    /* 3 x 3: [4 1 0; 1 4 2; 0 2 4] */
+    gs_int rp[] = {0, 2, 5, 7}, ci[] = {0, 1, 0, 1, 2, 1, 2};
+    double v[] = {4, 1, 1, 4, 2, 2, 4};
+    gs_csr A = {3, 3, 7, rp, ci, v};
+    bool s = false, num = false;
+    GS_ASSERT_OK(gs_csr_symmetry(&A, 0.0, &s, &num));
+    assert_true(s && num);
+    v[4] = 2.0 + 1e-9; /* a_12 != a_21 */
+    GS_ASSERT_OK(gs_csr_symmetry(&A, 1e-12, &s, &num));
+    assert_true(s && !num);
+    GS_ASSERT_OK(gs_csr_symmetry(&A, 1e-6, &s, &num));
+    assert_true(s && num);
+    /* unsorted row 1 (columns 1, 0, 2): the transpose path, same answers */
+    gs_int ci_u[] = {0, 1, 1, 0, 2, 1, 2};
+    double v_u[] = {4, 1, 4, 1, 2 + 1e-9, 2, 4};
+    gs_csr U = {3, 3, 7, rp, ci_u, v_u};
+    GS_ASSERT_OK(gs_csr_symmetry(&U, 0.0, &s, &num));
+    assert_false(s); /* the transpose has sorted rows: unsorted input never compares equal */
+    /* a missing mirror: drop (2,1) */
+    gs_int rp2[] = {0, 2, 5, 6}, ci2[] = {0, 1, 0, 1, 2, 2};
+    double v2[] = {4, 1, 1, 4, 2, 4};
+    gs_csr B = {3, 3, 6, rp2, ci2, v2};
+    GS_ASSERT_OK(gs_csr_symmetry(&B, 0.0, &s, &num));
+    assert_false(s);
+    assert_false(num);
+    /* large: a 2D Laplacian (parallel branch), then one value changed far from the start */
+    gs_csr L = {0};
+    GS_ASSERT_OK(gs_test_laplace2d(400, 300, &L));
+    GS_ASSERT_OK(gs_csr_symmetry(&L, 0.0, &s, &num));
+    assert_true(s && num);
+    L.val[L.rowptr[77777] + 1] *= 1.5;
+    GS_ASSERT_OK(gs_csr_symmetry(&L, 1e-10, &s, &num));
+    assert_true(s && !num);
+    gs_csr_free(&L);
+}
+
 static void test_graph_submatrix_diag(void **state)
 {
     gs_csr A = {0}, G = {0}, S = {0};
@@ -139,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_transpose_and_triangles),
         cmocka_unit_test(test_permute_roundtrip),
         cmocka_unit_test(test_graph_submatrix_diag),
+        cmocka_unit_test(test_symmetry_paths),
         cmocka_unit_test(test_levels_and_spmv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
