@@ -87,7 +87,20 @@ static gs_status check_input(const gs_csr *A, const char *who)
                         (int)A->ncols);
     if (A->nrows < 0 || !A->rowptr || (A->nnz > 0 && !A->colind))
         return GS_ERROR(GS_ERR_ARG, "%s: the matrix has no row pointers or column indices", who);
+    /* the first row with a bad column (in parallel), then that row again for the message */
+    gs_int bad = A->nrows;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (A->nnz > 100000)
     for (gs_int i = 0; i < A->nrows; i++) {
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            gs_int j = A->colind[p];
+            if (j < 0 || j >= A->ncols || (p > A->rowptr[i] && j <= A->colind[p - 1])) {
+                if (i < bad) bad = i;
+                break;
+            }
+        }
+    }
+    if (bad < A->nrows) {
+        const gs_int i = bad;
         for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             gs_int j = A->colind[p];
             if (j < 0 || j >= A->ncols)
@@ -201,11 +214,17 @@ static gs_status ilu0_symbolic(const gs_csr *A, gs_csr *L, gs_csr *U)
     GS_TRY(GS_MALLOC(lrp, (size_t)n + 1));
     GS_TRY(GS_MALLOC(urp, (size_t)n + 1));
     lrp[0] = urp[0] = 0;
+    /* row counts in parallel (row i's into slot i + 1), then the prefix sums with the overflow check */
+#pragma omp parallel for schedule(static) if (A->nnz > 100000)
     for (gs_int i = 0; i < n; i++) {
         gs_int p = A->rowptr[i], pe = A->rowptr[i + 1], d = p;
         while (d < pe && A->colind[d] < i) d++;
-        lnz += d - p;
-        unz += (pe - d) + ((d < pe && A->colind[d] == i) ? 0 : 1);
+        lrp[i + 1] = d - p;
+        urp[i + 1] = (pe - d) + ((d < pe && A->colind[d] == i) ? 0 : 1);
+    }
+    for (gs_int i = 0; i < n; i++) {
+        lnz += lrp[i + 1];
+        unz += urp[i + 1];
         if (unz > (int64_t)GS_INT_MAX)
             GS_FAIL(GS_ERR_MEM, "the factor would have more than %d nonzeros (32-bit indices)", (int)GS_INT_MAX);
         lrp[i + 1] = (gs_int)lnz;
@@ -213,6 +232,7 @@ static gs_status ilu0_symbolic(const gs_csr *A, gs_csr *L, gs_csr *U)
     }
     GS_TRY(GS_MALLOC(lci, lnz > 0 ? (size_t)lnz : 1));
     GS_TRY(GS_MALLOC(uci, unz > 0 ? (size_t)unz : 1));
+#pragma omp parallel for schedule(static) if (A->nnz > 100000)
     for (gs_int i = 0; i < n; i++) {
         gs_int p = A->rowptr[i], pe = A->rowptr[i + 1], ql = lrp[i], qu = urp[i];
         for (; p < pe && A->colind[p] < i; p++) lci[ql++] = A->colind[p];
