@@ -112,6 +112,26 @@ static void test_reasons_on_cuda(void **state)
         assert_true(gs_reason_converged(res.reason));
         assert_int_equal(res.iterations, 0);
     }
+    /* fused CG's stagnation test on the device stops where the monitored history says, and nothing is
+     * monitored past it */
+    {
+        static ksp_hist h;
+        gs_solve_result res;
+        gs_ksp_params prm = sys_params(1e-12, 1000);
+        prm.stagnation_window = 1;
+        sys_set_x(&s, NULL);
+        GS_ASSERT_OK(sys_solve(&s, "cg", &prm, NULL, &h, &res));
+        assert_int_equal(res.reason, GS_DIVERGED_STAGNATION);
+        double best = h.r[0];
+        int expect = -1;
+        for (int i = 1; i < h.n && expect < 0; i++) {
+            if (h.r[i] < best) best = h.r[i];
+            else expect = h.it[i];
+        }
+        assert_true(expect > 0);
+        assert_int_equal(res.iterations, expect);
+        assert_int_equal(h.it[h.n - 1], expect);
+    }
     double *zero = NULL;
     GS_ASSERT_OK(GS_CALLOC(zero, s.n));
     sys_set_b(&s, zero);

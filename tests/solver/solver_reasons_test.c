@@ -327,6 +327,35 @@ static void test_stagnation(void **state)
     sys_teardown(&s);
 }
 
+/* Fused CG tests stagnation on the backend (core/kstate_logic.h) with gs_ksp_step's rule: it must stop at
+ * the first iteration where ||r|| has stayed above its best for `window` iterations, as read off the
+ * monitored history, and the queued iterations after that must not have moved x (the reported
+ * iteration is the last one performed). CG's residual is not monotone, so window 1 on a Laplacian with
+ * a loose tolerance finds such an iteration. */
+static void test_cg_stagnation_on_backend(void **state)
+{
+    ksp_sys s;
+    laplace_sys(&s, 30, 37);
+    gs_solve_result res;
+    gs_ksp_params prm = sys_params(1e-12, 1000);
+    prm.stagnation_window = 1;
+    sys_set_x(&s, NULL);
+    GS_ASSERT_OK(sys_solve(&s, "cg", &prm, NULL, &hist, &res));
+    print_result("cg, stagnation window 1", &res);
+    assert_int_equal(res.reason, GS_DIVERGED_STAGNATION);
+    /* the expected iteration from the history: the first it with r[it] >= min(r[0..it-1]) */
+    double best = hist.r[0];
+    int expect = -1;
+    for (int i = 1; i < hist.n && expect < 0; i++) {
+        if (hist.r[i] < best) best = hist.r[i];
+        else expect = hist.it[i];
+    }
+    assert_true(expect > 0);
+    assert_int_equal(res.iterations, expect);
+    assert_int_equal(hist.it[hist.n - 1], expect); /* the monitor saw nothing beyond the stop */
+    sys_teardown(&s);
+}
+
 /* SIGINT during the solve (raised from the monitor at iteration 3) stops it at that iteration; fused CG
  * reports the iterations it had already queued (at most 2 more), the detail names iteration 3. */
 static void test_interrupt(void **state)
@@ -430,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_singular),
         cmocka_unit_test(test_stagnation),
         cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_cg_stagnation_on_backend),
         cmocka_unit_test(test_happy_breakdown),
         cmocka_unit_test(test_true_residual_decides),
     };
