@@ -30,15 +30,6 @@
 
 #include "bench_util.h"
 
-#ifdef GS_HAVE_CUDA
-/* csrilu02 / csric02 are deprecated in cuSPARSE but remain the vendor baseline for a fixed-pattern
- * incomplete factorization; the warnings are silenced here only. */
-#define DISABLE_CUSPARSE_DEPRECATED
-#include <cuda_runtime.h>
-#include <cusparse.h>
-
-#include "core/backend_cuda.h"
-#endif
 
 #define MAX_REPS 1000
 #define MAX_MATRICES 4
@@ -232,118 +223,24 @@ cleanup:
 /* ---------------------------------------------------------------- cuSPARSE */
 
 #ifdef GS_HAVE_CUDA
-static gs_status csp_status(cusparseStatus_t s, const char *what)
-{
-    if (s == CUSPARSE_STATUS_SUCCESS) return GS_OK;
-    return GS_ERROR(GS_ERR_CUSPARSE, "bench_factor: %s failed: %s (%s)", what, cusparseGetErrorName(s),
-                    cusparseGetErrorString(s));
-}
-#define CSP(call) csp_status((call), #call)
-
-/* csrilu02 (ic false) or csric02 on A in place: medians of analysis and factorization; the result is
- * compared with the host factors (A's pattern holds L\U, csric02: L in the lower triangle). */
+/* csrilu02 (ic false) or csric02 (bench_cusparse_factor): medians of analysis, factorization and their
+ * sum, and the agreement with the host factors Lh / Uh. */
 static gs_status time_cusparse(gs_backend *be, const gs_csr *A, bool ic, const bench_opts *o, double *t,
                                bench_result *res, const gs_csr *Lh, const gs_csr *Uh)
 {
     gs_status st = GS_OK;
-    cusparseHandle_t h = NULL;
-    cusparseMatDescr_t descr = NULL;
-    csric02Info_t icinfo = NULL;
-    csrilu02Info_t iluinfo = NULL;
-    gs_int *d_ptr = NULL, *d_ind = NULL;
-    double *d_val = NULL, *out = NULL, *tf = NULL, *tt = NULL;
-    void *buf = NULL;
-    gs_timer tm = {0};
-    const int m = A->nrows, nnz = A->nnz;
-    const cusparseSolvePolicy_t pol = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
-    const size_t vbytes = (size_t)nnz * sizeof(double);
-
+    double *tf = NULL, *tt = NULL, diff = NAN;
     GS_TRY(GS_MALLOC(tf, o->reps));
     GS_TRY(GS_MALLOC(tt, o->reps));
-    GS_TRY(CSP(cusparseCreate(&h)));
-    GS_TRY(CSP(cusparseSetStream(h, (cudaStream_t)gs_backend_cuda_stream(be))));
-    GS_TRY(CSP(cusparseCreateMatDescr(&descr)));
-    GS_TRY(CSP(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO)));
-    GS_TRY(CSP(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL)));
-    GS_TRY(gs_backend_alloc(be, (void **)&d_ptr, ((size_t)m + 1) * sizeof(gs_int)));
-    GS_TRY(gs_backend_alloc(be, (void **)&d_ind, (size_t)nnz * sizeof(gs_int)));
-    GS_TRY(gs_backend_alloc(be, (void **)&d_val, vbytes));
-    GS_TRY(gs_backend_upload(be, d_ptr, A->rowptr, ((size_t)m + 1) * sizeof(gs_int)));
-    GS_TRY(gs_backend_upload(be, d_ind, A->colind, (size_t)nnz * sizeof(gs_int)));
-
-    for (int r = -o->warmup; r < o->reps; r++) {
-        int bytes = 0, pos = -1;
-        double ta = 0.0, tfr = 0.0;
-        if (ic) {
-            GS_TRY(CSP(cusparseCreateCsric02Info(&icinfo)));
-            GS_TRY(CSP(cusparseDcsric02_bufferSize(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, &bytes)));
-        } else {
-            GS_TRY(CSP(cusparseCreateCsrilu02Info(&iluinfo)));
-            GS_TRY(CSP(cusparseDcsrilu02_bufferSize(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, &bytes)));
-        }
-        if (!buf) GS_TRY(gs_backend_alloc(be, &buf, (size_t)bytes));
-        GS_TRY(gs_backend_upload(be, d_val, A->val, vbytes)); /* factored in place: A's values again */
-        GS_TRY(gs_backend_synchronize(be));
-        GS_TRY(gs_timer_start(be, &tm));
-        if (ic) GS_TRY(CSP(cusparseDcsric02_analysis(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, pol, buf)));
-        else GS_TRY(CSP(cusparseDcsrilu02_analysis(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, pol, buf)));
-        GS_TRY(gs_timer_stop(&tm, &ta));
-        GS_TRY(gs_timer_start(be, &tm));
-        if (ic) GS_TRY(CSP(cusparseDcsric02(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, pol, buf)));
-        else GS_TRY(CSP(cusparseDcsrilu02(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, pol, buf)));
-        GS_TRY(gs_timer_stop(&tm, &tfr));
-        cusparseStatus_t zs =
-            ic ? cusparseXcsric02_zeroPivot(h, icinfo, &pos) : cusparseXcsrilu02_zeroPivot(h, iluinfo, &pos);
-        if (zs == CUSPARSE_STATUS_ZERO_PIVOT)
-            GS_FAIL(GS_ERR_NUMERIC, "bench_factor: cuSPARSE reports a zero pivot at row %d", pos + 1);
-        GS_TRY(CSP(zs));
-        if (icinfo) cusparseDestroyCsric02Info(icinfo);
-        if (iluinfo) cusparseDestroyCsrilu02Info(iluinfo);
-        icinfo = NULL;
-        iluinfo = NULL;
-        if (r < 0) continue;
-        t[r] = ta;
-        tf[r] = tfr;
-        tt[r] = ta + tfr;
-    }
+    GS_TRY(bench_cusparse_factor(be, A, ic, o->warmup, o->reps, t, tf, Lh, Uh, Lh && Lh->val ? &diff : NULL));
+    for (int r = 0; r < o->reps; r++) tt[r] = t[r] + tf[r];
     res->analysis = bench_median(t, o->reps);
     res->factor = bench_median(tf, o->reps);
     res->median = bench_median(tt, o->reps);
     res->min = tt[0];
-    res->diff = NAN;
-    if (Lh && Lh->val) {
-        double num = 0.0, den = 0.0;
-        GS_TRY(GS_MALLOC(out, nnz));
-        GS_TRY(gs_backend_download(be, out, d_val, vbytes));
-        for (gs_int i = 0; i < m; i++) {
-            gs_int pl = Lh->rowptr[i], pu = Uh->rowptr[i];
-            for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-                gs_int j = A->colind[p];
-                double ref;
-                if (ic) {
-                    if (j > i) continue;
-                    ref = Lh->val[pl++];
-                } else {
-                    ref = j < i ? Lh->val[pl++] : Uh->val[pu++];
-                }
-                num = fmax(num, fabs(out[p] - ref));
-                den = fmax(den, fabs(ref));
-            }
-        }
-        res->diff = den > 0.0 ? num / den : num;
-    }
+    res->diff = diff;
     res->done = true;
 cleanup:
-    gs_timer_destroy(&tm);
-    if (icinfo) cusparseDestroyCsric02Info(icinfo);
-    if (iluinfo) cusparseDestroyCsrilu02Info(iluinfo);
-    if (descr) cusparseDestroyMatDescr(descr);
-    if (h) cusparseDestroy(h);
-    if (buf) gs_backend_free(be, buf);
-    if (d_ptr) gs_backend_free(be, d_ptr);
-    if (d_ind) gs_backend_free(be, d_ind);
-    if (d_val) gs_backend_free(be, d_val);
-    gs_free(&out);
     gs_free(&tf);
     gs_free(&tt);
     return st;

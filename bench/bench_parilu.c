@@ -34,14 +34,6 @@
 
 #include "bench_util.h"
 
-#ifdef GS_HAVE_CUDA
-/* csric02 / csrilu02 are the legacy (deprecated) cuSPARSE incomplete factorizations; they are the
- * vendor baseline the paper compares with, so the deprecation warnings are silenced here. */
-#define DISABLE_CUSPARSE_DEPRECATED
-#include <cusparse.h>
-
-#include "core/backend_cuda.h"
-#endif
 
 #define MAX_MATRICES 8
 #define MAX_SWEEPS 20
@@ -246,123 +238,16 @@ cleanup:
 }
 
 #ifdef GS_HAVE_CUDA
-static gs_status cusparse_check(cusparseStatus_t s, const char *what)
-{
-    if (s == CUSPARSE_STATUS_SUCCESS) return GS_OK;
-    return GS_ERROR(GS_ERR_CUSPARSE, "bench_parilu: %s failed: %s (%s)", what, cusparseGetErrorName(s),
-                    cusparseGetErrorString(s));
-}
-#define CSP(call) cusparse_check((call), #call)
-
 /* cuSPARSE csric02 (symmetric) or csrilu02 on A: median analysis and factorization times, and the max
  * relative difference of the result to the host IC(0) / ILU(0) in *err. */
 static gs_status time_cusparse(gs_backend *be, const gs_csr *A, bool symmetric, int reps, double *t_ana,
                                double *t_fact, double *err)
 {
-    gs_status st = GS_OK;
-    cusparseHandle_t h = NULL;
-    cusparseMatDescr_t descr = NULL;
-    csric02Info_t icinfo = NULL;
-    csrilu02Info_t iluinfo = NULL;
-    gs_int *d_ptr = NULL, *d_ind = NULL;
-    double *d_val = NULL, *res = NULL;
-    void *buf = NULL;
-    gs_timer tm = {0};
-    gs_csr Lr = {0}, Ur = {0};
     double ta[MAX_REPS], tf[MAX_REPS];
-    const int m = A->nrows, nnz = A->nnz;
-    const cusparseSolvePolicy_t pol = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
-
-    GS_TRY(CSP(cusparseCreate(&h)));
-    GS_TRY(CSP(cusparseSetStream(h, (cudaStream_t)gs_backend_cuda_stream(be))));
-    GS_TRY(CSP(cusparseCreateMatDescr(&descr)));
-    GS_TRY(CSP(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO)));
-    GS_TRY(CSP(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL)));
-    GS_TRY(gs_backend_alloc(be, (void **)&d_ptr, ((size_t)m + 1) * sizeof(gs_int)));
-    GS_TRY(gs_backend_alloc(be, (void **)&d_ind, (size_t)nnz * sizeof(gs_int)));
-    GS_TRY(gs_backend_alloc(be, (void **)&d_val, (size_t)nnz * sizeof(double)));
-    GS_TRY(gs_backend_upload(be, d_ptr, A->rowptr, ((size_t)m + 1) * sizeof(gs_int)));
-    GS_TRY(gs_backend_upload(be, d_ind, A->colind, (size_t)nnz * sizeof(gs_int)));
-    GS_TRY(gs_backend_upload(be, d_val, A->val, (size_t)nnz * sizeof(double)));
-
-    for (int r = 0; r < reps; r++) {
-        int bytes = 0;
-        /* a fresh info each time: the analysis is part of what is timed */
-        if (symmetric) {
-            GS_TRY(CSP(cusparseCreateCsric02Info(&icinfo)));
-            GS_TRY(CSP(cusparseDcsric02_bufferSize(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, &bytes)));
-        } else {
-            GS_TRY(CSP(cusparseCreateCsrilu02Info(&iluinfo)));
-            GS_TRY(CSP(cusparseDcsrilu02_bufferSize(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, &bytes)));
-        }
-        if (!buf) GS_TRY(gs_backend_alloc(be, &buf, (size_t)bytes)); /* same pattern: same size */
-        GS_TRY(gs_backend_upload(be, d_val, A->val, (size_t)nnz * sizeof(double)));
-        GS_TRY(gs_timer_start(be, &tm));
-        if (symmetric)
-            GS_TRY(CSP(cusparseDcsric02_analysis(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, pol, buf)));
-        else
-            GS_TRY(CSP(cusparseDcsrilu02_analysis(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, pol, buf)));
-        GS_TRY(gs_timer_stop(&tm, &ta[r]));
-        GS_TRY(gs_timer_start(be, &tm));
-        if (symmetric)
-            GS_TRY(CSP(cusparseDcsric02(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, pol, buf)));
-        else
-            GS_TRY(CSP(cusparseDcsrilu02(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, pol, buf)));
-        GS_TRY(gs_timer_stop(&tm, &tf[r]));
-        int pos = -1;
-        cusparseStatus_t zs = symmetric ? cusparseXcsric02_zeroPivot(h, icinfo, &pos)
-                                        : cusparseXcsrilu02_zeroPivot(h, iluinfo, &pos);
-        if (zs == CUSPARSE_STATUS_ZERO_PIVOT)
-            GS_FAIL(GS_ERR_NUMERIC, "bench_parilu: cuSPARSE reports a zero pivot at row %d", pos + 1);
-        GS_TRY(CSP(zs));
-        if (icinfo) cusparseDestroyCsric02Info(icinfo);
-        if (iluinfo) cusparseDestroyCsrilu02Info(iluinfo);
-        icinfo = NULL;
-        iluinfo = NULL;
-    }
+    GS_CALL(bench_cusparse_factor(be, A, symmetric, 0, reps, ta, tf, NULL, NULL, err));
     *t_ana = bench_median(ta, reps);
     *t_fact = bench_median(tf, reps);
-
-    /* check against the host factorization: A's pattern holds L\U (csric02: the lower part = L) */
-    GS_TRY(GS_MALLOC(res, nnz));
-    GS_TRY(gs_backend_download(be, res, d_val, (size_t)nnz * sizeof(double)));
-    if (symmetric) GS_TRY(gs_ic0(A, NULL, &Lr, &Ur, NULL));
-    else {
-        GS_TRY(gs_iluk_symbolic(A, 0, &Lr, &Ur));
-        GS_TRY(gs_ilu_numeric(A, NULL, &Lr, &Ur, NULL));
-    }
-    double num = 0.0, den = 0.0;
-    for (gs_int i = 0; i < m; i++) {
-        gs_int pl = Lr.rowptr[i], pu = Ur.rowptr[i];
-        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            gs_int j = A->colind[p];
-            double ref;
-            if (symmetric) {
-                if (j > i) continue;
-                ref = Lr.val[pl++];
-            } else {
-                ref = j < i ? Lr.val[pl++] : Ur.val[pu++];
-            }
-            num = fmax(num, fabs(res[p] - ref));
-            den = fmax(den, fabs(ref));
-        }
-    }
-    *err = den > 0.0 ? num / den : num;
-
-cleanup:
-    gs_timer_destroy(&tm);
-    if (icinfo) cusparseDestroyCsric02Info(icinfo);
-    if (iluinfo) cusparseDestroyCsrilu02Info(iluinfo);
-    if (descr) cusparseDestroyMatDescr(descr);
-    if (h) cusparseDestroy(h);
-    if (buf) gs_backend_free(be, buf);
-    if (d_ptr) gs_backend_free(be, d_ptr);
-    if (d_ind) gs_backend_free(be, d_ind);
-    if (d_val) gs_backend_free(be, d_val);
-    gs_free(&res);
-    gs_csr_free(&Lr);
-    gs_csr_free(&Ur);
-    return st;
+    return GS_OK;
 }
 #endif
 

@@ -4,6 +4,7 @@
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/backend.h"
@@ -37,6 +38,14 @@ typedef gs_status (*bench_op_fn)(void *ctx);
  * (includes the overlap of consecutive launches). median, min may be NULL. */
 gs_status bench_time_events(gs_backend *be, bench_op_fn op, void *ctx, int warm, int reps, double *t,
                             double *median, double *min, double *mean);
+
+/* cuSPARSE csrilu02 (ic false) or csric02 on A (builds with CUDA only, bench_cusparse_factor.c): `warm`
+ * untimed then `reps` timed runs on be's stream, each with a fresh info so that the analysis is timed
+ * too: ta[r] analysis, tf[r] factorization (seconds, CUDA events). With err: the max relative difference
+ * of the result to the host ILU(0) / IC(0) factors Lh, Uh (both NULL: computed here). A zero pivot
+ * reported by cuSPARSE is GS_ERR_NUMERIC naming the row. */
+gs_status bench_cusparse_factor(gs_backend *be, const gs_csr *A, bool ic, int warm, int reps, double *ta,
+                                double *tf, const gs_csr *Lh, const gs_csr *Uh, double *err);
 
 /* 0 when a CUDA device is usable; otherwise prints "<prog>: no usable GPU (why)" and returns 77, the
  * drivers' exit status for "skipped" (also in a build without CUDA). */
