@@ -337,7 +337,7 @@ static gs_status bench_jacobi_sweep(const bench_opts *o, gs_backend *be, const g
 {
     gs_status st = GS_OK;
     gs_trisolve *ts = NULL;
-    gs_trisolve_params prm = {1, NULL, false};
+    gs_trisolve_params prm = {1, NULL, false, false};
     GS_TRY(gs_trisolve_create("jacobi", be, uplo, unit, &prm, &ts));
     GS_TRY(gs_trisolve_analyse(ts, T));
     solve_ctx sc = {ts, b, x};

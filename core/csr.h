@@ -24,6 +24,16 @@ typedef struct gs_csr {
     double *val;    /* nnz (may be NULL for a pattern-only matrix) */
 } gs_csr;
 
+/* The same layout in the memory of a cuda backend (device pointers): a factor computed on the GPU and
+ * handed to a consumer there (precond/factor_cuda.h -> gs_trisolve_analyse_dev) without a round trip
+ * through the host. The arrays belong to whoever made them. */
+typedef struct gs_csr_dev {
+    gs_int nrows, ncols, nnz;
+    const gs_int *rowptr; /* nrows + 1 */
+    const gs_int *colind; /* nnz */
+    const double *val;    /* nnz */
+} gs_csr_dev;
+
 /* Allocate an nrows x ncols matrix with room for nnz entries (rowptr zeroed; values allocated when
  * with_values). */
 gs_status gs_csr_alloc(gs_csr *A, gs_int nrows, gs_int ncols, gs_int nnz, bool with_values);

@@ -38,15 +38,6 @@ gs_status gs_pc_create(const char *type, gs_backend *be, const gs_config *cfg, g
         return GS_ERROR(GS_ERR_UNSUPPORTED, "preconditioner \"%s\" is not available in this build (available: %s)",
                         type, names);
     }
-    /* Factors in single precision are planned (issue "speed of the whole solve") but not built yet:
-     * refuse the setting rather than silently computing in double. */
-    const char *prec = cfg ? gs_config_string(cfg, "preconditioner.precision") : NULL;
-    if (prec && strcmp(prec, "single") == 0 && strcmp(type, "none") != 0)
-        return GS_ERROR(GS_ERR_UNSUPPORTED,
-                        "preconditioner.precision = \"single\" is not available in this version: preconditioner "
-                        "\"%s\" stores and applies its factors in double precision; set it to \"double\" or "
-                        "remove the key",
-                        type);
     GS_CALL(gs_calloc(&p, 1, sizeof *p));
     p->type = e->name;
     p->be = be;

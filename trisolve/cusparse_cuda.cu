@@ -129,7 +129,7 @@ static void csp_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
 }
 
-static const gs_trisolve_ops csp_ops = {csp_analyse, csp_solve, csp_destroy, csp_view};
+static const gs_trisolve_ops csp_ops = {csp_analyse, csp_solve, csp_destroy, csp_view, NULL};
 
 gs_status gs_trisolve_create_cusparse_cuda(gs_trisolve *ts)
 {

@@ -435,7 +435,7 @@ static void jac_cuda_view(const gs_trisolve *ts, gs_report *rep, const char *pre
     gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
 }
 
-static const gs_trisolve_ops jac_cuda_ops = {jac_cuda_analyse, jac_cuda_solve, jac_cuda_destroy, jac_cuda_view};
+static const gs_trisolve_ops jac_cuda_ops = {jac_cuda_analyse, jac_cuda_solve, jac_cuda_destroy, jac_cuda_view, NULL};
 
 gs_status gs_trisolve_create_jacobi_cuda(gs_trisolve *ts)
 {

@@ -282,7 +282,7 @@ static void jac_host_view(const gs_trisolve *ts, gs_report *rep, const char *pre
     gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
 }
 
-static const gs_trisolve_ops jac_host_ops = {jac_host_analyse, jac_host_solve, jac_host_destroy, jac_host_view};
+static const gs_trisolve_ops jac_host_ops = {jac_host_analyse, jac_host_solve, jac_host_destroy, jac_host_view, NULL};
 
 /* ---------------------------------------------------------------- creation (both types) */
 

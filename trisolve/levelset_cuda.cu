@@ -380,7 +380,7 @@ static void ls_cuda_view(const gs_trisolve *ts, gs_report *rep, const char *pref
     gs_ts_report_double(rep, prefix, "chains_time", d->time_chains);
 }
 
-static const gs_trisolve_ops ls_cuda_ops = {ls_cuda_analyse, ls_cuda_solve, ls_cuda_destroy, ls_cuda_view};
+static const gs_trisolve_ops ls_cuda_ops = {ls_cuda_analyse, ls_cuda_solve, ls_cuda_destroy, ls_cuda_view, NULL};
 
 gs_status gs_trisolve_create_levelset_cuda(gs_trisolve *ts)
 {

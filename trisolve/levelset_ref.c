@@ -290,7 +290,7 @@ static void ls_host_view(const gs_trisolve *ts, gs_report *rep, const char *pref
     gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
 }
 
-static const gs_trisolve_ops ls_host_ops = {ls_host_analyse, ls_host_solve, ls_host_destroy, ls_host_view};
+static const gs_trisolve_ops ls_host_ops = {ls_host_analyse, ls_host_solve, ls_host_destroy, ls_host_view, NULL};
 
 gs_status gs_trisolve_create_levelset_host(gs_trisolve *ts)
 {

@@ -91,7 +91,7 @@ static void ref_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
 }
 
-static const gs_trisolve_ops ref_ops = {ref_analyse, ref_solve, ref_destroy, ref_view};
+static const gs_trisolve_ops ref_ops = {ref_analyse, ref_solve, ref_destroy, ref_view, NULL};
 
 gs_status gs_trisolve_create_reference(gs_trisolve *ts)
 {

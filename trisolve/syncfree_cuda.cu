@@ -459,7 +459,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
 }
 
-static const gs_trisolve_ops sf_ops = {sf_analyse, sf_solve, sf_destroy, sf_view};
+static const gs_trisolve_ops sf_ops = {sf_analyse, sf_solve, sf_destroy, sf_view, NULL};
 
 gs_status gs_trisolve_create_syncfree_cuda(gs_trisolve *ts)
 {

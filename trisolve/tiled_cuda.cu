@@ -439,7 +439,7 @@ static void tl_cuda_view(const gs_trisolve *ts, gs_report *rep, const char *pref
     gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
 }
 
-static const gs_trisolve_ops tl_cuda_ops = {tl_cuda_analyse, tl_cuda_solve, tl_cuda_destroy, tl_cuda_view};
+static const gs_trisolve_ops tl_cuda_ops = {tl_cuda_analyse, tl_cuda_solve, tl_cuda_destroy, tl_cuda_view, NULL};
 
 gs_status gs_trisolve_create_tiled_cuda(gs_trisolve *ts)
 {

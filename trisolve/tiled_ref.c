@@ -501,7 +501,7 @@ static void tl_host_view(const gs_trisolve *ts, gs_report *rep, const char *pref
     gs_ts_report_double(rep, prefix, "analysis_time", d->time_analyse);
 }
 
-static const gs_trisolve_ops tl_host_ops = {tl_host_analyse, tl_host_solve, tl_host_destroy, tl_host_view};
+static const gs_trisolve_ops tl_host_ops = {tl_host_analyse, tl_host_solve, tl_host_destroy, tl_host_view, NULL};
 
 gs_status gs_trisolve_create_tiled_host(gs_trisolve *ts)
 {

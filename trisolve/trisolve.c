@@ -130,6 +130,19 @@ cleanup:
     return st;
 }
 
+/* auto on a factor in device memory: the cuda choice, analysed there */
+static gs_status auto_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
+{
+    auto_data *d = (auto_data *)ts->data;
+    d->levels = -1;
+    d->rows_per_level = 0.0;
+    if (d->inner && strcmp(d->inner->type, "syncfree") != 0) gs_trisolve_destroy(&d->inner);
+    if (!d->inner) GS_CALL(gs_trisolve_create("syncfree", ts->be, ts->uplo, ts->unit_diag, &ts->prm, &d->inner));
+    GS_CALL(gs_trisolve_analyse_dev(d->inner, T));
+    ts->variable = d->inner->variable;
+    return GS_OK;
+}
+
 static gs_status auto_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
 {
     auto_data *d = (auto_data *)ts->data;
@@ -156,7 +169,7 @@ static void auto_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     if (d->inner->analysed && d->inner->ops->view) d->inner->ops->view(d->inner, rep, prefix);
 }
 
-static const gs_trisolve_ops auto_ops = {auto_analyse, auto_solve, auto_destroy, auto_view};
+static const gs_trisolve_ops auto_ops = {auto_analyse, auto_solve, auto_destroy, auto_view, auto_analyse_dev};
 
 static gs_status create_auto(gs_trisolve *ts)
 {
@@ -386,10 +399,12 @@ static gs_status normalise_params(const gs_trisolve_params *in, gs_trisolve_para
     out->sweeps = 3;
     out->block_order = orders[0];
     out->deterministic = false;
+    out->single = false;
     if (!in) return GS_OK;
     if (in->sweeps < 0) return GS_ERROR(GS_ERR_ARG, "trisolve sweeps is %d; expected >= 0", in->sweeps);
     out->sweeps = in->sweeps;
     out->deterministic = in->deterministic;
+    out->single = in->single;
     if (in->block_order) {
         size_t k;
         for (k = 0; k < sizeof orders / sizeof orders[0]; k++)
@@ -400,6 +415,17 @@ static gs_status normalise_params(const gs_trisolve_params *in, gs_trisolve_para
         out->block_order = orders[k];
     }
     return GS_OK;
+}
+
+/* The solvers that store float factors (gs_trisolve_params.single): on the cuda backend only. */
+#define SINGLE_TYPES "syncfree, levelset, cusparse, jacobi, async-jacobi and auto"
+static bool supports_single(const char *type, const gs_backend *be)
+{
+    static const char *const types[] = {"syncfree", "levelset", "cusparse", "jacobi", "async-jacobi", "auto"};
+    if (be->kind != GS_BACKEND_CUDA) return false;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        if (strcmp(type, types[k]) == 0) return true;
+    return false;
 }
 
 gs_status gs_trisolve_create(const char *type, gs_backend *be, gs_uplo uplo, bool unit_diag,
@@ -422,6 +448,12 @@ gs_status gs_trisolve_create(const char *type, gs_backend *be, gs_uplo uplo, boo
     t->uplo = uplo;
     t->unit_diag = unit_diag;
     GS_TRY(normalise_params(prm, &t->prm));
+    if (t->prm.single && !supports_single(e->name, be))
+        GS_FAIL(GS_ERR_UNSUPPORTED,
+                "preconditioner.precision = \"single\": the %s triangular solver (trisolve.%s.type = %s) on the %s "
+                "backend stores its factor in double only; single-precision factors are available with "
+                "device.backend = \"cuda\" and trisolve types %s; or set preconditioner.precision = \"double\"",
+                side_name(uplo), side_name(uplo), e->name, be->name ? be->name : "host", SINGLE_TYPES);
     GS_TRY(e->create(t));
     if (!t->ops) GS_FAIL(GS_ERR_INTERNAL, "trisolve type %s created no operations table", e->name);
     *ts = t;
@@ -449,6 +481,8 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
     prm.block_order = gs_config_string(cfg, key);
     snprintf(key, sizeof key, "trisolve.%s.deterministic", side);
     prm.deterministic = gs_config_bool(cfg, key);
+    const char *precision = gs_config_string(cfg, "preconditioner.precision");
+    prm.single = precision && strcmp(precision, "single") == 0;
     GS_CALL(gs_trisolve_create(type, be, uplo, unit_diag, &prm, ts));
     return GS_OK;
 }
@@ -510,6 +544,55 @@ gs_status gs_trisolve_analyse(gs_trisolve *ts, const gs_csr *T)
     GS_CALL(ts->ops->analyse(ts, T));
     ts->analysed = true;
     return GS_OK;
+}
+
+/* The header checks of gs_ts_check_header on a device CSR (rowptr[0] and rowptr[n] read back). */
+static gs_status check_header_dev(const gs_trisolve *ts, const gs_csr_dev *T)
+{
+    const char *side = side_name(ts->uplo);
+    if (!T) return GS_ERROR(GS_ERR_ARG, "%s triangular factor: the matrix is NULL", side);
+    if (T->nrows != T->ncols || T->nrows < 0)
+        return GS_ERROR(GS_ERR_ARG, "%s triangular factor is %d x %d; expected a square matrix", side, (int)T->nrows,
+                        (int)T->ncols);
+    if (T->nnz < 0 || !T->rowptr || (T->nnz > 0 && (!T->colind || !T->val)))
+        return GS_ERROR(GS_ERR_ARG, "%s triangular factor (device): arrays missing for %d entries", side,
+                        (int)T->nnz);
+    gs_int ends[2] = {0, 0};
+    GS_CALL(gs_backend_download(ts->be, &ends[0], T->rowptr, sizeof(gs_int)));
+    GS_CALL(gs_backend_download(ts->be, &ends[1], T->rowptr + T->nrows, sizeof(gs_int)));
+    if (ends[0] != 0 || ends[1] != T->nnz)
+        return GS_ERROR(GS_ERR_ARG, "%s triangular factor: row pointers run from %d to %d; expected 0 to nnz = %d",
+                        side, (int)ends[0], (int)ends[1], (int)T->nnz);
+    return GS_OK;
+}
+
+gs_status gs_trisolve_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
+{
+    gs_status st = GS_OK;
+    gs_csr H = {0};
+    if (!ts) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_analyse_dev: trisolve is NULL");
+    if (ts->be->kind != GS_BACKEND_CUDA)
+        return GS_ERROR(GS_ERR_ARG, "gs_trisolve_analyse_dev: the factor is in device memory but the %s solver runs "
+                                    "on the %s backend", side_name(ts->uplo), ts->be->name ? ts->be->name : "host");
+    ts->analysed = false;
+    GS_CALL(check_header_dev(ts, T));
+    if (ts->ops->analyse_dev) {
+        ts->n = T->nrows;
+        GS_CALL(ts->ops->analyse_dev(ts, T));
+        ts->analysed = true;
+        return GS_OK;
+    }
+    /* a solver that reads its factor on the host: a host copy */
+    GS_TRY(gs_csr_alloc(&H, T->nrows, T->ncols, T->nnz, true));
+    GS_TRY(gs_backend_download(ts->be, H.rowptr, T->rowptr, ((size_t)T->nrows + 1) * sizeof(gs_int)));
+    if (T->nnz > 0) {
+        GS_TRY(gs_backend_download(ts->be, H.colind, T->colind, (size_t)T->nnz * sizeof(gs_int)));
+        GS_TRY(gs_backend_download(ts->be, H.val, T->val, (size_t)T->nnz * sizeof(double)));
+    }
+    GS_TRY(gs_trisolve_analyse(ts, &H));
+cleanup:
+    gs_csr_free(&H);
+    return st;
 }
 
 /* true when [p, p+n) and [q, q+n) share an element */

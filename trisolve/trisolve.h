@@ -28,6 +28,9 @@ typedef struct gs_trisolve_ops {
     void (*destroy)(gs_trisolve *ts);
     /* diagnostics as "<prefix>.<name>" (levels, chains, analysis time, ...) */
     void (*view)(const gs_trisolve *ts, gs_report *rep, const char *prefix);
+    /* Optional (NULL: gs_trisolve_analyse_dev downloads T and calls analyse): analyse a factor that is
+     * already in the device memory of the cuda backend, with analyse's checks and messages. */
+    gs_status (*analyse_dev)(gs_trisolve *ts, const gs_csr_dev *T);
 } gs_trisolve_ops;
 
 /* Parameters of the approximate solvers (ignored by exact ones). */
@@ -35,6 +38,9 @@ typedef struct gs_trisolve_params {
     int sweeps;            /* jacobi / async-jacobi sweeps */
     const char *block_order; /* "dependency" | "forward" | "backward" */
     bool deterministic;    /* async-jacobi: synchronous sweeps instead */
+    bool single;           /* store the factor's values in float (applied with double accumulation);
+                              preconditioner.precision = "single". Supported by the cuda solvers syncfree,
+                              levelset, cusparse, jacobi, async-jacobi and auto; others refuse it. */
 } gs_trisolve_params;
 
 struct gs_trisolve {
@@ -67,6 +73,10 @@ gs_status gs_trisolve_create(const char *type, gs_backend *be, gs_uplo uplo, boo
 gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, gs_uplo uplo,
                                          bool unit_diag, gs_trisolve **ts);
 gs_status gs_trisolve_analyse(gs_trisolve *ts, const gs_csr *T);
+/* gs_trisolve_analyse for a factor in the device memory of ts's backend (which must be cuda), e.g. the
+ * factors of a GPU factorization: solvers with an analyse_dev op read it there (same checks, same
+ * messages); the others get a host copy (downloaded here) through analyse. */
+gs_status gs_trisolve_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T);
 gs_status gs_trisolve_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x);
 void gs_trisolve_view(const gs_trisolve *ts, gs_report *rep, const char *prefix);
 void gs_trisolve_destroy(gs_trisolve **ts);

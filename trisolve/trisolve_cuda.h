@@ -111,7 +111,9 @@ struct gs_ls_dplan {
     bool position_cols;
     void *arena; /* one device allocation holding the arrays below */
     gs_int *perm, *level_ptr, *ell_col, *rem_ptr, *rem_col; /* level_ptr indexes unit positions */
-    double *ell_val, *rem_val, *dinv;
+    double *ell_val, *rem_val, *dinv; /* NULL with single */
+    bool single;                      /* values stored in float instead (gs_ts_plan_opts.single) */
+    float *ell_val_f, *rem_val_f, *dinv_f; /* NULL without single; dinv_f = (float)(1 / t_ii) */
     gs_int *h_level_ptr; /* host copy of level_ptr (gs_malloc) */
 };
 
@@ -152,6 +154,7 @@ struct gs_ts_plan_opts {
     gs_int (*run_rows)(const gs_ts_row_stats *s);
     gs_int forced_run_rows; /* > 0: this many rows per run whatever run_rows says (1 or GS_SF_RUN_ROWS) */
     gs_int run_max_width;   /* ELL width limit of the run schedule */
+    bool single;            /* the plan's values (ELL, remainder, 1/diagonal) in float */
 };
 
 /* The analysis of the level-order solvers, x = T^{-1} b with T given on the host (header checked by
@@ -178,6 +181,11 @@ struct gs_ts_plan_opts {
  * (GS_ERR_ARG / GS_ERR_NUMERIC) or a device one. */
 gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag,
                              const gs_ts_plan_opts *opts, gs_ts_analysis *A);
+/* The same analysis of a factor already in device memory (dT, header checked by the caller): step 1 is
+ * a device-to-device copy; a faulty row is reported with gs_trisolve_check_factor's message from a host
+ * copy of the rows up to it (downloaded on that error path only). */
+gs_status gs_ts_analysis_run_dev(gs_backend *be, const gs_csr_dev *dT, gs_uplo uplo, bool unit_diag,
+                                 const gs_ts_plan_opts *opts, gs_ts_analysis *A);
 /* Called by the solver once its own steps are done: t.total and t.plan from t0. */
 void gs_ts_analysis_done(gs_ts_analysis *A);
 /* Free the plan (the stream is synchronized first); keeps the statistics. Safe on a zeroed struct. */

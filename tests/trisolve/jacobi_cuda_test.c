@@ -121,7 +121,7 @@ static void free_cases(jcases *C)
 /* x = solve of T with type / params on the host backend (twin or reference) */
 static void host_solve(const char *type, const jcase *c, int sweeps, const double *b, double *x)
 {
-    gs_trisolve_params prm = {sweeps, NULL, false};
+    gs_trisolve_params prm = {sweeps, NULL, false, false};
     tri_host_solve(host, type, &c->T, c->uplo, c->unit, &prm, b, x);
 }
 
@@ -195,7 +195,7 @@ static void test_matches_twin(void **state)
         for (int si = 0; si < 4; si++) {
             int sweeps = sweeps_list[si];
             bool big = (double)levels * (double)c->T.nnz > TWIN_MAX_WORK;
-            gs_trisolve_params prm = {sweeps, NULL, false};
+            gs_trisolve_params prm = {sweeps, NULL, false, false};
             gs_trisolve *ts = NULL;
             GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &prm, &ts));
             assert_false(ts->variable);
@@ -260,7 +260,7 @@ static void test_repeat_reanalyse(void **state)
     const int sweeps = 5;
     host_solve("jacobi", &c, sweeps, B.b, B.xt);
 
-    gs_trisolve_params prm = {sweeps, NULL, false};
+    gs_trisolve_params prm = {sweeps, NULL, false, false};
     gs_trisolve *ts = NULL;
     gs_vector *b = NULL, *x = NULL, *z = NULL;
     GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
@@ -341,7 +341,7 @@ static void test_async_bounds(void **state)
             const int sweeps_list[4] = {0, 1, 2, levels};
             for (int si = 0; si < 4; si++) {
                 int sweeps = sweeps_list[si];
-                gs_trisolve_params prm = {sweeps, orders[o], false};
+                gs_trisolve_params prm = {sweeps, orders[o], false, false};
                 gs_trisolve *ts = NULL;
                 GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &prm, &ts));
                 assert_true(ts->variable);
@@ -389,7 +389,7 @@ static void test_deterministic_is_jacobi(void **state)
         GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
         GS_ASSERT_OK(gs_vec_upload(b, B.b));
         for (int sweeps = 1; sweeps <= 4; sweeps += 3) {
-            gs_trisolve_params pa = {sweeps, "backward", true}, pj = {sweeps, NULL, false};
+            gs_trisolve_params pa = {sweeps, "backward", true, false}, pj = {sweeps, NULL, false, false};
             gs_trisolve *ta = NULL, *tj = NULL;
             GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &pa, &ta));
             GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &pj, &tj));
@@ -416,7 +416,7 @@ static void test_view(void **state)
     const gs_int n = 1000;
     gs_csr T = {0};
     GS_ASSERT_OK(tri_random(n, 5, GS_UPPER, false, 3, &T));
-    gs_trisolve_params prm = {4, "dependency", false};
+    gs_trisolve_params prm = {4, "dependency", false, false};
     gs_trisolve *ts = NULL;
     GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, GS_UPPER, false, &prm, &ts));
     GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));

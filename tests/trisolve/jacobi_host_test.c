@@ -41,7 +41,7 @@ static bool solve_with(const char *type, const gs_csr *T, gs_uplo uplo, bool uni
                        bool deterministic, const double *b, double *x)
 {
     gs_int n = T->nrows;
-    gs_trisolve_params prm = {sweeps, order, deterministic};
+    gs_trisolve_params prm = {sweeps, order, deterministic, false};
     gs_trisolve *ts = NULL;
     gs_vector *vb = NULL, *vx = NULL;
     GS_ASSERT_OK(gs_trisolve_create(type, host, uplo, unit, &prm, &ts));
@@ -362,7 +362,7 @@ static void test_reanalyse_and_view(void **state)
 
     const char *types[] = {"jacobi", "async-jacobi"};
     for (int t = 0; t < 2; t++) {
-        gs_trisolve_params prm = {levels, "backward", false};
+        gs_trisolve_params prm = {levels, "backward", false, false};
         gs_trisolve *ts = NULL;
         gs_vector *b = NULL, *x = NULL, *y = NULL;
         GS_ASSERT_OK(gs_vec_create(host, n, &b));
