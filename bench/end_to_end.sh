@@ -94,15 +94,22 @@ for m in "${matrices[@]}"; do
       record gpusolve "$m" "same math, trisolve $ts" "$spmv" "$code" "$tmp/out"
     done
   done
+  # mixed precision: the same math with the factors stored in float (preconditioner.precision = single)
+  timeout "$limit" "$gpusolve" "$m" --json "${math[@]}" -s preconditioner.precision=single >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  [[ $code -ne 0 ]] && { echo "   gpusolve (same math, single) exit $code:" >&2; tail -n 3 "$tmp/err" >&2; }
+  record gpusolve "$m" "same math, auto, float factors" "own" "$code" "$tmp/out"
   # best configurations (our choice per matrix): CG for the SPD PDE matrices, BiCGStab otherwise
   case $m in
     gen:poisson3d:*|gen:laplace27:*|gen:poisson2d:*)
       best=("cg none|-s solver.type=cg -s preconditioner.type=none"
             "cg ic0 jacobi/1|-s solver.type=cg -s preconditioner.type=ic0 -s trisolve.lower.type=jacobi -s trisolve.upper.type=jacobi -s trisolve.lower.sweeps=1 -s trisolve.upper.sweeps=1"
+            "cg ic0 jacobi/1 float|-s solver.type=cg -s preconditioner.type=ic0 -s trisolve.lower.type=jacobi -s trisolve.upper.type=jacobi -s trisolve.lower.sweeps=1 -s trisolve.upper.sweeps=1 -s preconditioner.precision=single"
             "cg ic0 jacobi/2|-s solver.type=cg -s preconditioner.type=ic0 -s trisolve.lower.type=jacobi -s trisolve.upper.type=jacobi -s trisolve.lower.sweeps=2 -s trisolve.upper.sweeps=2") ;;
     *)
       best=("bicgstab none|-s solver.type=bicgstab -s preconditioner.type=none"
-            "bicgstab ilu0 jacobi/2|-s solver.type=bicgstab -s preconditioner.type=ilu0 -s trisolve.lower.type=jacobi -s trisolve.upper.type=jacobi -s trisolve.lower.sweeps=2 -s trisolve.upper.sweeps=2") ;;
+            "bicgstab ilu0 jacobi/2|-s solver.type=bicgstab -s preconditioner.type=ilu0 -s trisolve.lower.type=jacobi -s trisolve.upper.type=jacobi -s trisolve.lower.sweeps=2 -s trisolve.upper.sweeps=2"
+            "bicgstab ilu0 jacobi/2 float|-s solver.type=bicgstab -s preconditioner.type=ilu0 -s trisolve.lower.type=jacobi -s trisolve.upper.type=jacobi -s trisolve.lower.sweeps=2 -s trisolve.upper.sweeps=2 -s preconditioner.precision=single") ;;
   esac
   [[ ${E2E_BEST:-1} == 0 ]] && best=()
   for entry in "${best[@]}"; do
@@ -117,6 +124,7 @@ for m in "${matrices[@]}"; do
   if [[ ${E2E_HOST:-0} == 1 ]]; then
     for entry in "same math|-s solver.type=bicgstab -s preconditioner.type=ilu0" "${best[@]}"; do
       label=${entry%%|*}
+      [[ $label == *float* ]] && continue # float factors: cuda solvers only
       read -r -a extra <<<"${entry#*|}"
       timeout "$limit" "$gpusolve" "$m" --json "${common[@]}" -s device.backend=host "${extra[@]}" >"$tmp/out" 2>"$tmp/err"
       code=$?

@@ -60,7 +60,9 @@ const gs_cfg_key gs_cfg_schema[] = {
     CHOICE_KEY("preconditioner.order", "forward", "forward|backward|random", "ParILU: task-list order"),
     BOOL_KEY("preconditioner.diagnostics", "false",
              "ParILU: report ||(A-LU)_S||_F and ||A-LU||_F after every sweep"),
-    CHOICE_KEY("preconditioner.precision", "double", "double|single", "storage/application precision of the factors (single: not available yet, rejected)"),
+    CHOICE_KEY("preconditioner.precision", "double", "double|single",
+               "factor values in double, or in float applied with double accumulation (cuda trisolve types "
+               "syncfree, levelset, cusparse, jacobi, async-jacobi, auto)"),
 
     /* trisolve */
     TRISOLVE_KEYS("lower"),

@@ -1069,8 +1069,30 @@ static void fc_stats_init(fc_stats *h)
 
 /* ---------------------------------------------------------------- ILU */
 
+void gs_factor_dev_free(gs_factor_dev *f)
+{
+    if (!f) return;
+    if (f->be && (f->arena[0] || f->arena[1]) && cudaStreamSynchronize((cudaStream_t)gs_backend_cuda_stream(f->be)) != cudaSuccess)
+        (void)cudaGetLastError();
+    for (int k = 0; k < 2; k++)
+        if (f->arena[k]) gs_backend_free(f->be, f->arena[k]);
+    memset(f, 0, sizeof *f);
+}
+
+/* The device CSR view of arrays inside a factorization's arena. */
+static gs_csr_dev fc_view(gs_int n, gs_int nnz, const gs_int *rowptr, const gs_int *colind, const double *val)
+{
+    gs_csr_dev v;
+    v.nrows = v.ncols = n;
+    v.nnz = nnz;
+    v.rowptr = rowptr;
+    v.colind = colind;
+    v.val = val;
+    return v;
+}
+
 gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
-                              gs_factor_info *info, gs_factor_cuda_times *t)
+                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
     gs_status st = GS_OK;
     void *arena = NULL;
@@ -1106,8 +1128,9 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
                         "ILU numeric factorization: the L/U patterns are incomplete (row pointers must run from "
                         "0 to nnz, column indices present); run the symbolic factorization on this matrix first");
 
-    if (!L->val) GS_TRY(GS_MALLOC(lval_new, L->nnz));
-    if (!U->val) GS_TRY(GS_MALLOC(uval_new, U->nnz));
+    gs_factor_dev_free(keep);
+    if (!L->val && !keep) GS_TRY(GS_MALLOC(lval_new, L->nnz));
+    if (!U->val && !keep) GS_TRY(GS_MALLOC(uval_new, U->nnz));
     tm.lanes_per_row = fc_lanes(n > 0 ? ((double)L->nnz + (double)U->nnz) / n : 0.0);
     if (n > 0) {
         cudaStream_t s = (cudaStream_t)gs_backend_cuda_stream(be);
@@ -1218,10 +1241,18 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             GS_TRY(fc_factor_error(s, hs.err_key, A, o, false, L->colind + L->rowptr[r], D.lv + L->rowptr[r],
                                    U->colind + U->rowptr[r], D.uv + U->rowptr[r]));
         }
-        double *lv = L->val ? L->val : lval_new, *uv = U->val ? U->val : uval_new;
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(lv, D.lv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(uv, D.uv, nu * sizeof(double), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaStreamSynchronize(s)));
+        if (keep) { /* the factors stay where they are */
+            keep->be = be;
+            keep->arena[0] = arena;
+            arena = NULL;
+            keep->L = fc_view(n, L->nnz, D.lp, D.lc, D.lv);
+            keep->U = fc_view(n, U->nnz, D.up, D.uc, D.uv);
+        } else {
+            double *lv = L->val ? L->val : lval_new, *uv = U->val ? U->val : uval_new;
+            GS_TRY(FC_CUDA(cudaMemcpyAsync(lv, D.lv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(FC_CUDA(cudaMemcpyAsync(uv, D.uv, nu * sizeof(double), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(FC_CUDA(cudaStreamSynchronize(s)));
+        }
         if (hs.nshifted > 0) GS_TRY(fc_collect_shifts(s, D.shifted, n, n, o, info));
         tm.download = gs_wtime() - t0;
     }
@@ -1245,7 +1276,7 @@ cleanup:
 /* ---------------------------------------------------------------- IC(0) */
 
 gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT,
-                              gs_factor_info *info, gs_factor_cuda_times *t)
+                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
     gs_status st = GS_OK;
     void *arena = NULL, *arena2 = NULL;
@@ -1266,6 +1297,7 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     if (!L || !LT) return GS_ERROR(GS_ERR_ARG, "gs_ic0_numeric_cuda: output L or LT is NULL");
     memset(L, 0, sizeof *L);
     memset(LT, 0, sizeof *LT);
+    gs_factor_dev_free(keep);
     GS_CALL(fc_check_matrix(A, who));
     if (A->nnz > 0 && !A->val) {
         GS_CALL(fc_host_check_rows(A, who));
@@ -1415,15 +1447,26 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             GS_TRY(fc_download(s, &lb, d_lp + r, sizeof lb));
             GS_TRY(fc_factor_error(s, hs.err_key, A, o, true, A->colind + A->rowptr[r], D.lv + lb, NULL, NULL));
         }
-        GS_TRY(gs_csr_alloc(&F1, n, n, nnz_l, true));
-        GS_TRY(gs_csr_alloc(&F2, n, n, nnz_l, true));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.rowptr, d_lp, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.colind, D.lc, nl * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.val, D.lv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.rowptr, D.tp, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.colind, D.tc, nl * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.val, D.tv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaStreamSynchronize(s)));
+        if (keep) { /* the factors stay on the device; the host gets their sizes */
+            keep->be = be;
+            keep->arena[0] = arena;
+            keep->arena[1] = arena2;
+            arena = arena2 = NULL;
+            keep->L = fc_view(n, nnz_l, d_lp, D.lc, D.lv);
+            keep->U = fc_view(n, nnz_l, D.tp, D.tc, D.tv);
+            F1.nrows = F1.ncols = F2.nrows = F2.ncols = n;
+            F1.nnz = F2.nnz = nnz_l;
+        } else {
+            GS_TRY(gs_csr_alloc(&F1, n, n, nnz_l, true));
+            GS_TRY(gs_csr_alloc(&F2, n, n, nnz_l, true));
+            GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.rowptr, d_lp, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.colind, D.lc, nl * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.val, D.lv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.rowptr, D.tp, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.colind, D.tc, nl * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.val, D.tv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(FC_CUDA(cudaStreamSynchronize(s)));
+        }
         if (hs.nshifted > 0) GS_TRY(fc_collect_shifts(s, D.shifted, n, n, o, info));
         tm.download = gs_wtime() - t0;
     }

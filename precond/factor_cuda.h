@@ -30,19 +30,33 @@ typedef struct gs_factor_cuda_times {
     int lanes_per_row; /* threads that factor one row (8 for short rows, 32 for long ones) */
 } gs_factor_cuda_times;
 
+/* Factors left in device memory by a GPU factorization (its `keep` argument): L and U (IC(0): L and
+ * L^T) as device CSR views into the factorization's own allocations, which this struct now owns; for
+ * gs_trisolve_analyse_dev, which copies what it needs, so the caller frees them right after. */
+typedef struct gs_factor_dev {
+    gs_backend *be;
+    void *arena[2];
+    gs_csr_dev L, U;
+} gs_factor_dev;
+
+/* Free what f holds (the backend's stream is synchronized first) and zero it; safe on a zeroed struct. */
+void gs_factor_dev_free(gs_factor_dev *f);
+
 /* true in builds with CUDA (whether a GPU is usable is the backend's question), false without. */
 bool gs_factor_cuda_available(void);
 
 /* gs_ilu_numeric on the device of be (a cuda backend): L->val and U->val are allocated when NULL and
  * overwritten otherwise (left untouched on failure). Zero pivot, shift and non-finite rules, messages and
- * info exactly as the host's. t may be NULL. */
+ * info exactly as the host's. t may be NULL. With keep (NULL: none) the factors stay on the device in
+ * *keep (freed first) and L->val, U->val are neither allocated nor written. */
 gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
-                              gs_factor_info *info, gs_factor_cuda_times *t);
+                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep);
 
 /* gs_ic0 on the device of be: L (lower triangle of A, diagonal last in each row) and LT = L^T, both new
- * host CSR (zeroed on failure). t may be NULL. */
+ * host CSR (zeroed on failure). t may be NULL. With keep, the factors stay on the device in *keep and
+ * L, LT get only their sizes (nrows, ncols, nnz; no arrays). */
 gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT,
-                              gs_factor_info *info, gs_factor_cuda_times *t);
+                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep);
 
 #ifdef __cplusplus
 }

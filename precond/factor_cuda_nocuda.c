@@ -7,6 +7,11 @@
 
 bool gs_factor_cuda_available(void) { return false; }
 
+void gs_factor_dev_free(gs_factor_dev *f)
+{
+    if (f) memset(f, 0, sizeof *f); /* nothing can have been kept without CUDA */
+}
+
 static gs_status unsupported(const char *what, gs_factor_cuda_times *t)
 {
     if (t) memset(t, 0, sizeof *t);
@@ -17,8 +22,9 @@ static gs_status unsupported(const char *what, gs_factor_cuda_times *t)
 }
 
 gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
-                              gs_factor_info *info, gs_factor_cuda_times *t)
+                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
+    (void)keep;
     (void)be;
     (void)A;
     (void)o;
@@ -29,8 +35,9 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
 }
 
 gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT,
-                              gs_factor_info *info, gs_factor_cuda_times *t)
+                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
+    (void)keep;
     (void)be;
     (void)A;
     (void)o;

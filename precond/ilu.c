@@ -160,43 +160,58 @@ static gs_status check_symmetric(const gs_pc *pc, const gs_csr *A)
 static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
 {
     ilu_data *d = pc->data;
+    gs_status st = GS_OK;
     const gs_int n = A->nrows;
     bool unit_lower = d->kind != KIND_IC0;
+    /* A GPU factorization leaves its factors on the device and the triangular solvers are analysed there
+     * (no download and re-upload); the host keeps the patterns (ILU) or only the sizes (IC(0)). */
+    gs_factor_dev keep;
+    memset(&keep, 0, sizeof keep);
+    gs_factor_dev *keep_ptr = n > 0 ? &keep : NULL;
 
     switch (d->kind) {
     case KIND_ILU0:
     case KIND_ILUK:
         if (!d->have_pattern)
-            return GS_ERROR(GS_ERR_ARG, "preconditioner %s: numeric setup before the symbolic one", pc->type);
+            GS_FAIL(GS_ERR_ARG, "preconditioner %s: numeric setup before the symbolic one", pc->type);
         memset(&d->ftimes, 0, sizeof d->ftimes);
-        if (d->on_device) GS_CALL(gs_ilu_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes));
-        else GS_CALL(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
+        if (d->on_device)
+            GS_TRY(gs_ilu_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep_ptr));
+        else GS_TRY(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
         break;
     case KIND_ILUT:
         /* A new pattern each time: solvers are analysed afresh. */
         release_solvers(d);
         gs_csr_free(&d->L);
         gs_csr_free(&d->U);
-        GS_CALL(gs_ilut(A, &d->opts, &d->L, &d->U, &d->info));
+        GS_TRY(gs_ilut(A, &d->opts, &d->L, &d->U, &d->info));
         break;
     case KIND_IC0:
-        GS_CALL(check_symmetric(pc, A));
+        GS_TRY(check_symmetric(pc, A));
         gs_csr_free(&d->L);
         gs_csr_free(&d->U);
         memset(&d->ftimes, 0, sizeof d->ftimes);
-        if (d->on_device) GS_CALL(gs_ic0_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes));
-        else GS_CALL(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
+        if (d->on_device)
+            GS_TRY(gs_ic0_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep_ptr));
+        else GS_TRY(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
         break;
     }
     d->nnz_A = A->nnz;
 
-    if (!d->lower) GS_CALL(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_LOWER, unit_lower, &d->lower));
-    if (!d->upper) GS_CALL(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_UPPER, false, &d->upper));
-    GS_CALL(gs_trisolve_analyse(d->lower, &d->L));
-    GS_CALL(gs_trisolve_analyse(d->upper, &d->U));
-    if (!d->work) GS_CALL(gs_vec_create(pc->be, n, &d->work));
+    if (!d->lower) GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_LOWER, unit_lower, &d->lower));
+    if (!d->upper) GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_UPPER, false, &d->upper));
+    if (keep.arena[0]) {
+        GS_TRY(gs_trisolve_analyse_dev(d->lower, &keep.L));
+        GS_TRY(gs_trisolve_analyse_dev(d->upper, &keep.U));
+    } else {
+        GS_TRY(gs_trisolve_analyse(d->lower, &d->L));
+        GS_TRY(gs_trisolve_analyse(d->upper, &d->U));
+    }
+    if (!d->work) GS_TRY(gs_vec_create(pc->be, n, &d->work));
     pc->variable = d->lower->variable || d->upper->variable;
-    return GS_OK;
+cleanup:
+    gs_factor_dev_free(&keep);
+    return st;
 }
 
 /* z = U^{-1} (L^{-1} r) */

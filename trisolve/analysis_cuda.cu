@@ -10,7 +10,11 @@
  * the level kernel runs while the values (60% of the bytes) are still on their way. Allocating pinned
  * memory costs about as much per byte as a pageable copy, so the buffer is small, allocated once per
  * process and reused by every later analysis (its allocation time is reported as staging_alloc_time
- * of the analysis that paid it). */
+ * of the analysis that paid it).
+ *
+ * A factor already in device memory (gs_ts_analysis_run_dev: the output of a GPU factorization) skips
+ * the staging: its arrays are copied inside the device. A single-precision plan (opts->single) gets its
+ * values rounded to float by the layout kernel; everything before the layout is the same. */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
@@ -358,6 +362,7 @@ static __global__ void lv_positions_kernel(lv_pos_args A)
     }
 }
 
+template <typename V>
 struct lv_layout_args {
     gs_int npos, w;
     bool position_cols, has_rem, unit;
@@ -368,7 +373,7 @@ struct lv_layout_args {
     const gs_int *__restrict__ pos_of;
     const gs_int *__restrict__ rem_ptr;
     gs_int *ell_col, *rem_col;
-    double *ell_val, *rem_val, *dinv;
+    V *ell_val, *rem_val, *dinv; /* double, or float for a single-precision plan */
     lv_stats *stats;
 };
 
@@ -376,8 +381,9 @@ struct lv_layout_args {
  * ELL slots k*npos + p (padding -1 / 0 after them), the rest in the remainder; dinv[p] = 1 / t_ii (1 for
  * a unit factor and for holes), and the smallest row whose diagonal is zero or not finite (the value
  * part of the check; the rows passed the structural part, so a non-unit row has exactly one diagonal
- * entry). */
-static __global__ void lv_layout_kernel(lv_layout_args A)
+ * entry). With V = float the values are rounded once here: (float)t_ij and (float)(1 / t_ii). */
+template <typename V>
+static __global__ void lv_layout_kernel(lv_layout_args<V> A)
 {
     gs_int p = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (p >= A.npos) return;
@@ -394,25 +400,50 @@ static __global__ void lv_layout_kernel(lv_layout_args A)
             gs_int c = A.position_cols ? A.pos_of[j] : j;
             if (k < A.w) {
                 A.ell_col[s] = c;
-                A.ell_val[s] = A.val[q];
+                A.ell_val[s] = (V)A.val[q];
                 s += (size_t)A.npos;
             } else {
                 A.rem_col[r] = c;
-                A.rem_val[r] = A.val[q];
+                A.rem_val[r] = (V)A.val[q];
                 r++;
             }
             k++;
         }
     for (; k < A.w; k++, s += (size_t)A.npos) {
         A.ell_col[s] = -1;
-        A.ell_val[s] = 0.0;
+        A.ell_val[s] = (V)0;
     }
     if (A.unit || i < 0) {
-        A.dinv[p] = 1.0;
+        A.dinv[p] = (V)1;
     } else {
-        A.dinv[p] = 1.0 / diag;
+        A.dinv[p] = (V)(1.0 / diag);
         if (diag == 0.0 || !isfinite(diag)) atomicMin(&A.stats->bad_value_row, (int)i);
     }
+}
+
+/* The arguments of a with the values written in type V to ell_val, rem_val and dinv. */
+template <typename V>
+static lv_layout_args<V> lv_layout_in(const lv_layout_args<double> &a, V *ell_val, V *rem_val, V *dinv)
+{
+    lv_layout_args<V> b;
+    b.npos = a.npos;
+    b.w = a.w;
+    b.position_cols = a.position_cols;
+    b.has_rem = a.has_rem;
+    b.unit = a.unit;
+    b.rowptr = a.rowptr;
+    b.col = a.col;
+    b.val = a.val;
+    b.perm = a.perm;
+    b.pos_of = a.pos_of;
+    b.rem_ptr = a.rem_ptr;
+    b.ell_col = a.ell_col;
+    b.rem_col = a.rem_col;
+    b.ell_val = ell_val;
+    b.rem_val = rem_val;
+    b.dinv = dinv;
+    b.stats = a.stats;
+    return b;
 }
 
 /* Hands out 256-byte aligned pieces of one allocation; with base NULL it only adds up the size. */
@@ -472,11 +503,15 @@ static size_t lv_plan_carve(char *base, gs_ls_dplan *D)
     D->perm = c.take<gs_int>(np);
     D->level_ptr = c.take<gs_int>((size_t)D->nlevels + 1);
     D->ell_col = c.take<gs_int>(w * np);
-    D->ell_val = c.take<double>(w * np);
     D->rem_ptr = c.take<gs_int>(np + 1);
     D->rem_col = c.take<gs_int>(rem);
-    D->rem_val = c.take<double>(rem);
-    D->dinv = c.take<double>(np);
+    /* the values in the plan's precision; the other precision's pointers stay NULL */
+    D->ell_val = D->single ? NULL : c.take<double>(w * np);
+    D->rem_val = D->single ? NULL : c.take<double>(rem);
+    D->dinv = D->single ? NULL : c.take<double>(np);
+    D->ell_val_f = D->single ? c.take<float>(w * np) : NULL;
+    D->rem_val_f = D->single ? c.take<float>(rem) : NULL;
+    D->dinv_f = D->single ? c.take<float>(np) : NULL;
     return c.off;
 }
 
@@ -490,6 +525,7 @@ void gs_ls_dplan_free(gs_backend *be, gs_ls_dplan *D)
     D->arena = NULL;
     D->perm = D->level_ptr = D->ell_col = D->rem_ptr = D->rem_col = NULL;
     D->ell_val = D->rem_val = D->dinv = NULL;
+    D->ell_val_f = D->rem_val_f = D->dinv_f = NULL;
     gs_free(&D->h_level_ptr);
 }
 
@@ -501,8 +537,24 @@ void gs_ts_analysis_free(gs_backend *be, gs_ts_analysis *A)
 /* The first faulty row found on the device is `row` (< n): the host check of rows 0 .. row gives the
  * error of the first faulty row with gs_trisolve_check_factor's message; it finding none is a bug in
  * one of the two predicates. */
-static gs_status lv_report_fault(const gs_csr *T, gs_uplo uplo, bool unit_diag, int row, const char *what)
+static gs_status lv_report_fault(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo,
+                                bool unit_diag, int row, const char *what)
 {
+    if (!T) { /* a device factor: its host copy, on this error path only */
+        gs_status st = GS_OK;
+        gs_csr H;
+        memset(&H, 0, sizeof H);
+        GS_TRY(gs_csr_alloc(&H, dT->nrows, dT->ncols, dT->nnz, true));
+        GS_TRY(gs_backend_download(be, H.rowptr, dT->rowptr, ((size_t)dT->nrows + 1) * sizeof(gs_int)));
+        if (dT->nnz > 0) {
+            GS_TRY(gs_backend_download(be, H.colind, dT->colind, (size_t)dT->nnz * sizeof(gs_int)));
+            GS_TRY(gs_backend_download(be, H.val, dT->val, (size_t)dT->nnz * sizeof(double)));
+        }
+        st = lv_report_fault(be, &H, NULL, uplo, unit_diag, row, what);
+    cleanup:
+        gs_csr_free(&H);
+        return st;
+    }
     GS_CALL(gs_ts_check_rows(T, uplo, unit_diag, (gs_int)row + 1));
     return GS_ERROR(GS_ERR_INTERNAL, "the device check flagged row %d (1-based) of the %s factor (%s) but the "
                                      "host check finds no fault in rows 1..%d", row + 1,
@@ -525,7 +577,8 @@ static void lv_cap_hist(const lv_stats *hs, gs_int cap, gs_int *hist, long long 
     }
 }
 
-gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag,
+/* The analysis of T on the host (dT NULL) or of dT in device memory (T NULL). */
+static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo, bool unit_diag,
                              const gs_ts_plan_opts *opts, gs_ts_analysis *A)
 {
     gs_status st = GS_OK;
@@ -535,7 +588,7 @@ gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool
     st_upload U;
     lv_stats hs;
     gs_ls_dplan *D = &A->D;
-    const gs_int n = T->nrows, nnz = T->nnz;
+    const gs_int n = T ? T->nrows : dT->nrows, nnz = T ? T->nnz : dT->nnz;
     const size_t nn = (size_t)n, nz = (size_t)nnz;
     const size_t max_run_rows = (opts->run_rows || opts->forced_run_rows > 1) ? GS_SF_RUN_ROWS : 1;
     int dev = 0;
@@ -552,6 +605,7 @@ gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool
     D->run_rows = 1;
     D->max_width = opts->max_width;
     D->position_cols = opts->position_cols;
+    D->single = opts->single;
     GS_TRY(TS_CUDA(cudaGetDevice(&dev)));
     GS_TRY(TS_CUDA(cudaDeviceGetAttribute(&A->sms, cudaDevAttrMultiProcessorCount, dev)));
     GS_TRY(GS_MALLOC(D->h_level_ptr, 1));
@@ -590,10 +644,15 @@ gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool
         /* 1. the pattern; the row pass on it: check, lengths, links */
         lv_stats_init_kernel<<<1, 32, 0, s>>>(W.stats, n);
         GS_TRY(TS_LAUNCHED("lv_stats_init_kernel"));
-        GS_TRY(st_begin(&U, (nn + 1) * sizeof(gs_int) + nz * (sizeof(gs_int) + sizeof(double))));
-        A->t.staging_alloc = U.alloc_time;
-        GS_TRY(st_copy(&U, W.rowptr, T->rowptr, (nn + 1) * sizeof(gs_int), s));
-        GS_TRY(st_copy(&U, W.col, T->colind, nz * sizeof(gs_int), s));
+        if (T) {
+            GS_TRY(st_begin(&U, (nn + 1) * sizeof(gs_int) + nz * (sizeof(gs_int) + sizeof(double))));
+            A->t.staging_alloc = U.alloc_time;
+            GS_TRY(st_copy(&U, W.rowptr, T->rowptr, (nn + 1) * sizeof(gs_int), s));
+            GS_TRY(st_copy(&U, W.col, T->colind, nz * sizeof(gs_int), s));
+        } else { /* already on the device: copies inside it */
+            GS_TRY(TS_CUDA(cudaMemcpyAsync(W.rowptr, dT->rowptr, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToDevice, s)));
+            if (nz) GS_TRY(TS_CUDA(cudaMemcpyAsync(W.col, dT->colind, nz * sizeof(gs_int), cudaMemcpyDeviceToDevice, s)));
+        }
         double t_check = gs_wtime();
         A->t.upload = t_check - A->t0; /* the pattern's part */
         lv_rows_args ra;
@@ -612,7 +671,7 @@ gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool
         GS_TRY(TS_LAUNCHED("lv_rows_kernel"));
         GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs, W.stats, sizeof hs, cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
-        if (hs.bad_row < n) GS_TRY(lv_report_fault(T, uplo, unit_diag, hs.bad_row, "structure"));
+        if (hs.bad_row < n) GS_TRY(lv_report_fault(be, T, dT, uplo, unit_diag, hs.bad_row, "structure"));
 
         /* 2. the schedule: rows, or runs of up to run_rows linked rows (chain starts by a max-scan) */
         gs_ts_row_stats rs;
@@ -671,7 +730,8 @@ gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool
         double t_values = gs_wtime();
         GS_TRY(TS_CUDA(cudaStreamCreateWithFlags(&vs, cudaStreamNonBlocking)));
         GS_TRY(TS_CUDA(cudaEventCreateWithFlags(&values_in, cudaEventDisableTiming)));
-        GS_TRY(st_copy(&U, W.val, T->val, nz * sizeof(double), vs));
+        if (T) GS_TRY(st_copy(&U, W.val, T->val, nz * sizeof(double), vs));
+        else if (nz) GS_TRY(TS_CUDA(cudaMemcpyAsync(W.val, dT->val, nz * sizeof(double), cudaMemcpyDeviceToDevice, vs)));
         GS_TRY(TS_CUDA(cudaEventRecord(values_in, vs)));
         GS_TRY(st_end(&U)); /* every chunk has left the staging buffer */
         A->t.upload += gs_wtime() - t_values; /* + the values' part */
@@ -734,7 +794,7 @@ gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool
 
         /* 6. the HEC layout by position once the values are on the device */
         GS_TRY(TS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
-        lv_layout_args ly;
+        lv_layout_args<double> ly;
         ly.npos = D->npos;
         ly.w = D->ell_width;
         ly.position_cols = opts->position_cols;
@@ -752,7 +812,12 @@ gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool
         ly.rem_val = D->rem_val;
         ly.dinv = D->dinv;
         ly.stats = W.stats;
-        lv_layout_kernel<<<(unsigned)((np + 255) / 256), 256, 0, s>>>(ly);
+        if (D->single) {
+            lv_layout_kernel<float><<<(unsigned)((np + 255) / 256), 256, 0, s>>>(
+                lv_layout_in(ly, D->ell_val_f, D->rem_val_f, D->dinv_f));
+        } else {
+            lv_layout_kernel<double><<<(unsigned)((np + 255) / 256), 256, 0, s>>>(ly);
+        }
         GS_TRY(TS_LAUNCHED("lv_layout_kernel"));
 
         gs_free(&D->h_level_ptr);
@@ -762,7 +827,7 @@ gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool
         GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.bad_value_row, &W.stats->bad_value_row, sizeof(int),
                                        cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
-        if (hs.bad_value_row < n) GS_TRY(lv_report_fault(T, uplo, unit_diag, hs.bad_value_row, "diagonal value"));
+        if (hs.bad_value_row < n) GS_TRY(lv_report_fault(be, T, dT, uplo, unit_diag, hs.bad_value_row, "diagonal value"));
         A->t.layout = gs_wtime() - t1;
 
         for (gs_int l = 0; l < D->nlevels; l++) {
@@ -788,6 +853,18 @@ cleanup:
     if (st != GS_OK) gs_ls_dplan_free(be, D);
     gs_ts_analysis_done(A);
     return st;
+}
+
+gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag,
+                             const gs_ts_plan_opts *opts, gs_ts_analysis *A)
+{
+    return lv_analysis(be, T, NULL, uplo, unit_diag, opts, A);
+}
+
+gs_status gs_ts_analysis_run_dev(gs_backend *be, const gs_csr_dev *dT, gs_uplo uplo, bool unit_diag,
+                                 const gs_ts_plan_opts *opts, gs_ts_analysis *A)
+{
+    return lv_analysis(be, NULL, dT, uplo, unit_diag, opts, A);
 }
 
 void gs_ts_analysis_done(gs_ts_analysis *A)

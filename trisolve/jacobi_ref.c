@@ -23,7 +23,9 @@
  * `jacobi` here reproduces the GPU arithmetic: rows with at most GS_JACOBI_LONG_ROW off-diagonal
  * entries are summed sequentially (a thread per row on the GPU), longer rows in 32 lane-strided partial
  * sums combined by the warp's shuffle tree (a warp per row), so host and GPU differ only by rounding
- * (fused multiply-adds on the GPU).
+ * (fused multiply-adds on the GPU). The twin stores double values only (trisolve.c refuses
+ * preconditioner.precision = "single" on the host backend); the GPU's single mode is this twin run on
+ * the factor with its values rounded as the GPU stores them (t_ij -> float, 1/t_ii -> float).
  *
  * The creation functions of both registry types live here and pick the implementation by backend. */
 #include <string.h>
@@ -36,7 +38,6 @@
 gs_status gs_trisolve_create_jacobi(gs_trisolve *ts);
 gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts);
 gs_status gs_trisolve_create_jacobi_cuda(gs_trisolve *ts);
-gs_status gs_jacobi_split(const gs_csr *T, bool unit_diag, gs_csr *N, double **dinv);
 void gs_jacobi_layout(gs_int *long_row, gs_int *rows_per_block, gs_int *local_sweeps);
 bool gs_jacobi_in_place(const gs_trisolve *ts);
 bool gs_jacobi_descending(const gs_trisolve *ts);
@@ -85,7 +86,9 @@ bool gs_jacobi_descending(const gs_trisolve *ts)
     return ts->uplo == GS_UPPER;
 }
 
-gs_status gs_jacobi_split(const gs_csr *T, bool unit_diag, gs_csr *N, double **dinv)
+/* N = T - D (T's off-diagonal entries in their order) and dinv[i] = 1 / t_ii (NULL for a unit diagonal)
+ * of a checked factor. The GPU builds the same arrays on the device (jacobi_cuda.cu, jac_fill_kernel). */
+static gs_status jac_split(const gs_csr *T, bool unit_diag, gs_csr *N, double **dinv)
 {
     gs_status st = GS_OK;
     gs_int n = T->nrows, k = 0;
@@ -198,7 +201,7 @@ static gs_status jac_host_analyse(gs_trisolve *ts, const gs_csr *T)
     gs_csr_free(&d->N);
     gs_free(&d->dinv);
     gs_free(&d->w);
-    GS_TRY(gs_jacobi_split(T, ts->unit_diag, &d->N, &d->dinv));
+    GS_TRY(jac_split(T, ts->unit_diag, &d->N, &d->dinv));
     GS_TRY(GS_MALLOC(d->w, T->nrows));
     d->nlong = 0;
     d->max_row = 0;

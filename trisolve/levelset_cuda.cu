@@ -18,7 +18,12 @@
  * sync-free solver everywhere it was measured (docs/notes-trisolve.md).
  *
  * Analysis = upload of T's CSR + row check, level computation, sort and HEC layout on the GPU
- * (gs_ts_analysis_run) + chains on the host from the downloaded level pointers (O(levels)). */
+ * (gs_ts_analysis_run; gs_ts_analysis_run_dev for a factor already in device memory) + chains on the
+ * host from the downloaded level pointers (O(levels)).
+ *
+ * Precision (preconditioner.precision): the plan's values (ELL, remainder, 1/diagonal) are double, or
+ * float with "single"; the kernel is instantiated for both value types and widens each value to double
+ * where it is used, so b, x and the sums stay double: x_i = (b_i - sum_j (double)l_ij_f x_j) * (double)dinv_f_i. */
 #include <cuda_runtime.h>
 #include <string.h>
 
@@ -31,17 +36,18 @@
 #define LS_PF 8         /* ELL entries of a thread's next row held in registers across a barrier */
 #define LS_L2_AHEAD 4   /* levels ahead whose row data a thread prefetches into L2 */
 
-/* The device plan and the per-level schedule, passed by value. */
+/* The device plan and the per-level schedule, passed by value; V: the type of the plan's values. */
+template <typename V>
 struct ls_dev {
     gs_int n, w, nlevels;
     const gs_int *__restrict__ level_ptr;
     const gs_int *__restrict__ perm;
     const gs_int *__restrict__ ell_col;
-    const double *__restrict__ ell_val;
+    const V *__restrict__ ell_val;
     const gs_int *__restrict__ rem_ptr;
     const gs_int *__restrict__ rem_col;
-    const double *__restrict__ rem_val;
-    const double *__restrict__ dinv;
+    const V *__restrict__ rem_val;
+    const V *__restrict__ dinv;
     const double *__restrict__ bp;            /* b by position: bp[p] = b[perm[p]] (gathered first) */
     const unsigned char *__restrict__ single; /* per level: 1 = part of a chain run by block 0 */
     unsigned *bar;                            /* [0] arrivals since the launch began */
@@ -69,15 +75,18 @@ static __global__ void ls_gather_kernel(gs_int n, const gs_int *__restrict__ per
     if (p < n) bp[p] = __ldg(b + __ldg(perm + p));
 }
 
-/* A row loaded ahead of its level: everything except the x values it reads. */
+/* A row loaded ahead of its level: everything except the x values it reads (values kept as V). */
+template <typename V>
 struct ls_row {
     gs_int p;
-    double b, d;
+    double b;
+    V d;
     gs_int c[LS_PF];
-    double v[LS_PF];
+    V v[LS_PF];
 };
 
-static __device__ __forceinline__ void ls_fetch(const ls_dev &H, gs_int p, ls_row &r)
+template <typename V>
+static __device__ __forceinline__ void ls_fetch(const ls_dev<V> &H, gs_int p, ls_row<V> &r)
 {
     r.p = p;
     if (p < 0) return;
@@ -86,7 +95,7 @@ static __device__ __forceinline__ void ls_fetch(const ls_dev &H, gs_int p, ls_ro
 #pragma unroll
     for (int k = 0; k < LS_PF; k++) {
         r.c[k] = -1;
-        r.v[k] = 0.0;
+        r.v[k] = (V)0;
         if (k < H.w) {
             size_t q = (size_t)k * (size_t)H.n + (size_t)p;
             r.c[k] = __ldg(H.ell_col + q);
@@ -101,7 +110,8 @@ static __device__ __forceinline__ void ls_prefetch_l2(const void *p)
 }
 
 /* Bring the data of row p (a few levels ahead) into L2: all of it is indexed by position. */
-static __device__ __forceinline__ void ls_touch(const ls_dev &H, gs_int p)
+template <typename V>
+static __device__ __forceinline__ void ls_touch(const ls_dev<V> &H, gs_int p)
 {
     ls_prefetch_l2(H.bp + p);
     ls_prefetch_l2(H.dinv + p);
@@ -116,7 +126,8 @@ static __device__ __forceinline__ void ls_touch(const ls_dev &H, gs_int p)
 /* x[perm[p]] = (bp[p] - sum of the ELL entries in order - sum of the remainder in order) * dinv[p]; x
  * read through L2 (values written by other SMs before the barrier). ELL slots past LS_PF are read 4 at a
  * time (independent loads), then applied in order. */
-static __device__ __forceinline__ void ls_solve(const ls_dev &H, const ls_row &r, double *x)
+template <typename V>
+static __device__ __forceinline__ void ls_solve(const ls_dev<V> &H, const ls_row<V> &r, double *x)
 {
     double xv[LS_PF];
 #pragma unroll
@@ -124,7 +135,7 @@ static __device__ __forceinline__ void ls_solve(const ls_dev &H, const ls_row &r
     double s = r.b;
 #pragma unroll
     for (int k = 0; k < LS_PF; k++)
-        if (r.c[k] >= 0) s -= r.v[k] * xv[k];
+        if (r.c[k] >= 0) s -= (double)r.v[k] * xv[k];
     if (H.w > LS_PF && r.c[LS_PF - 1] >= 0) {
         for (gs_int k0 = LS_PF; k0 < H.w; k0 += 4) {
             gs_int j[4];
@@ -133,7 +144,7 @@ static __device__ __forceinline__ void ls_solve(const ls_dev &H, const ls_row &r
             for (int u = 0; u < 4; u++) {
                 size_t q = (size_t)(k0 + u) * (size_t)H.n + (size_t)r.p;
                 j[u] = k0 + u < H.w ? __ldg(H.ell_col + q) : -1;
-                v[u] = k0 + u < H.w ? __ldg(H.ell_val + q) : 0.0;
+                v[u] = k0 + u < H.w ? (double)__ldg(H.ell_val + q) : 0.0;
             }
 #pragma unroll
             for (int u = 0; u < 4; u++) xj[u] = j[u] >= 0 ? __ldcg(x + j[u]) : 0.0;
@@ -146,9 +157,9 @@ static __device__ __forceinline__ void ls_solve(const ls_dev &H, const ls_row &r
     if (H.has_rem) {
         gs_int q1 = __ldg(H.rem_ptr + r.p + 1);
         for (gs_int q = __ldg(H.rem_ptr + r.p); q < q1; q++)
-            s -= __ldg(H.rem_val + q) * __ldcg(x + __ldg(H.rem_col + q));
+            s -= (double)__ldg(H.rem_val + q) * __ldcg(x + __ldg(H.rem_col + q));
     }
-    x[__ldg(H.perm + r.p)] = s * r.d;
+    x[__ldg(H.perm + r.p)] = s * (double)r.d;
 }
 
 static __device__ __forceinline__ void ls_fence_acq_rel(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
@@ -182,7 +193,8 @@ static __device__ __forceinline__ void ls_grid_exit(unsigned *bar, unsigned barr
 
 /* The index of this thread's first row in level l (-1: none): block 0's threads in a chain level, every
  * thread of the grid in a wide level. */
-static __device__ __forceinline__ gs_int ls_first_row(const ls_dev &H, gs_int l)
+template <typename V>
+static __device__ __forceinline__ gs_int ls_first_row(const ls_dev<V> &H, gs_int l)
 {
     if (H.single[l] && blockIdx.x != 0) return -1;
     gs_int p0 = H.level_ptr[l], p1 = H.level_ptr[l + 1];
@@ -191,25 +203,28 @@ static __device__ __forceinline__ gs_int ls_first_row(const ls_dev &H, gs_int l)
 }
 
 /* A row solved without the register prefetch (rows beyond one per thread of levels wider than the grid). */
-static __device__ __forceinline__ void ls_solve_plain(const ls_dev &H, gs_int p, double *x)
+template <typename V>
+static __device__ __forceinline__ void ls_solve_plain(const ls_dev<V> &H, gs_int p, double *x)
 {
     double s = H.bp[p];
     size_t q = (size_t)p;
     for (gs_int k = 0; k < H.w; k++, q += (size_t)H.n) {
         gs_int j = __ldg(H.ell_col + q);
         if (j < 0) break;
-        s -= __ldg(H.ell_val + q) * __ldcg(x + j);
+        s -= (double)__ldg(H.ell_val + q) * __ldcg(x + j);
     }
     if (H.has_rem) {
         gs_int q1 = __ldg(H.rem_ptr + p + 1);
-        for (gs_int r = __ldg(H.rem_ptr + p); r < q1; r++) s -= __ldg(H.rem_val + r) * __ldcg(x + __ldg(H.rem_col + r));
+        for (gs_int r = __ldg(H.rem_ptr + p); r < q1; r++)
+            s -= (double)__ldg(H.rem_val + r) * __ldcg(x + __ldg(H.rem_col + r));
     }
-    x[__ldg(H.perm + p)] = s * __ldg(H.dinv + p);
+    x[__ldg(H.perm + p)] = s * (double)__ldg(H.dinv + p);
 }
 
-static __global__ void __launch_bounds__(LS_THREADS, 1) ls_fused_kernel(ls_dev H, double *__restrict__ x)
+template <typename V>
+static __global__ void __launch_bounds__(LS_THREADS, 1) ls_fused_kernel(ls_dev<V> H, double *__restrict__ x)
 {
-    ls_row cur;
+    ls_row<V> cur;
     unsigned barriers = 0;
     ls_fetch(H, ls_first_row(H, 0), cur);
     for (gs_int l = 1; l <= H.l2_ahead && l < H.nlevels; l++) {
@@ -252,7 +267,9 @@ static void ls_release(gs_trisolve *ts, ls_cuda_data *d)
     gs_ls_plan_free(&d->P);
 }
 
-static gs_status ls_cuda_analyse(gs_trisolve *ts, const gs_csr *T)
+/* The analysis of a factor given on the host (T) or already in device memory (dT, T NULL: a GPU
+ * factorization's output, read there without a round trip); the chains and the grid are shared. */
+static gs_status ls_cuda_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_dev *dT)
 {
     ls_cuda_data *d = (ls_cuda_data *)ts->data;
     gs_backend *be = ts->be;
@@ -263,8 +280,10 @@ static gs_status ls_cuda_analyse(gs_trisolve *ts, const gs_csr *T)
 
     ls_release(ts, d);
     memset(&d->P, 0, sizeof d->P);
-    gs_ts_plan_opts po = {GS_LS_ELL_MAX_WIDTH, false, NULL, 0, 0}; /* rows renumbered level by level */
-    GS_TRY(gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->A));
+    /* rows renumbered level by level; values in float with preconditioner.precision = "single" */
+    gs_ts_plan_opts po = {GS_LS_ELL_MAX_WIDTH, false, NULL, 0, 0, ts->prm.single};
+    GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->A)
+             : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->A));
     t1 = gs_wtime();
 
     /* chains on the host from the level pointers (the rule of the host plan, chain_rows = LS_THREADS) */
@@ -300,7 +319,8 @@ static gs_status ls_cuda_analyse(gs_trisolve *ts, const gs_csr *T)
         int dev = 0, coop = 0, per_sm = 0;
         GS_TRY(TS_CUDA(cudaGetDevice(&dev)));
         GS_TRY(TS_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev)));
-        GS_TRY(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ls_fused_kernel, LS_THREADS, 0)));
+        const void *kernel = D->single ? (const void *)ls_fused_kernel<float> : (const void *)ls_fused_kernel<double>;
+        GS_TRY(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, LS_THREADS, 0)));
         long long want = ((long long)widest_wide + LS_THREADS - 1) / LS_THREADS, cap = (long long)d->A.sms * per_sm;
         if (want < 1) want = 1;
         if (!coop || cap < 1) cap = 1; /* one block needs no grid barrier */
@@ -322,38 +342,62 @@ cleanup:
     return st;
 }
 
-static gs_status ls_cuda_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
+static gs_status ls_cuda_analyse(gs_trisolve *ts, const gs_csr *T)
 {
-    ls_cuda_data *d = (ls_cuda_data *)ts->data;
-    cudaStream_t s = gs_ts_stream(ts->be);
-    ls_dev H;
+    GS_CALL(ls_cuda_analyse_from(ts, T, NULL));
+    return GS_OK;
+}
+
+static gs_status ls_cuda_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
+{
+    GS_CALL(ls_cuda_analyse_from(ts, NULL, T));
+    return GS_OK;
+}
+
+/* The two launches of a solve with the plan's values of type V (ell_val, rem_val, dinv): bp = b by
+ * position, then the level walk x[perm[p]] = (bp[p] - sum (double)t_pj x_j) * (double)dinv[p]. */
+template <typename V>
+static gs_status ls_launch(const ls_cuda_data *d, const V *ell_val, const V *rem_val, const V *dinv, cudaStream_t s,
+                           const double *b, double *x)
+{
+    ls_dev<V> H;
     H.n = d->A.D.n;
     H.w = d->A.D.ell_width;
     H.nlevels = d->A.D.nlevels;
     H.level_ptr = d->A.D.level_ptr;
     H.perm = d->A.D.perm;
     H.ell_col = d->A.D.ell_col;
-    H.ell_val = d->A.D.ell_val;
+    H.ell_val = ell_val;
     H.rem_ptr = d->A.D.rem_ptr;
     H.rem_col = d->A.D.rem_col;
-    H.rem_val = d->A.D.rem_val;
-    H.dinv = d->A.D.dinv;
+    H.rem_val = rem_val;
+    H.dinv = dinv;
     H.bp = d->bp;
     H.single = d->single;
     H.bar = d->bar;
     H.has_rem = d->A.D.rem_nnz > 0;
     H.l2_ahead = LS_L2_AHEAD;
-    double *xp = x->data;
-    ls_gather_kernel<<<(unsigned)((H.n + 255) / 256), 256, 0, s>>>(H.n, H.perm, b->data, d->bp);
+    double *xp = x;
+    ls_gather_kernel<<<(unsigned)((H.n + 255) / 256), 256, 0, s>>>(H.n, H.perm, b, d->bp);
     GS_CALL(TS_LAUNCHED("ls_gather_kernel"));
     if (d->grid > 1) {
         void *args[] = {(void *)&H, (void *)&xp};
-        GS_CALL(TS_CUDA(cudaLaunchCooperativeKernel((const void *)ls_fused_kernel, dim3((unsigned)d->grid),
+        GS_CALL(TS_CUDA(cudaLaunchCooperativeKernel((const void *)ls_fused_kernel<V>, dim3((unsigned)d->grid),
                                                     dim3(LS_THREADS), args, 0, s)));
     } else {
-        ls_fused_kernel<<<1, LS_THREADS, 0, s>>>(H, xp);
+        ls_fused_kernel<V><<<1, LS_THREADS, 0, s>>>(H, xp);
         GS_CALL(TS_LAUNCHED("ls_fused_kernel"));
     }
+    return GS_OK;
+}
+
+static gs_status ls_cuda_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
+{
+    const ls_cuda_data *d = (const ls_cuda_data *)ts->data;
+    const gs_ls_dplan *D = &d->A.D;
+    cudaStream_t s = gs_ts_stream(ts->be);
+    if (D->single) GS_CALL(ls_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b->data, x->data));
+    else GS_CALL(ls_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b->data, x->data));
     return GS_OK;
 }
 
@@ -372,6 +416,8 @@ static void ls_cuda_view(const gs_trisolve *ts, gs_report *rep, const char *pref
     gs_ts_report_string(rep, prefix, "implementation",
                         "cuda level sets (GPU analysis, HEC, one persistent kernel: grid barriers between wide "
                         "levels, chains of thin levels in one block)");
+    /* single: the factor's values in float, applied with double accumulation (b, x, sums in double) */
+    gs_ts_report_string(rep, prefix, "precision", ts->prm.single ? "single" : "double");
     gs_ts_analysis_view(&d->A, rep, prefix);
     gs_ls_plan_view(&d->P, rep, prefix);
     gs_ts_report_int(rep, prefix, "graph_kernels", 2); /* kernels per solve: gather of b, the level walk */
@@ -380,7 +426,8 @@ static void ls_cuda_view(const gs_trisolve *ts, gs_report *rep, const char *pref
     gs_ts_report_double(rep, prefix, "chains_time", d->time_chains);
 }
 
-static const gs_trisolve_ops ls_cuda_ops = {ls_cuda_analyse, ls_cuda_solve, ls_cuda_destroy, ls_cuda_view, NULL};
+static const gs_trisolve_ops ls_cuda_ops = {ls_cuda_analyse, ls_cuda_solve, ls_cuda_destroy, ls_cuda_view,
+                                            ls_cuda_analyse_dev};
 
 gs_status gs_trisolve_create_levelset_cuda(gs_trisolve *ts)
 {

@@ -34,6 +34,11 @@
  * Cost: one dependency hop between SMs (store, polling load, return) is ~0.5-0.9 us on the H100, so a
  * solve costs ~levels x hop (docs/notes-trisolve.md); the bytes are a small term.
  *
+ * Precision (preconditioner.precision): the plan stores its values (ELL, remainder, 1/diagonal) in double,
+ * or in float with "single" (the kernels are instantiated for both value types): each value is widened
+ * to double where it is used, so b, x, the sums and the published ready values stay double,
+ * x_i = (b_i - sum_j (double)l_ij_f x_j) * (double)dinv_f_i; only the value bytes read are halved.
+ *
  * Tried and dropped (docs/notes-trisolve.md, version 3; code in commit 7cd9e0e): a chunked natural-order
  * schedule with dependencies inside a chunk through shared memory was slower on every benchmark factor
  * (a step through shared memory measured ~0.44 us, no cheaper than an L2 hop). */
@@ -59,6 +64,9 @@ static __device__ __forceinline__ long long sf_bits(double v)
 #define SF_ELL_MAX 16      /* widest ELL part: entries a thread keeps in registers */
 #define SF_WARPS_PER_SM 8  /* persistent warps per multiprocessor (capped by occupancy) */
 
+/* V: the type the plan stores its values in (double, or float with preconditioner.precision = "single");
+ * they are widened to double where they are used, so the arithmetic is double either way. */
+template <typename V>
 struct sf_dev {
     gs_int n, w; /* n: positions (rows in level order; run_rows x runs for runs) */
     gs_int nunits; /* rows, or runs (the position stride of a run's rows) */
@@ -66,11 +74,11 @@ struct sf_dev {
     unsigned long long nchunks, per_solve; /* per_solve = K = nchunks + warps */
     const gs_int *__restrict__ perm;
     const gs_int *__restrict__ ell_col; /* positions */
-    const double *__restrict__ ell_val;
+    const V *__restrict__ ell_val;
     const gs_int *__restrict__ rem_ptr;
     const gs_int *__restrict__ rem_col;
-    const double *__restrict__ rem_val;
-    const double *__restrict__ dinv;
+    const V *__restrict__ rem_val;
+    const V *__restrict__ dinv;
     long long *ready; /* 2n: the values by position of two generations */
     unsigned long long *ticket;
 };
@@ -79,24 +87,25 @@ struct sf_dev {
  * remainder entries in order) * dinv[p], each entry's x read from this generation's ready array (cur)
  * once it is no longer SF_EMPTY; the value is published in cur[p] and nxt[p] is reset for the next
  * solve. */
-template <int WMAX>
-static __device__ __forceinline__ void sf_chunk(const sf_dev &S, const double *__restrict__ b, double *__restrict__ x,
-                                                long long *cur, long long *nxt, gs_int p)
+template <int WMAX, typename V>
+static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double *__restrict__ b,
+                                                double *__restrict__ x, long long *cur, long long *nxt, gs_int p)
 {
     const bool active = p < S.n;
     gs_int i = 0, c[WMAX], rq = 0, r1 = 0;
-    double v[WMAX], xv[WMAX], bi = 0.0, di = 0.0;
+    V v[WMAX];
+    double xv[WMAX], bi = 0.0, di = 0.0;
     unsigned pend = 0;
 #pragma unroll
     for (int k = 0; k < WMAX; k++) {
         c[k] = -1;
-        v[k] = 0.0;
+        v[k] = (V)0;
         xv[k] = 0.0;
     }
     if (active) {
         i = __ldg(S.perm + p);
         bi = __ldg(b + i);
-        di = __ldg(S.dinv + p);
+        di = (double)__ldg(S.dinv + p);
 #pragma unroll
         for (int k = 0; k < WMAX; k++)
             if (k < S.w) {
@@ -130,7 +139,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev &S, const double *_
                     s = bi;
 #pragma unroll
                     for (int k = 0; k < WMAX; k++)
-                        if (c[k] >= 0) s -= v[k] * xv[k];
+                        if (c[k] >= 0) s -= (double)v[k] * xv[k];
                     ell_done = true;
                 }
                 while (rq < r1) { /* then the remainder in order, as far as it is solved, 4 reads at a time */
@@ -140,7 +149,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev &S, const double *_
 #pragma unroll
                     for (int u = 0; u < 4; u++) {
                         j[u] = rq + u < r1 ? __ldg(S.rem_col + rq + u) : -1;
-                        rv[u] = rq + u < r1 ? __ldg(S.rem_val + rq + u) : 0.0;
+                        rv[u] = rq + u < r1 ? (double)__ldg(S.rem_val + rq + u) : 0.0;
                     }
 #pragma unroll
                     for (int u = 0; u < 4; u++) g[u] = j[u] >= 0 ? gs_ts_ld_relaxed(cur + j[u]) : SF_EMPTY;
@@ -176,13 +185,14 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev &S, const double *_
  * finished finds its other values already there); the entry that reads the run's previous row (column
  * p_{k-1}) takes the value from a register instead. Rows are finished in order within a round as far as
  * their values are known; a row's remainder is read when it is the next row, 4 values at a time. */
-template <int K, int W>
-static __device__ __forceinline__ void sf_run_chunk(const sf_dev &S, const double *__restrict__ b,
+template <int K, int W, typename V>
+static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const double *__restrict__ b,
                                                     double *__restrict__ x, long long *cur, long long *nxt, gs_int rp)
 {
     const bool active = rp < S.nunits;
     gs_int pos[K], row[K], c[K][W];
-    double bi[K], di[K], v[K][W], xv[K][W];
+    double bi[K], di[K], xv[K][W];
+    V v[K][W];
     unsigned pend = 0; /* bit k*W + e: ELL entry e of row k waits for a value from another thread */
     int len = 0;
 #pragma unroll
@@ -194,7 +204,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev &S, const doubl
 #pragma unroll
         for (int e = 0; e < W; e++) {
             c[k][e] = -1;
-            v[k][e] = 0.0;
+            v[k][e] = (V)0;
             xv[k][e] = 0.0;
         }
     }
@@ -208,7 +218,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev &S, const doubl
         for (int k = 0; k < K; k++)
             if (k < len) {
                 bi[k] = __ldg(b + row[k]);
-                di[k] = __ldg(S.dinv + pos[k]);
+                di[k] = (double)__ldg(S.dinv + pos[k]);
 #pragma unroll
                 for (int e = 0; e < W; e++)
                     if (e < S.w) {
@@ -250,7 +260,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev &S, const doubl
                     s = bi[k];
 #pragma unroll
                     for (int e = 0; e < W; e++)
-                        if (c[k][e] >= 0) s -= v[k][e] * (c[k][e] == pprev ? prev : xv[k][e]);
+                        if (c[k][e] >= 0) s -= (double)v[k][e] * (c[k][e] == pprev ? prev : xv[k][e]);
                     started = true;
                     if (S.has_rem) {
                         rq = __ldg(S.rem_ptr + pos[k]);
@@ -264,7 +274,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev &S, const doubl
 #pragma unroll
                     for (int u = 0; u < 4; u++) {
                         j[u] = rq + u < r1 ? __ldg(S.rem_col + rq + u) : -1;
-                        rv[u] = rq + u < r1 ? __ldg(S.rem_val + rq + u) : 0.0;
+                        rv[u] = rq + u < r1 ? (double)__ldg(S.rem_val + rq + u) : 0.0;
                     }
 #pragma unroll
                     for (int u = 0; u < 4; u++)
@@ -298,9 +308,9 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev &S, const doubl
 /* A persistent warp takes 32 units (rows of the level order, or runs) per ticket until its ticket is
  * past the last chunk; the first ticket tells the solve (generation) it belongs to. K = 1: level order
  * (sf_chunk, WMAX ELL entries per row); K > 1: runs (sf_run_chunk, WMAX ELL entries per row). */
-template <int WMAX, int K>
+template <int WMAX, int K, typename V>
 static __global__ void __launch_bounds__(SF_BLOCK)
-    sf_kernel(sf_dev S, const double *__restrict__ b, double *__restrict__ x)
+    sf_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
 {
     const unsigned lane = threadIdx.x & 31u;
     unsigned long long t = 0;
@@ -314,20 +324,22 @@ static __global__ void __launch_bounds__(SF_BLOCK)
         if (chunk >= S.nchunks) break; /* this warp's one ticket past the last chunk */
         unsigned long long next = 0;
         if (lane == 0) next = atomicAdd(S.ticket, 1ULL); /* in flight while the chunk is solved */
-        if constexpr (K == 1) sf_chunk<WMAX>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
-        else sf_run_chunk<K, WMAX>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
+        if constexpr (K == 1) sf_chunk<WMAX, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
+        else sf_run_chunk<K, WMAX, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         t = __shfl_sync(0xffffffffu, next, 0);
     }
 }
 
-typedef void (*sf_kernel_fn)(sf_dev, const double *, double *);
+template <typename V>
+using sf_kernel_fn = void (*)(sf_dev<V>, const double *, double *);
 
-static sf_kernel_fn sf_pick(int wmax, int run_rows)
+template <typename V>
+static sf_kernel_fn<V> sf_pick(int wmax, int run_rows)
 {
-    if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS>;
-    if (wmax <= 4) return sf_kernel<4, 1>;
-    if (wmax <= 8) return sf_kernel<8, 1>;
-    return sf_kernel<16, 1>;
+    if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS, V>;
+    if (wmax <= 4) return sf_kernel<4, 1, V>;
+    if (wmax <= 8) return sf_kernel<8, 1, V>;
+    return sf_kernel<16, 1, V>;
 }
 
 /* ================================================================ host side */
@@ -362,7 +374,9 @@ static gs_status sf_grid(sf_data *d)
     d->run_rows = D->run_rows;
     d->wmax = D->run_rows > 1 ? GS_SF_RUN_ELL : D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
     int per_sm = 0;
-    GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sf_pick(d->wmax, d->run_rows), SF_BLOCK, 0)));
+    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows)
+                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows);
+    GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
     long long want_per_sm = (d->wmax > 8 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
     if (per_sm > 0 && want_per_sm > per_sm) want_per_sm = per_sm;
     if (want_per_sm < 1) want_per_sm = 1;
@@ -374,18 +388,22 @@ static gs_status sf_grid(sf_data *d)
     return GS_OK;
 }
 
-static gs_status sf_analyse(gs_trisolve *ts, const gs_csr *T)
+/* The analysis of a factor given on the host (T) or already in device memory (dT, T NULL: a GPU
+ * factorization's output, read there without a round trip); everything after the plan is shared. With
+ * preconditioner.precision = "single" the plan stores its values in float. */
+static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_dev *dT)
 {
     sf_data *d = (sf_data *)ts->data;
     gs_backend *be = ts->be;
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be);
-    gs_ts_plan_opts po = {SF_ELL_MAX, true, gs_ts_syncfree_rule, 0, GS_SF_RUN_ELL};
+    gs_ts_plan_opts po = {SF_ELL_MAX, true, gs_ts_syncfree_rule, 0, GS_SF_RUN_ELL, ts->prm.single};
 
     sf_release(ts, d);
     GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
     d->forced = po.forced_run_rows > 0;
-    GS_TRY(gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->A));
+    GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->A)
+             : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->A));
     d->npos = d->A.D.npos;
     GS_TRY(sf_grid(d));
     {
@@ -407,13 +425,26 @@ cleanup:
     return st;
 }
 
-static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
+static gs_status sf_analyse(gs_trisolve *ts, const gs_csr *T)
 {
-    sf_data *d = (sf_data *)ts->data;
-    cudaStream_t s = gs_ts_stream(ts->be);
+    GS_CALL(sf_analyse_from(ts, T, NULL));
+    return GS_OK;
+}
+
+static gs_status sf_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
+{
+    GS_CALL(sf_analyse_from(ts, NULL, T));
+    return GS_OK;
+}
+
+/* One launch: the persistent warps solve the rows (or runs) of the plan in level order, x = T^{-1} b,
+ * with the plan's values of type V (ell_val, rem_val, dinv) widened to double. */
+template <typename V>
+static gs_status sf_launch(const sf_data *d, const V *ell_val, const V *rem_val, const V *dinv, cudaStream_t s,
+                           const double *b, double *x)
+{
     const gs_ls_dplan *D = &d->A.D;
-    /* one launch: the persistent warps solve the rows (or runs) of the plan in level order, x = T^{-1} b */
-    sf_dev S;
+    sf_dev<V> S;
     S.n = D->npos;
     S.nunits = D->nunits;
     S.w = D->ell_width;
@@ -422,15 +453,25 @@ static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
     S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
     S.perm = D->perm;
     S.ell_col = D->ell_col;
-    S.ell_val = D->ell_val;
+    S.ell_val = ell_val;
     S.rem_ptr = D->rem_ptr;
     S.rem_col = D->rem_col;
-    S.rem_val = D->rem_val;
-    S.dinv = D->dinv;
+    S.rem_val = rem_val;
+    S.dinv = dinv;
     S.ready = d->ready;
     S.ticket = d->ticket;
-    sf_pick(d->wmax, d->run_rows)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b->data, x->data);
+    sf_pick<V>(d->wmax, d->run_rows)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
+    return GS_OK;
+}
+
+static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
+{
+    const sf_data *d = (const sf_data *)ts->data;
+    const gs_ls_dplan *D = &d->A.D;
+    cudaStream_t s = gs_ts_stream(ts->be);
+    if (D->single) GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b->data, x->data));
+    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b->data, x->data));
     return GS_OK;
 }
 
@@ -453,13 +494,21 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
                              : "cuda sync-free (GPU analysis; rows in level order, a thread per row spinning on the "
                                "values it reads; persistent warps taking 32 rows per ticket)");
     gs_ts_report_string(rep, prefix, "schedule", runs ? "runs" : "levels");
+    /* single: the factor's values in float, applied with double accumulation (b, x, sums in double) */
+    gs_ts_report_string(rep, prefix, "precision", ts->prm.single ? "single" : "double");
     gs_ts_report_int(rep, prefix, "schedule_forced", d->forced ? 1 : 0);
     gs_ts_analysis_view(&d->A, rep, prefix);
     gs_ts_report_int(rep, prefix, "warps", (long long)d->blocks * (SF_BLOCK / 32));
     gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
 }
 
-static const gs_trisolve_ops sf_ops = {sf_analyse, sf_solve, sf_destroy, sf_view, NULL};
+static const gs_trisolve_ops sf_ops = {sf_analyse, sf_solve, sf_destroy, sf_view, sf_analyse_dev};
+
+gs_int gs_ts_syncfree_levels(const gs_trisolve *ts)
+{
+    if (!ts || ts->ops != &sf_ops || !ts->analysed || !ts->data) return -1;
+    return ((const sf_data *)ts->data)->A.D.nlevels;
+}
 
 gs_status gs_trisolve_create_syncfree_cuda(gs_trisolve *ts)
 {

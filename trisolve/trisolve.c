@@ -30,7 +30,13 @@
  *   host backend  -> levelset (the host twin; each level is an OpenMP loop where OpenMP is present).
  *   cuda backend  -> syncfree: it beat levelset and cuSPARSE SpSV on every benchmark factor (3D/2D
  *                    Poisson, 27-point Laplace, convection-diffusion); its levels are computed in its
- *                    analysis, on the GPU. No host level pass is made here: it would cost more than
+ *                    analysis, on the GPU. Exception, from those levels: cusparse for a factor with fewer
+ *                    than AUTO_CUSPARSE_LEVELS levels and at most AUTO_CUSPARSE_ROWS rows. A fit of
+ *                    the benchmark set (bayer10 8+5 levels, cage10 50+50) gives per triangular solve
+ *                    syncfree ~9.3 us + 1.22 us/level and SpSV ~3.4 us + 1.81 us/level: syncfree's
+ *                    fixed cost (one persistent launch over a one-wave grid, ticket hand-out) loses
+ *                    below ~10 levels, where SpSV's cheaper launch wins (bayer10: 34.6 vs 30.4 us).
+ *                    The extra SpSV analysis is paid only on such small, shallow factors. No host level pass is made here: it would cost more than
  *                    the whole GPU analysis. syncfree's analysis then picks its schedule (levels or
  *                    runs) from row statistics it computes on the GPU: gs_ts_syncfree_rule below.
  *                    bench/trisolve_set.sh checks "auto never slower than cusparse" on the benchmark
@@ -74,6 +80,10 @@ void gs_ts_report_string(gs_report *rep, const char *prefix, const char *name, c
 
 static const char *side_name(gs_uplo uplo) { return uplo == GS_LOWER ? "lower" : "upper"; }
 
+/* auto's exception for small shallow factors on cuda (see the rule above) */
+#define AUTO_CUSPARSE_LEVELS 10
+#define AUTO_CUSPARSE_ROWS 200000
+
 /* ---------------------------------------------------------------- registered create functions */
 
 static gs_status create_reference(gs_trisolve *ts) { return gs_trisolve_create_reference(ts); }
@@ -105,43 +115,50 @@ typedef struct auto_data {
     double rows_per_level;
 } auto_data;
 
-static gs_status auto_analyse(gs_trisolve *ts, const gs_csr *T)
+/* (Re)create the inner solver of auto as `type` and analyse T (host) or dT (device) with it. */
+static gs_status auto_inner(gs_trisolve *ts, const char *type, const gs_csr *T, const gs_csr_dev *dT)
+{
+    auto_data *d = (auto_data *)ts->data;
+    if (d->inner && strcmp(d->inner->type, type) != 0) gs_trisolve_destroy(&d->inner);
+    if (!d->inner) GS_CALL(gs_trisolve_create(type, ts->be, ts->uplo, ts->unit_diag, &ts->prm, &d->inner));
+    /* the inner analyse checks T's rows (gs_trisolve_analyse checked only its header for auto) */
+    if (T) GS_CALL(gs_trisolve_analyse(d->inner, T));
+    else GS_CALL(gs_trisolve_analyse_dev(d->inner, dT));
+    ts->variable = d->inner->variable;
+    return GS_OK;
+}
+
+/* The rule (see the top of the file): cuda -> syncfree, and cusparse where syncfree's analysis finds
+ * fewer than AUTO_CUSPARSE_LEVELS levels on a factor of at most AUTO_CUSPARSE_ROWS rows; host -> levelset. */
+static gs_status auto_pick(gs_trisolve *ts, const gs_csr *T, const gs_csr_dev *dT)
 {
     auto_data *d = (auto_data *)ts->data;
     gs_status st = GS_OK;
     gs_int *level = NULL;
-    gs_int n = T->nrows;
-    const char *choice = ts->be->kind == GS_BACKEND_CUDA ? "syncfree" : "levelset";
+    gs_int n = T ? T->nrows : dT->nrows;
+    const bool cuda = ts->be->kind == GS_BACKEND_CUDA;
 
-    d->levels = -1; /* not computed on cuda */
+    d->levels = -1;
     d->rows_per_level = 0.0;
-    if (d->inner && strcmp(d->inner->type, choice) != 0) gs_trisolve_destroy(&d->inner);
-    if (!d->inner) GS_TRY(gs_trisolve_create(choice, ts->be, ts->uplo, ts->unit_diag, &ts->prm, &d->inner));
-    /* the inner analyse checks T's rows (gs_trisolve_analyse checked only its header for auto) */
-    GS_TRY(gs_trisolve_analyse(d->inner, T));
-    ts->variable = d->inner->variable;
-    if (ts->be->kind != GS_BACKEND_CUDA) { /* levels for view(), from the checked factor */
+    GS_TRY(auto_inner(ts, cuda ? "syncfree" : "levelset", T, dT));
+    if (cuda) {
+        d->levels = gs_ts_syncfree_levels(d->inner);
+        if (d->levels >= 0 && d->levels < AUTO_CUSPARSE_LEVELS && n <= AUTO_CUSPARSE_ROWS)
+            GS_TRY(auto_inner(ts, "cusparse", T, dT));
+    } else { /* levels for view(), from the checked factor */
         GS_TRY(GS_MALLOC(level, n));
         d->levels = gs_ls_levels(T, ts->uplo, level);
-        d->rows_per_level = d->levels > 0 ? (double)n / d->levels : 0.0;
     }
+    d->rows_per_level = d->levels > 0 ? (double)n / d->levels : 0.0;
 cleanup:
     gs_free(&level);
     return st;
 }
 
-/* auto on a factor in device memory: the cuda choice, analysed there */
-static gs_status auto_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
-{
-    auto_data *d = (auto_data *)ts->data;
-    d->levels = -1;
-    d->rows_per_level = 0.0;
-    if (d->inner && strcmp(d->inner->type, "syncfree") != 0) gs_trisolve_destroy(&d->inner);
-    if (!d->inner) GS_CALL(gs_trisolve_create("syncfree", ts->be, ts->uplo, ts->unit_diag, &ts->prm, &d->inner));
-    GS_CALL(gs_trisolve_analyse_dev(d->inner, T));
-    ts->variable = d->inner->variable;
-    return GS_OK;
-}
+static gs_status auto_analyse(gs_trisolve *ts, const gs_csr *T) { return auto_pick(ts, T, NULL); }
+
+/* a factor in device memory: cuda only (gs_trisolve_analyse_dev checked the backend) */
+static gs_status auto_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T) { return auto_pick(ts, NULL, T); }
 
 static gs_status auto_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
 {
@@ -187,7 +204,7 @@ gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts);
 gs_status gs_trisolve_create_tiled(gs_trisolve *ts);
 
 const gs_trisolve_entry gs_trisolve_registry[] = {
-    {"auto", create_auto, "levelset on the host; syncfree on cuda"},
+    {"auto", create_auto, "levelset on the host; syncfree on cuda (cusparse for small factors of few levels)"},
     {"reference", create_reference, "sequential substitution (the oracle; on cuda via the host)"},
     {"cusparse", create_cusparse, "cuSPARSE SpSV (cuda backend only)"},
     {"levelset", create_levelset, "level scheduling, HEC storage, chains of thin levels in one block, grid barriers"},

@@ -139,6 +139,10 @@ gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s);
  * anything else is GS_ERR_ARG. */
 gs_status gs_ts_syncfree_forced(gs_int *run_rows);
 
+/* Levels of the plan of an analysed cuda syncfree solver (its units: rows or runs); -1 when ts is not one
+ * (syncfree_cuda.cu; trisolve_nocuda.c without CUDA). auto's rule reads it. */
+gs_int gs_ts_syncfree_levels(const gs_trisolve *ts);
+
 /* The run schedule built on the host (syncfree_ref.c): the host twin of the GPU analysis with
  * run_rows > 1 (run_rows = 1 gives the level order with position columns), and the solve with the
  * arithmetic of the run kernel. Positions: the k-th row of the run at run position rp is at position

@@ -92,6 +92,24 @@ static void same_failure(const char *what, gs_status hs, const char *hmsg, gs_st
 /* ILU on the pattern of level k: host and device factors, info and outcome equal; the device twice
  * (values preallocated and poisoned, then allocated by the call) gives the same bits; the levels the
  * device walked are the levels of L. */
+/* A factor kept on the device (keep argument) equals the downloaded one H bit for bit: sizes, pattern and
+ * values read back. */
+static void same_as_kept(const char *what, const gs_csr *H, const gs_csr_dev *K)
+{
+    assert_int_equal(K->nrows, H->nrows);
+    assert_int_equal(K->ncols, H->ncols);
+    assert_int_equal(K->nnz, H->nnz);
+    gs_csr C = {0};
+    GS_ASSERT_OK(gs_csr_alloc(&C, H->nrows, H->ncols, H->nnz, true));
+    GS_ASSERT_OK(gs_backend_download(dev, C.rowptr, K->rowptr, ((size_t)H->nrows + 1) * sizeof(gs_int)));
+    GS_ASSERT_OK(gs_backend_download(dev, C.colind, K->colind, (size_t)H->nnz * sizeof(gs_int)));
+    GS_ASSERT_OK(gs_backend_download(dev, C.val, K->val, (size_t)H->nnz * sizeof(double)));
+    assert_memory_equal(C.rowptr, H->rowptr, ((size_t)H->nrows + 1) * sizeof(gs_int));
+    assert_memory_equal(C.colind, H->colind, (size_t)H->nnz * sizeof(gs_int));
+    if (memcmp(C.val, H->val, (size_t)H->nnz * sizeof(double)) != 0) fail_msg("%s: kept values differ", what);
+    gs_csr_free(&C);
+}
+
 static void ilu_case(const char *name, const gs_csr *A, int k, const gs_factor_opts *o)
 {
     gs_csr L = {0}, U = {0}, Ld = {0}, Ud = {0};
@@ -106,7 +124,7 @@ static void ilu_case(const char *name, const gs_csr *A, int k, const gs_factor_o
     poison_values(&Ld);
     poison_values(&Ud);
     gs_error_clear();
-    gs_status ds = gs_ilu_numeric_cuda(dev, A, o, &Ld, &Ud, &id, &t);
+    gs_status ds = gs_ilu_numeric_cuda(dev, A, o, &Ld, &Ud, &id, &t, NULL);
     if (hs != GS_OK) {
         same_failure(what, hs, hmsg, ds);
     } else {
@@ -123,9 +141,23 @@ static void ilu_case(const char *name, const gs_csr *A, int k, const gs_factor_o
         /* again, the values allocated by the call: bit for bit the same */
         double *first_l = Ld.val, *first_u = Ud.val;
         Ld.val = Ud.val = NULL;
-        GS_ASSERT_OK(gs_ilu_numeric_cuda(dev, A, o, &Ld, &Ud, &id, NULL));
+        GS_ASSERT_OK(gs_ilu_numeric_cuda(dev, A, o, &Ld, &Ud, &id, NULL, NULL));
         assert_memory_equal(Ld.val, first_l, (size_t)Ld.nnz * sizeof(double));
         assert_memory_equal(Ud.val, first_u, (size_t)Ud.nnz * sizeof(double));
+        /* and kept on the device: the same factors there, the host values untouched */
+        gs_factor_dev keep = {0};
+        double *hl = Ld.val, *hu = Ud.val;
+        Ld.val = Ud.val = NULL;
+        GS_ASSERT_OK(gs_ilu_numeric_cuda(dev, A, o, &Ld, &Ud, &id, NULL, &keep));
+        assert_null(Ld.val);
+        assert_null(Ud.val);
+        Ld.val = hl;
+        Ud.val = hu;
+        compare_info(what, &ih, &id);
+        same_as_kept(what, &Ld, &keep.L);
+        same_as_kept(what, &Ud, &keep.U);
+        gs_factor_dev_free(&keep);
+        assert_null(keep.arena[0]);
         gs_free(&first_l);
         gs_free(&first_u);
         fprintf(stderr, "  %s: n = %d, nnz(L+U) = %d, %d levels, %d lanes/row; upload %.2f ms, kernel %.2f ms, "
@@ -149,7 +181,7 @@ static void ic_case(const char *name, const gs_csr *A, const gs_factor_opts *o)
     snprintf(what, sizeof what, "%s, IC(0), zero_pivot %s", name, policy(o));
     gs_status hs = host_outcome(gs_ic0(A, o, &L, &LT, &ih), hmsg, sizeof hmsg);
     gs_error_clear();
-    gs_status ds = gs_ic0_numeric_cuda(dev, A, o, &Ld, &LTd, &id, &t);
+    gs_status ds = gs_ic0_numeric_cuda(dev, A, o, &Ld, &LTd, &id, &t, NULL);
     if (hs != GS_OK) {
         same_failure(what, hs, hmsg, ds);
         assert_null(Ld.rowptr);
@@ -171,6 +203,20 @@ static void ic_case(const char *name, const gs_csr *A, const gs_factor_opts *o)
     }
     compare_info(what, &ih, &id);
     assert_int_equal(t.levels, gs_csr_levels(&L, true, NULL));
+    {
+        /* kept on the device: L and L^T there equal the downloaded ones; the host gets the sizes only */
+        gs_factor_dev keep = {0};
+        gs_csr K = {0}, KT = {0};
+        GS_ASSERT_OK(gs_ic0_numeric_cuda(dev, A, o, &K, &KT, &id, NULL, &keep));
+        assert_int_equal(K.nnz, L.nnz);
+        assert_int_equal(KT.nnz, LT.nnz);
+        assert_null(K.rowptr);
+        assert_null(KT.val);
+        compare_info(what, &ih, &id);
+        same_as_kept(what, &Ld, &keep.L);
+        same_as_kept(what, &LTd, &keep.U);
+        gs_factor_dev_free(&keep);
+    }
     fprintf(stderr, "  %s: n = %d, nnz(L) = %d, %d levels, %d lanes/row; upload %.2f ms, kernel %.2f ms, "
                     "download %.2f ms\n",
             what, (int)A->nrows, (int)L.nnz, (int)t.levels, t.lanes_per_row, 1e3 * t.upload, 1e3 * t.kernel,
@@ -343,7 +389,7 @@ static void test_zero_pivots(void **state)
         GS_ASSERT_OK(gs_ilu_numeric(&A, &opts_shift, &L, &U, &ih));
         poison_values(&Ld);
         poison_values(&Ud);
-        GS_ASSERT_OK(gs_ilu_numeric_cuda(dev, &A, &opts_shift, &Ld, &Ud, &id, NULL));
+        GS_ASSERT_OK(gs_ilu_numeric_cuda(dev, &A, &opts_shift, &Ld, &Ud, &id, NULL, NULL));
         assert_true(ih.nshifted > 0);
         for (int k = 0; k < (ih.nshifted < 16 ? ih.nshifted : 16); k++) {
             gs_int r = ih.shifted_rows[k];
@@ -448,9 +494,9 @@ static void test_invalid_input(void **state)
     A.colind[p + 1] = tmp;
     gs_status hs = host_outcome(gs_ilu_numeric(&A, NULL, &L, &U, NULL), hmsg, sizeof hmsg);
     assert_int_equal(hs, GS_ERR_ARG);
-    same_failure("unsorted row", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL));
+    same_failure("unsorted row", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL, NULL));
     hs = host_outcome(gs_ic0(&A, NULL, &F, &FT, NULL), hmsg, sizeof hmsg);
-    same_failure("unsorted row, IC(0)", hs, hmsg, gs_ic0_numeric_cuda(dev, &A, NULL, &F, &FT, NULL, NULL));
+    same_failure("unsorted row, IC(0)", hs, hmsg, gs_ic0_numeric_cuda(dev, &A, NULL, &F, &FT, NULL, NULL, NULL));
     A.colind[p + 1] = A.colind[p];
     A.colind[p] = tmp;
 
@@ -458,7 +504,7 @@ static void test_invalid_input(void **state)
     tmp = A.colind[A.rowptr[1001 + 1] - 1];
     A.colind[A.rowptr[1001 + 1] - 1] = A.ncols + 4;
     hs = host_outcome(gs_ilu_numeric(&A, NULL, &L, &U, NULL), hmsg, sizeof hmsg);
-    same_failure("column out of range", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL));
+    same_failure("column out of range", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL, NULL));
     A.colind[A.rowptr[1001 + 1] - 1] = tmp;
 
     /* U pattern row without its diagonal first, L pattern not strictly lower */
@@ -466,14 +512,14 @@ static void test_invalid_input(void **state)
     gs_int save = U.colind[U.rowptr[500]];
     U.colind[U.rowptr[500]] = 501;
     hs = host_outcome(gs_ilu_numeric(&A, NULL, &L, &U, NULL), hmsg, sizeof hmsg);
-    same_failure("U pattern without diagonal", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL));
+    same_failure("U pattern without diagonal", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL, NULL));
     U.colind[U.rowptr[500]] = save;
     U2.colind[U2.rowptr[500]] = save;
     save = L.colind[L.rowptr[300 + 1] - 1];
     L.colind[L.rowptr[300 + 1] - 1] = 300;
     L2.colind[L2.rowptr[300 + 1] - 1] = 300;
     hs = host_outcome(gs_ilu_numeric(&A, NULL, &L, &U, NULL), hmsg, sizeof hmsg);
-    same_failure("L pattern with a diagonal", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL));
+    same_failure("L pattern with a diagonal", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL, NULL));
     L.colind[L.rowptr[300 + 1] - 1] = save;
     L2.colind[L2.rowptr[300 + 1] - 1] = save;
 
@@ -482,7 +528,7 @@ static void test_invalid_input(void **state)
     GS_ASSERT_OK(gs_gen_poisson2d(10, 10, &B));
     GS_ASSERT_OK(gs_iluk_symbolic(&B, 0, &LB, &UB));
     hs = host_outcome(gs_ilu_numeric(&A, NULL, &LB, &UB, NULL), hmsg, sizeof hmsg);
-    same_failure("patterns of another matrix", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &LB, &UB, NULL, NULL));
+    same_failure("patterns of another matrix", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &LB, &UB, NULL, NULL, NULL));
 
     /* after all that, a valid call still works on the same device */
     ilu_case("poisson2d 40x37 after failures", &A, 0, &opts_error);
@@ -562,6 +608,20 @@ static void test_plugins(void **state)
     plugin_case(cfg, "ic0", &A);
     GS_ASSERT_OK(gs_config_set(cfg, "preconditioner.fill_level=2"));
     plugin_case(cfg, "iluk", &A);
+    /* the device factors go to the triangular solvers without leaving the device (analyse_dev) or, for
+     * solvers that read their factor on the host, through a download: the same application either way */
+    const char *pairs[][2] = {{"levelset", "syncfree"}, {"tiled", "reference"}, {"cusparse", "jacobi"}};
+    for (int k = 0; k < 3; k++) {
+        char set[96];
+        snprintf(set, sizeof set, "trisolve.lower.type=%s", pairs[k][0]);
+        GS_ASSERT_OK(gs_config_set(cfg, set));
+        snprintf(set, sizeof set, "trisolve.upper.type=%s", pairs[k][1]);
+        GS_ASSERT_OK(gs_config_set(cfg, set));
+        plugin_case(cfg, "ilu0", &A);
+        plugin_case(cfg, "ic0", &A);
+    }
+    GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.type=auto"));
+    GS_ASSERT_OK(gs_config_set(cfg, "trisolve.upper.type=auto"));
     /* ILUT has no device factorization: "device" is refused, naming the key */
     GS_ASSERT_OK(gs_config_set(cfg, "preconditioner.factor_on=device"));
     gs_pc *pc = NULL;

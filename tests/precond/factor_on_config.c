@@ -78,12 +78,12 @@ static void test_gpu_entry_points_refuse_host_backend(void **state)
     GS_ASSERT_OK(gs_iluk_symbolic(&A, 0, &L, &U));
 #ifdef GS_HAVE_CUDA
     assert_true(gs_factor_cuda_available());
-    GS_ASSERT_FAILS(gs_ilu_numeric_cuda(f->be, &A, NULL, &L, &U, &info, &t), GS_ERR_ARG, "needs the cuda backend");
-    GS_ASSERT_FAILS(gs_ic0_numeric_cuda(f->be, &A, NULL, &F, &FT, &info, &t), GS_ERR_ARG, "needs the cuda backend");
+    GS_ASSERT_FAILS(gs_ilu_numeric_cuda(f->be, &A, NULL, &L, &U, &info, &t, NULL), GS_ERR_ARG, "needs the cuda backend");
+    GS_ASSERT_FAILS(gs_ic0_numeric_cuda(f->be, &A, NULL, &F, &FT, &info, &t, NULL), GS_ERR_ARG, "needs the cuda backend");
 #else
     assert_false(gs_factor_cuda_available());
-    GS_ASSERT_FAILS(gs_ilu_numeric_cuda(f->be, &A, NULL, &L, &U, &info, &t), GS_ERR_UNSUPPORTED, "without CUDA");
-    GS_ASSERT_FAILS(gs_ic0_numeric_cuda(f->be, &A, NULL, &F, &FT, &info, &t), GS_ERR_UNSUPPORTED, "without CUDA");
+    GS_ASSERT_FAILS(gs_ilu_numeric_cuda(f->be, &A, NULL, &L, &U, &info, &t, NULL), GS_ERR_UNSUPPORTED, "without CUDA");
+    GS_ASSERT_FAILS(gs_ic0_numeric_cuda(f->be, &A, NULL, &F, &FT, &info, &t, NULL), GS_ERR_UNSUPPORTED, "without CUDA");
 #endif
     assert_null(L.val);
     assert_null(U.val);

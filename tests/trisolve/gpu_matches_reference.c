@@ -6,13 +6,16 @@
  * solvers must give bit-identical results. Also: switching b/x vectors, many consecutive solves,
  * re-analysis with new values, and the view keys. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/mem.h"
+#include "core/report.h"
 #include "testutil.h"
 #include "tri_cases.h"
 #include "trisolve/trisolve.h"
+#include "trisolve/trisolve_impl.h"
 
 #ifndef TS_TYPE
 #error "TS_TYPE must name the trisolve type under test"
@@ -206,6 +209,85 @@ static void test_backend_mismatch(void **state)
     gs_csr_free(&T);
 }
 
+/* auto's rule on cuda: cusparse for a small factor of fewer than 10 levels, syncfree for a deep one; both
+ * solve correctly (x poisoned first). Only in the auto executable. */
+static void auto_case(const char *name, gs_csr *T, const char *expect)
+{
+    gs_int n = T->nrows;
+    double *hb = NULL, *xr = NULL, *hx = NULL;
+    GS_ASSERT_OK(GS_MALLOC(hb, n));
+    GS_ASSERT_OK(GS_MALLOC(xr, n));
+    GS_ASSERT_OK(GS_MALLOC(hx, n));
+    tri_rhs(n, 3, hb);
+    gs_trisolve_reference_host(T, GS_LOWER, false, hb, xr);
+    gs_trisolve *ts = NULL;
+    gs_vector *b = NULL, *x = NULL;
+    GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+    GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+    GS_ASSERT_OK(gs_vec_upload(b, hb));
+    gs_test_poison(n, hx);
+    GS_ASSERT_OK(gs_vec_upload(x, hx));
+    GS_ASSERT_OK(gs_trisolve_create("auto", gpu, GS_LOWER, false, NULL, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, T));
+    GS_ASSERT_OK(gs_trisolve_solve(ts, b, x));
+    GS_ASSERT_OK(gs_vec_download(x, hx));
+    tri_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "%s", name);
+    c.T = *T;
+    check("auto rule", &c, n, hx, xr);
+    gs_report *rep = NULL;
+    GS_ASSERT_OK(gs_report_create(&rep));
+    gs_trisolve_view(ts, rep, "t");
+    const gs_report_entry *e = gs_report_find(rep, "t.selected");
+    assert_non_null(e);
+    if (strcmp(e->s, expect) != 0) fail_msg("%s: auto selected %s, expected %s", name, e->s, expect);
+    gs_report_destroy(&rep);
+    gs_trisolve_destroy(&ts);
+    gs_vec_destroy(&b);
+    gs_vec_destroy(&x);
+    gs_free(&hb);
+    gs_free(&xr);
+    gs_free(&hx);
+}
+
+static void test_auto_rule(void **state)
+{
+    if (strcmp(TS_TYPE, "auto") != 0) skip();
+    const gs_int n = 5003;
+    gs_csr T = {0};
+    /* shallow: rows >= 3 read rows 0 and 1 only -> 2 levels */
+    GS_ASSERT_OK(gs_csr_alloc(&T, n, n, 3 * n - 6, true));
+    gs_int q = 0;
+    for (gs_int i = 0; i < n; i++) {
+        if (i >= 3) {
+            T.colind[q] = 0;
+            T.val[q++] = -0.3;
+            T.colind[q] = 1;
+            T.val[q++] = 0.2;
+        }
+        T.colind[q] = i;
+        T.val[q++] = 2.0 + (double)(i % 7);
+        T.rowptr[i + 1] = q;
+    }
+    auto_case("shallow 2 levels", &T, "cusparse");
+    gs_csr_free(&T);
+    /* deep: bidiagonal, n levels */
+    GS_ASSERT_OK(gs_csr_alloc(&T, n, n, 2 * n - 1, true));
+    q = 0;
+    for (gs_int i = 0; i < n; i++) {
+        if (i > 0) {
+            T.colind[q] = i - 1;
+            T.val[q++] = -0.5;
+        }
+        T.colind[q] = i;
+        T.val[q++] = 1.5;
+        T.rowptr[i + 1] = q;
+    }
+    auto_case("bidiagonal chain", &T, "syncfree");
+    gs_csr_free(&T);
+}
+
 int main(void)
 {
     gs_test_require_gpu();
@@ -216,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_suite),
         cmocka_unit_test(test_repeat_reanalyse_view),
         cmocka_unit_test(test_backend_mismatch),
+        cmocka_unit_test(test_auto_rule),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -164,6 +164,81 @@ static void bufs_free(bufs *B)
     gs_free(&B->poison);
 }
 
+
+/* ---------------------------------------------------------------- device factors, precision model */
+
+/* T copied into device memory of the cuda backend (the way a GPU factorization hands it over) */
+typedef struct dev_factor {
+    gs_csr_dev D;
+    void *rowptr, *colind, *val;
+} dev_factor;
+
+static void dev_factor_upload(const gs_csr *T, dev_factor *F)
+{
+    size_t n = (size_t)T->nrows, nnz = (size_t)T->nnz;
+    memset(F, 0, sizeof *F);
+    GS_ASSERT_OK(gs_backend_alloc(gpu, &F->rowptr, (n + 1) * sizeof(gs_int)));
+    GS_ASSERT_OK(gs_backend_alloc(gpu, &F->colind, nnz * sizeof(gs_int)));
+    GS_ASSERT_OK(gs_backend_alloc(gpu, &F->val, nnz * sizeof(double)));
+    GS_ASSERT_OK(gs_backend_upload(gpu, F->rowptr, T->rowptr, (n + 1) * sizeof(gs_int)));
+    GS_ASSERT_OK(gs_backend_upload(gpu, F->colind, T->colind, nnz * sizeof(gs_int)));
+    GS_ASSERT_OK(gs_backend_upload(gpu, F->val, T->val, nnz * sizeof(double)));
+    F->D.nrows = F->D.ncols = T->nrows;
+    F->D.nnz = T->nnz;
+    F->D.rowptr = (const gs_int *)F->rowptr;
+    F->D.colind = (const gs_int *)F->colind;
+    F->D.val = (const double *)F->val;
+}
+
+static void dev_factor_free(dev_factor *F)
+{
+    gs_backend_free(gpu, F->rowptr);
+    gs_backend_free(gpu, F->colind);
+    gs_backend_free(gpu, F->val);
+    memset(F, 0, sizeof *F);
+}
+
+/* The factor a single-precision solver applies, in double: off-diagonal t_ij -> (double)(float)t_ij and
+ * t_ii -> 1 / (double)(float)(1 / t_ii), so that the double solvers' 1 / t_ii is the GPU's float dinv
+ * (up to one rounding of the double division). */
+static void single_model(const gs_csr *T, gs_csr *M)
+{
+    GS_ASSERT_OK(gs_csr_copy(T, M));
+    for (gs_int i = 0; i < M->nrows; i++)
+        for (gs_int q = M->rowptr[i]; q < M->rowptr[i + 1]; q++)
+            M->val[q] = M->colind[q] == i ? 1.0 / (double)(float)(1.0 / M->val[q]) : (double)(float)M->val[q];
+}
+
+/* an integer / string of ts's view under the prefix "ts" (asserted present) */
+static long long view_int(const gs_trisolve *ts, const char *name)
+{
+    gs_report *rep = NULL;
+    char key[128];
+    GS_ASSERT_OK(gs_report_create(&rep));
+    gs_trisolve_view(ts, rep, "ts");
+    snprintf(key, sizeof key, "ts.%s", name);
+    const gs_report_entry *e = gs_report_find(rep, key);
+    if (!e) fprintf(stderr, "view key %s missing\n", key);
+    assert_non_null(e);
+    long long v = e->i;
+    gs_report_destroy(&rep);
+    return v;
+}
+
+static void assert_view_string(const gs_trisolve *ts, const char *name, const char *want)
+{
+    gs_report *rep = NULL;
+    char key[128];
+    GS_ASSERT_OK(gs_report_create(&rep));
+    gs_trisolve_view(ts, rep, "ts");
+    snprintf(key, sizeof key, "ts.%s", name);
+    const gs_report_entry *e = gs_report_find(rep, key);
+    if (!e) fprintf(stderr, "view key %s missing\n", key);
+    assert_non_null(e);
+    assert_string_equal(e->s, want);
+    gs_report_destroy(&rep);
+}
+
 #if !JAC_TEST_ASYNC
 /* ================================================================ jacobi_cuda_matches_reference */
 
@@ -172,7 +247,7 @@ static void test_matches_twin(void **state)
     jcases *C = NULL;
     GS_ASSERT_OK(GS_CALLOC(C, 1));
     build_cases(C, gs_test_quick() < 2, gs_test_quick() ? 0 : 100003);
-    bool saw_graph = false, saw_direct = false;
+    bool saw_graph = false, saw_direct = false, saw_long = false;
     for (int k = 0; k < C->n; k++) {
         const jcase *c = &C->c[k];
         gs_int n = c->T.nrows;
@@ -201,6 +276,18 @@ static void test_matches_twin(void **state)
             assert_false(ts->variable);
             GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
 
+            if (si == 0) { /* the device-built split has the host twin's shape */
+                gs_trisolve *th = NULL;
+                GS_ASSERT_OK(gs_trisolve_create("jacobi", host, c->uplo, c->unit, &prm, &th));
+                GS_ASSERT_OK(gs_trisolve_analyse(th, &c->T));
+                assert_int_equal(view_int(ts, "nnz_offdiag"), view_int(th, "nnz_offdiag"));
+                assert_int_equal(view_int(ts, "warp_rows"), view_int(th, "warp_rows"));
+                assert_int_equal(view_int(ts, "max_row_offdiag"), view_int(th, "max_row_offdiag"));
+                if (view_int(ts, "warp_rows") > 0) saw_long = true;
+                assert_view_string(ts, "precision", "double");
+                assert_view_string(ts, "factor_source", "host (uploaded)");
+                gs_trisolve_destroy(&th);
+            }
             tri_gpu_solve(ts, b, x, B.x1, B.poison);
             if (si < 3 || !big) {
                 host_solve("jacobi", c, sweeps, B.b, B.xt);
@@ -243,7 +330,7 @@ static void test_matches_twin(void **state)
         gs_vec_destroy(&y);
         bufs_free(&B);
     }
-    assert_true(saw_graph && saw_direct);
+    assert_true(saw_graph && saw_direct && saw_long);
     free_cases(C);
     gs_free(&C);
 }
@@ -300,12 +387,264 @@ static void test_repeat_reanalyse(void **state)
     gs_csr_free(&c.T);
 }
 
+/* analyse_dev (the factor already in device memory) builds the same solver as analyse: bit-identical
+ * solves for jacobi and deterministic async-jacobi, double and single, 0, 1 and 3 sweeps, and the same
+ * shape; the same object then re-analysed from the host gives the same bits again. */
+static void test_analyse_dev(void **state)
+{
+    static const char *const types[] = {"jacobi", "async-jacobi"};
+    jcases *C = NULL;
+    GS_ASSERT_OK(GS_CALLOC(C, 1));
+    build_cases(C, false, gs_test_quick() ? 0 : 20011);
+    for (int k = 0; k < C->n; k++) {
+        const jcase *c = &C->c[k];
+        gs_int n = c->T.nrows;
+        gs_csr M = {0};
+        bufs B;
+        bufs_alloc(&B, n);
+        tri_rhs(n, (uint64_t)k + 70, B.b);
+        single_model(&c->T, &M);
+        dev_factor F;
+        dev_factor_upload(&c->T, &F);
+        gs_vector *b = NULL, *x = NULL;
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+        GS_ASSERT_OK(gs_vec_upload(b, B.b));
+        for (int t = 0; t < 2; t++)
+            for (int single = 0; single < 2; single++)
+                for (int sweeps = 0; sweeps <= 3; sweeps += (sweeps == 0 ? 1 : 2)) {
+                    gs_trisolve_params prm = {sweeps, "dependency", true, single != 0};
+                    gs_trisolve *th = NULL, *td = NULL;
+                    GS_ASSERT_OK(gs_trisolve_create(types[t], gpu, c->uplo, c->unit, &prm, &th));
+                    GS_ASSERT_OK(gs_trisolve_create(types[t], gpu, c->uplo, c->unit, &prm, &td));
+                    GS_ASSERT_OK(gs_trisolve_analyse(th, &c->T));
+                    GS_ASSERT_OK(gs_trisolve_analyse_dev(td, &F.D));
+                    assert_true(td->analysed);
+                    assert_false(td->variable);
+                    assert_view_string(td, "factor_source", "device (analyse_dev)");
+                    assert_view_string(td, "precision", single ? "single" : "double");
+                    assert_int_equal(view_int(td, "nnz_offdiag"), view_int(th, "nnz_offdiag"));
+                    assert_int_equal(view_int(td, "warp_rows"), view_int(th, "warp_rows"));
+                    assert_int_equal(view_int(td, "max_row_offdiag"), view_int(th, "max_row_offdiag"));
+                    assert_int_equal(view_int(td, "factor_bytes"), view_int(th, "factor_bytes"));
+
+                    tri_gpu_solve(th, b, x, B.x1, B.poison);
+                    tri_gpu_solve(td, b, x, B.x2, B.poison);
+                    assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
+                    /* and both are the right answer: the host twin of the factor the solver applies */
+                    gs_trisolve_params pt = {sweeps, NULL, false, false};
+                    tri_host_solve(host, "jacobi", single ? &M : &c->T, c->uplo, c->unit, &pt, B.b, B.xt);
+                    check_close("GPU jacobi (analyse_dev) vs host twin", c, sweeps, B.x2, B.xt,
+                                single ? 1e-12 : TWIN_TOL);
+
+                    GS_ASSERT_OK(gs_trisolve_analyse(td, &c->T)); /* device -> host factor, same object */
+                    assert_view_string(td, "factor_source", "host (uploaded)");
+                    tri_gpu_solve(td, b, x, B.x2, B.poison);
+                    assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
+                    gs_trisolve_destroy(&th);
+                    gs_trisolve_destroy(&td);
+                }
+        gs_vec_destroy(&b);
+        gs_vec_destroy(&x);
+        dev_factor_free(&F);
+        gs_csr_free(&M);
+        bufs_free(&B);
+    }
+    free_cases(C);
+    gs_free(&C);
+}
+
+/* preconditioner.precision = "single": the values in float, applied in double. The result equals the
+ * host twin run on the rounded factor (single_model) within 1e-12, differs from the double solver by
+ * more than 1e-12 (the rounding is real) and by at most 1e-5 relative (it is only the rounding); the
+ * factor takes fewer bytes. */
+static void test_single(void **state)
+{
+    jcases *C = NULL;
+    GS_ASSERT_OK(GS_CALLOC(C, 1));
+    build_cases(C, false, gs_test_quick() ? 0 : 100003);
+    for (int k = 0; k < C->n; k++) {
+        const jcase *c = &C->c[k];
+        gs_int n = c->T.nrows;
+        gs_csr M = {0};
+        bufs B;
+        bufs_alloc(&B, n);
+        tri_rhs(n, (uint64_t)k + 4242, B.b);
+        single_model(&c->T, &M);
+        gs_vector *b = NULL, *x = NULL;
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+        GS_ASSERT_OK(gs_vec_upload(b, B.b));
+        for (int sweeps = 1; sweeps <= 3; sweeps += 2) {
+            gs_trisolve_params ps = {sweeps, NULL, false, true}, pd = {sweeps, NULL, false, false};
+            gs_trisolve *tsf = NULL, *tsd = NULL;
+            GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &ps, &tsf));
+            GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &pd, &tsd));
+            GS_ASSERT_OK(gs_trisolve_analyse(tsf, &c->T));
+            GS_ASSERT_OK(gs_trisolve_analyse(tsd, &c->T));
+            assert_view_string(tsf, "precision", "single");
+            assert_view_string(tsd, "precision", "double");
+            assert_true(view_int(tsf, "factor_bytes") < view_int(tsd, "factor_bytes"));
+
+            tri_gpu_solve(tsf, b, x, B.x1, B.poison);
+            tri_gpu_solve(tsd, b, x, B.x2, B.poison);
+            gs_trisolve_params pt = {sweeps, NULL, false, false};
+            tri_host_solve(host, "jacobi", &M, c->uplo, c->unit, &pt, B.b, B.xt);
+            check_close("GPU single jacobi vs host twin of the rounded factor", c, sweeps, B.x1, B.xt, 1e-12);
+            double e = gs_test_rel_diff(n, B.x1, B.x2);
+            if (!(e > 1e-12 && e <= 1e-5))
+                fprintf(stderr, "single vs double %s, %d sweeps: relative difference %.3e, expected in (1e-12, 1e-5]\n",
+                        c->name, sweeps, e);
+            assert_true(e > 1e-12 && e <= 1e-5);
+            /* repeated solves of the single solver: the same bits */
+            tri_gpu_solve(tsf, b, x, B.x2, B.poison);
+            assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
+            gs_trisolve_destroy(&tsf);
+            gs_trisolve_destroy(&tsd);
+        }
+        gs_vec_destroy(&b);
+        gs_vec_destroy(&x);
+        gs_csr_free(&M);
+        bufs_free(&B);
+    }
+    free_cases(C);
+    gs_free(&C);
+}
+
+/* analyse_dev of a faulty factor fails with exactly the status and message of the host
+ * gs_trisolve_check_factor, for both types and precisions, and leaves the solver unanalysed. */
+static void expect_dev_failure(const char *what, const gs_csr *T, gs_uplo uplo, bool unit)
+{
+    static const char *const types[] = {"jacobi", "async-jacobi"};
+    char want[1024];
+    gs_error_clear();
+    gs_status want_st = gs_trisolve_check_factor(T, uplo, unit);
+    assert_int_not_equal(want_st, GS_OK);
+    snprintf(want, sizeof want, "%s", gs_error_message());
+    gs_error_clear();
+    dev_factor F;
+    dev_factor_upload(T, &F);
+    for (int t = 0; t < 2; t++)
+        for (int single = 0; single < 2; single++) {
+            gs_trisolve_params prm = {2, NULL, false, single != 0};
+            gs_trisolve *ts = NULL;
+            GS_ASSERT_OK(gs_trisolve_create(types[t], gpu, uplo, unit, &prm, &ts));
+            gs_status st = gs_trisolve_analyse_dev(ts, &F.D);
+            if (st != want_st || strcmp(gs_error_message(), want) != 0)
+                fprintf(stderr, "%s (%s): got %s \"%s\", expected %s \"%s\"\n", what, types[t], gs_status_name(st),
+                        gs_error_message(), gs_status_name(want_st), want);
+            assert_int_equal(st, want_st);
+            assert_string_equal(gs_error_message(), want);
+            gs_error_clear();
+            assert_false(ts->analysed);
+            gs_trisolve_destroy(&ts);
+        }
+    dev_factor_free(&F);
+}
+
+static gs_int diag_at(const gs_csr *T, gs_int i)
+{
+    for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++)
+        if (T->colind[q] == i) return q;
+    return -1;
+}
+
+static void test_analyse_dev_faults(void **state)
+{
+    const gs_int n = 1000;
+    gs_csr L = {0}, U = {0}, Ls = {0};
+    GS_ASSERT_OK(tri_random(n, 5, GS_LOWER, false, 11, &L));
+    GS_ASSERT_OK(tri_random(n, 5, GS_UPPER, false, 12, &U));
+    GS_ASSERT_OK(tri_random(n, 5, GS_LOWER, true, 13, &Ls)); /* strictly lower: no stored diagonal */
+
+    /* zero diagonal in the middle of L: GS_ERR_NUMERIC naming the row */
+    gs_int q = diag_at(&L, 537);
+    double old = L.val[q];
+    L.val[q] = 0.0;
+    expect_dev_failure("zero diagonal", &L, GS_LOWER, false);
+    {
+        dev_factor F;
+        dev_factor_upload(&L, &F);
+        gs_trisolve_params prm = {1, NULL, false, false};
+        gs_trisolve *ts = NULL;
+        GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, GS_LOWER, false, &prm, &ts));
+        GS_ASSERT_FAILS(gs_trisolve_analyse_dev(ts, &F.D), GS_ERR_NUMERIC, "zero diagonal at row 538 (1-based)");
+        gs_trisolve_destroy(&ts);
+        dev_factor_free(&F);
+    }
+    L.val[q] = old;
+    /* a NaN diagonal in the last row, then also a zero one in row 4: the first faulty row is named */
+    q = diag_at(&U, n - 1);
+    old = U.val[q];
+    U.val[q] = NAN;
+    expect_dev_failure("NaN diagonal, last row", &U, GS_UPPER, false);
+    U.val[diag_at(&U, 3)] = 0.0;
+    expect_dev_failure("zero diagonal before a NaN one", &U, GS_UPPER, false);
+    /* infinite diagonal in the first row */
+    gs_csr U2 = {0};
+    GS_ASSERT_OK(gs_csr_copy(&U, &U2));
+    U2.val[diag_at(&U2, 0)] = INFINITY;
+    expect_dev_failure("infinite diagonal, first row", &U2, GS_UPPER, false);
+    gs_csr_free(&U2);
+    /* a column outside 1..n (the kernels must not read through it) */
+    for (gs_int i = 300; i < n; i++)
+        if (L.rowptr[i + 1] - L.rowptr[i] > 1) {
+            L.colind[L.rowptr[i]] = n + 7;
+            break;
+        }
+    expect_dev_failure("column out of range", &L, GS_LOWER, false);
+    /* no diagonal at all (a strict factor analysed as non-unit), and a stored diagonal with unit_diag */
+    expect_dev_failure("missing diagonal", &Ls, GS_LOWER, false);
+    expect_dev_failure("stored diagonal of a unit factor", &U, GS_UPPER, true);
+
+    /* after the failures the same solver analyses a valid device factor and solves like analyse */
+    {
+        gs_csr T = {0};
+        GS_ASSERT_OK(tri_random(n, 5, GS_LOWER, false, 14, &T));
+        dev_factor F;
+        dev_factor_upload(&T, &F);
+        bufs B;
+        bufs_alloc(&B, n);
+        tri_rhs(n, 8, B.b);
+        gs_trisolve_params prm = {3, NULL, false, false};
+        gs_trisolve *ts = NULL, *th = NULL;
+        gs_vector *b = NULL, *x = NULL;
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+        GS_ASSERT_OK(gs_vec_upload(b, B.b));
+        dev_factor Fbad;
+        dev_factor_upload(&Ls, &Fbad);
+        GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, GS_LOWER, false, &prm, &ts));
+        GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, GS_LOWER, false, &prm, &th));
+        GS_ASSERT_FAILS(gs_trisolve_analyse_dev(ts, &Fbad.D), GS_ERR_NUMERIC, "no diagonal entry at row 1 (1-based)");
+        GS_ASSERT_OK(gs_trisolve_analyse_dev(ts, &F.D));
+        GS_ASSERT_OK(gs_trisolve_analyse(th, &T));
+        tri_gpu_solve(ts, b, x, B.x1, B.poison);
+        tri_gpu_solve(th, b, x, B.x2, B.poison);
+        assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
+        gs_trisolve_destroy(&ts);
+        gs_trisolve_destroy(&th);
+        gs_vec_destroy(&b);
+        gs_vec_destroy(&x);
+        dev_factor_free(&F);
+        dev_factor_free(&Fbad);
+        bufs_free(&B);
+        gs_csr_free(&T);
+    }
+    gs_csr_free(&L);
+    gs_csr_free(&U);
+    gs_csr_free(&Ls);
+}
+
 int main(void)
 {
     gs_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_twin),
         cmocka_unit_test(test_repeat_reanalyse),
+        cmocka_unit_test(test_analyse_dev),
+        cmocka_unit_test(test_single),
+        cmocka_unit_test(test_analyse_dev_faults),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
@@ -446,11 +785,72 @@ static void test_view(void **state)
     gs_csr_free(&T);
 }
 
+/* Block-asynchronous Jacobi in place with single-precision values and with a factor given on the device:
+ * after `levels` sweeps x is the exact solution of the factor the solver applies (the rounded one for
+ * single, single_model) within TRI_TOL, in repeated solves; analyse_dev gives the host analysis's
+ * shape. */
+static void test_async_single_and_dev(void **state)
+{
+    jcases *C = NULL;
+    GS_ASSERT_OK(GS_CALLOC(C, 1));
+    build_cases(C, false, 0);
+    for (int k = 0; k < C->n; k++) {
+        const jcase *c = &C->c[k];
+        gs_int n = c->T.nrows;
+        int levels = levels_of(c);
+        gs_csr M = {0};
+        bufs B;
+        bufs_alloc(&B, n);
+        tri_rhs(n, (uint64_t)k + 515, B.b);
+        single_model(&c->T, &M);
+        host_solve("reference", c, 0, B.b, B.xr);
+        tri_host_solve(host, "reference", &M, c->uplo, c->unit, NULL, B.b, B.xt);
+        dev_factor F;
+        dev_factor_upload(&c->T, &F);
+        gs_vector *b = NULL, *x = NULL;
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
+        GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
+        GS_ASSERT_OK(gs_vec_upload(b, B.b));
+        for (int single = 0; single < 2; single++) {
+            gs_trisolve_params prm = {levels, "dependency", false, single != 0};
+            gs_trisolve *th = NULL, *td = NULL;
+            GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &prm, &th));
+            GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &prm, &td));
+            assert_true(td->variable);
+            GS_ASSERT_OK(gs_trisolve_analyse(th, &c->T));
+            GS_ASSERT_OK(gs_trisolve_analyse_dev(td, &F.D));
+            assert_view_string(td, "precision", single ? "single" : "double");
+            assert_view_string(td, "factor_source", "device (analyse_dev)");
+            assert_int_equal(view_int(td, "warp_rows"), view_int(th, "warp_rows"));
+            assert_int_equal(view_int(td, "factor_bytes"), view_int(th, "factor_bytes"));
+            for (int rep = 0; rep < 2; rep++) {
+                gs_trisolve *ts = rep ? td : th;
+                tri_gpu_solve(ts, b, x, B.x1, B.poison);
+                check_close(single ? "async-jacobi single after `levels` sweeps vs exact (rounded factor)"
+                                   : "async-jacobi after `levels` sweeps vs exact", c, levels, B.x1,
+                            single ? B.xt : B.xr, TRI_TOL);
+                if (single) /* the rounded factor's solution is close to the double one */
+                    assert_true(gs_test_rel_diff(n, B.x1, B.xr) <= 1e-5);
+            }
+            gs_trisolve_destroy(&th);
+            gs_trisolve_destroy(&td);
+        }
+        gs_vec_destroy(&b);
+        gs_vec_destroy(&x);
+        dev_factor_free(&F);
+        gs_csr_free(&M);
+        bufs_free(&B);
+    }
+    free_cases(C);
+    gs_free(&C);
+}
+
 int main(void)
 {
     gs_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_async_bounds),
+        cmocka_unit_test(test_async_single_and_dev),
         cmocka_unit_test(test_deterministic_is_jacobi),
         cmocka_unit_test(test_view),
     };
