@@ -31,6 +31,7 @@ int gs_exit_code_for_reason(gs_reason r)
     case GS_CONVERGED_ZERO_RHS: return GS_EXIT_CONVERGED;
     case GS_DIVERGED_MAX_IT:
     case GS_DIVERGED_STAGNATION: return GS_EXIT_NOT_CONVERGED;
+    case GS_DIVERGED_DTOL: return GS_EXIT_NOT_CONVERGED;
     case GS_DIVERGED_BREAKDOWN:
     case GS_DIVERGED_NAN:
     case GS_DIVERGED_PC_FAILED:

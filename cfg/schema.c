@@ -30,6 +30,8 @@ const gs_cfg_key gs_cfg_schema[] = {
     CHOICE_KEY("solver.baseline", "rhs", "rhs|r0", "rtol is relative to ||b|| (rhs) or ||b - A x0|| (r0)"),
     CHOICE_KEY("solver.orthogonalization", "cgs2", "cgs2|mgs",
                "GMRES: classical Gram-Schmidt twice (2 reductions) or modified (j reductions)"),
+    DBL_KEY("solver.divergence_tolerance", "1e5", 0, INFINITY,
+            "stop as diverged when ||r|| > divergence_tolerance * max(||b||, ||r0||) (0: off)"),
     INT_KEY("solver.stagnation_window", "0", 0, 1000000000,
             "stop as stagnated when the residual has not decreased for this many iterations (0: off)"),
     BOOL_KEY("solver.allow_variable_preconditioner", "false",

@@ -71,7 +71,8 @@ typedef enum gs_kcode {
     GS_KC_ALPHA_NONFINITE, /* r'z / p'Ap overflowed */
     GS_KC_RZ_NONFINITE,    /* r'M^{-1}r is NaN or Inf */
     GS_KC_RZ_NONPOS,       /* r'M^{-1}r <= 0: M is not SPD */
-    GS_KC_STAGNATED        /* ||r|| above its best for `window` iterations (gs_ksp_step's rule) */
+    GS_KC_STAGNATED,       /* ||r|| above its best for `window` iterations (gs_ksp_step's rule) */
+    GS_KC_DIVERGED         /* ||r|| above the divergence bound (gs_ksp_step's rule) */
 } gs_kcode;
 
 /* What the host learns of iteration `it`: the monitored ||r|| (NaN when the iteration stopped before
@@ -90,6 +91,7 @@ typedef struct gs_krec {
 typedef struct gs_ks_start {
     double rz, bound, best;
     int best_it, window;
+    double dtol_bound; /* diverged when ||r|| exceeds it (INFINITY: off) */
 } gs_ks_start;
 
 typedef struct gs_kstate {

@@ -16,7 +16,7 @@
 
 /* Scalar slots. r'z alternates between two slots by iteration parity: iteration `it` divides by
  * RZ(it) and produces RZ(it + 1), so no kernel overwrites a value another block may still read. */
-enum { KS_PQ = 0, KS_ALPHA = 1, KS_BOUND = 2, KS_BEST = 3, KS_RZ0 = 4, KS_NSLOTS = 6 };
+enum { KS_PQ = 0, KS_ALPHA = 1, KS_BOUND = 2, KS_BEST = 3, KS_RZ0 = 4, KS_DTOL = 6, KS_NSLOTS = 7 };
 #define KS_RZ(it) (KS_RZ0 + ((it) & 1))
 
 typedef struct gs_kscalars {
@@ -52,7 +52,7 @@ static GS_HD inline void ksl_after_pq(gs_kscalars *k, int it, double pq, gs_krec
 }
 
 /* After rr = r'r of iteration it (r updated): ||r|| into the record; a stop when it is not finite, meets
- * the bound, or has stagnated -- the tests of gs_ksp_step, in its order, on the same double, so host
+ * the bound, exceeds the divergence bound, or has stagnated -- the tests of gs_ksp_step, in its order, on the same double, so host
  * and device stop at the same iteration. Without a preconditioner z = r: r'z of the next iteration is rr. */
 static GS_HD inline void ksl_after_rr(gs_kscalars *k, int it, double rr, int rz_is_rr, gs_krec *rec)
 {
@@ -64,6 +64,8 @@ static GS_HD inline void ksl_after_rr(gs_kscalars *k, int it, double rr, int rz_
         rec->value = rr;
     } else if (rnorm <= k->s[KS_BOUND]) {
         rec->code = k->stop = GS_KC_CONVERGED;
+    } else if (rnorm > k->s[KS_DTOL]) {
+        rec->code = k->stop = GS_KC_DIVERGED;
     } else if (rnorm < k->s[KS_BEST]) {
         k->s[KS_BEST] = rnorm;
         k->best_it = it;
@@ -94,6 +96,7 @@ static GS_HD inline double ksl_beta(const gs_kscalars *k, int it)
 static GS_HD inline void ksl_begin(gs_kscalars *k, int it, const gs_ks_start *start)
 {
     k->s[KS_BOUND] = start->bound;
+    k->s[KS_DTOL] = start->dtol_bound;
     k->s[KS_BEST] = start->best;
     k->best_it = start->best_it;
     k->window = start->window;

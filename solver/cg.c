@@ -108,7 +108,7 @@ static gs_status cg_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_v
                 break;
             }
             GS_TRY(gs_vec_copy(z, p));
-            const gs_ks_start start = {rz, t.bound, t.best, t.best_it, ksp->prm.stagnation_window};
+            const gs_ks_start start = {rz, t.bound, t.best, t.best_it, ksp->prm.stagnation_window, t.dtol_bound};
             GS_TRY(gs_ks_begin(ks, it, &start));
             next = it;
             restart = false;

@@ -19,6 +19,7 @@ typedef struct gs_ksp_track {
     double bound;      /* max(rtol_bound, atol): converged when ||r|| <= bound */
     double best;       /* smallest monitored norm so far (stagnation) */
     int best_it;       /* iteration where it was reached */
+    double dtol_bound; /* diverged when ||r|| > dtol_bound (INFINITY: off) */
 } gs_ksp_track;
 
 /* r = b - A x. */

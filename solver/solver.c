@@ -32,6 +32,7 @@ const char *gs_reason_name(gs_reason r)
     case GS_DIVERGED_BREAKDOWN: return "diverged_breakdown";
     case GS_DIVERGED_NAN: return "diverged_nan";
     case GS_DIVERGED_STAGNATION: return "diverged_stagnation";
+    case GS_DIVERGED_DTOL: return "diverged_dtol";
     case GS_DIVERGED_PC_FAILED: return "diverged_pc_failed";
     case GS_DIVERGED_INDEFINITE: return "diverged_indefinite";
     case GS_DIVERGED_INTERRUPTED: return "diverged_interrupted";
@@ -53,6 +54,7 @@ static const gs_ksp_params default_params = {
     .restart = 30,
     .ortho = GS_ORTHO_CGS2,
     .stagnation_window = 0,
+    .divergence_tolerance = 1e5,
     .allow_variable_pc = false,
 };
 
@@ -69,6 +71,11 @@ static gs_status check_params(const gs_ksp_params *p)
     if (p->stagnation_window < 0)
         return GS_ERROR(GS_ERR_ARG, "solver.stagnation_window = %d: expected a count >= 0 (0: off)",
                         p->stagnation_window);
+    if (!(p->divergence_tolerance == 0.0 || p->divergence_tolerance >= 1.0))
+        return GS_ERROR(GS_ERR_ARG,
+                        "solver.divergence_tolerance = %g: expected 0 (off) or a factor >= 1 (below 1 the start "
+                        "itself would count as divergence)",
+                        p->divergence_tolerance);
     if (p->baseline != GS_BASELINE_RHS && p->baseline != GS_BASELINE_R0)
         return GS_ERROR(GS_ERR_ARG, "solver.baseline: unknown value %d (expected rhs or r0)", (int)p->baseline);
     if (p->ortho != GS_ORTHO_CGS2 && p->ortho != GS_ORTHO_MGS)
@@ -123,6 +130,7 @@ gs_status gs_ksp_params_from_config(const gs_config *cfg, gs_ksp_params *prm)
     prm->atol = gs_config_double(cfg, "solver.atol");
     prm->restart = (int)gs_config_int(cfg, "solver.restart");
     prm->stagnation_window = (int)gs_config_int(cfg, "solver.stagnation_window");
+    prm->divergence_tolerance = gs_config_double(cfg, "solver.divergence_tolerance");
     prm->allow_variable_pc = gs_config_bool(cfg, "solver.allow_variable_preconditioner");
 
     const char *baseline = gs_config_string(cfg, "solver.baseline");
@@ -271,6 +279,13 @@ bool gs_ksp_step(gs_ksp *ksp, gs_ksp_track *t, int it, double rnorm, gs_solve_re
         set_converged(ksp, t, "||r||", rnorm, it, res);
         return true;
     }
+    if (rnorm > t->dtol_bound) {
+        gs_ksp_stop(res, GS_DIVERGED_DTOL,
+                    "||r|| = %.3e at iteration %d exceeds solver.divergence_tolerance x max(||b||, ||r0||) = %.3e: "
+                    "the iteration is diverging (a poor or unstable preconditioner, or a method unsuited to A)",
+                    rnorm, it, t->dtol_bound);
+        return true;
+    }
     if (it >= ksp->prm.max_iterations) {
         gs_ksp_stop(res, GS_DIVERGED_MAX_IT,
                     "||r|| = %.3e still above the tolerance %.3e after %d iterations (solver.max_iterations)",
@@ -327,6 +342,8 @@ gs_status gs_ksp_start(gs_ksp *ksp, const gs_matrix *A, const gs_vector *b, gs_v
     t->bound = fmax(t->rtol_bound, ksp->prm.atol);
     t->best = r0norm;
     t->best_it = 0;
+    t->dtol_bound = ksp->prm.divergence_tolerance > 0.0 ? ksp->prm.divergence_tolerance * fmax(bnorm, r0norm)
+                                                         : INFINITY;
     *done = gs_ksp_step(ksp, t, 0, r0norm, res);
     return GS_OK;
 }

@@ -25,7 +25,8 @@ typedef enum gs_reason {
     GS_DIVERGED_STAGNATION,
     GS_DIVERGED_PC_FAILED,
     GS_DIVERGED_INDEFINITE,     /* CG: p'Ap <= 0 */
-    GS_DIVERGED_INTERRUPTED     /* SIGINT/SIGTERM */
+    GS_DIVERGED_INTERRUPTED,    /* SIGINT/SIGTERM */
+    GS_DIVERGED_DTOL            /* ||r|| > divergence_tolerance * max(||b||, ||r0||) */
 } gs_reason;
 
 const char *gs_reason_name(gs_reason r); /* "converged_rtol", "diverged_breakdown", ... */
@@ -41,6 +42,7 @@ typedef struct gs_ksp_params {
     int restart;               /* GMRES/FGMRES */
     gs_ortho ortho;
     int stagnation_window;     /* stop if no progress over this many iterations (0: off) */
+    double divergence_tolerance; /* stop when ||r|| > this * max(||b||, ||r0||) (0: off) */
     bool allow_variable_pc;    /* accept a variable preconditioner without FGMRES (config override) */
 } gs_ksp_params;
 

@@ -655,7 +655,7 @@ static void test_fused_cg_steps(void **state)
             ks_side_make(&Hs, H, n, d);
             ks_side_make(&Cs, C, n, d);
             /* a small r'z keeps alpha small, so that r'z stays positive after the update */
-            const gs_ks_start start = {1e-3, 1e-300, INFINITY, 0, 0};
+            const gs_ks_start start = {1e-3, 1e-300, INFINITY, 0, 0, INFINITY};
             gs_krec hr, cr;
             ks_one_iteration(&Hs, 7, with_pc != 0, &start, &hr);
             ks_one_iteration(&Cs, 7, with_pc != 0, &start, &cr);
@@ -699,7 +699,7 @@ static void test_fused_cg_steps(void **state)
             GS_ASSERT_FAILS(gs_ks_record(Cs.ks, 10, &cr), GS_ERR_INTERNAL, "was not written");
 
             /* convergence: a bound above ||r|| stops after the update with code CONVERGED */
-            const gs_ks_start loose = {0.75, 1e300, INFINITY, 0, 0};
+            const gs_ks_start loose = {0.75, 1e300, INFINITY, 0, 0, INFINITY};
             for (int k = 0; k < 2; k++) {
                 ks_side *S = k ? &Cs : &Hs;
                 GS_ASSERT_OK(gs_vec_copy(S->p, S->q)); /* p'q = ||p||^2 > 0 */

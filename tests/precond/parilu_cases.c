@@ -63,3 +63,31 @@ void parilu_singular_tail(gs_int nx, gs_int ny, gs_csr *A)
     }
     gs_csr_free(&L2);
 }
+
+void parilu_overflow_tail(bool in_u, gs_csr *A)
+{
+    gs_csr B = {0};
+    GS_ASSERT_OK(gs_test_laplace2d(7, 5, &B));
+    const gs_int m = B.nrows, n = m + 3;
+    /* the tail's rows as (column offset, value) lists, -1 ending a row */
+    static const int cols_l[3][4] = {{0, 1, -1}, {0, 1, -1}, {1, 2, -1}};
+    static const int cols_u[3][4] = {{0, 2, -1}, {0, 1, 2, -1}, {2, -1}};
+    const double vals_l[3][3] = {{1.0, 1.0}, {1.0 - 0x1p-50, 1.0}, {1e300, 1.0}};
+    const double vals_u[3][3] = {{1.0, 1e300}, {1e10, 1.0, 1.0}, {1.0}};
+    GS_ASSERT_OK(gs_csr_alloc(A, n, n, B.nnz + 7, true));
+    memcpy(A->rowptr, B.rowptr, ((size_t)m + 1) * sizeof(gs_int));
+    memcpy(A->colind, B.colind, (size_t)B.nnz * sizeof(gs_int));
+    memcpy(A->val, B.val, (size_t)B.nnz * sizeof(double));
+    gs_int q = B.nnz;
+    for (int r = 0; r < 3; r++) {
+        const int *c = in_u ? cols_u[r] : cols_l[r];
+        const double *v = in_u ? vals_u[r] : vals_l[r];
+        for (int k = 0; c[k] >= 0; k++) {
+            A->colind[q] = m + c[k];
+            A->val[q++] = v[k];
+        }
+        A->rowptr[m + r + 1] = q;
+    }
+    A->nnz = q;
+    gs_csr_free(&B);
+}

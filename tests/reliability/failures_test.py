@@ -90,6 +90,23 @@ check("west0067 text: exit 4", rc == 4, err[:300])
 check("west0067 text: detail names row 1", "zero pivot at row 1 (1-based)" in out, out[-600:])
 check("west0067 text: summary line", "reason=diverged_pc_failed" in out, out[-300:])
 
+# --- divergence: bayer10 (a zero diagonal) with a shifted ILU(0) and BiCGStab blows up; the solve stops
+# at the divergence bound, long before the iteration limit, as not converged (exit 1)
+rc, obj, err = run_json("bayer10 dtol", [os.path.join(data, "bayer10.mtx"), "-s", "preconditioner.type=ilu0",
+                                         "-s", "preconditioner.zero_pivot=shift", "-s", "solver.type=bicgstab",
+                                         "-s", "system.rhs=Ax", "-s", "solver.max_iterations=10000"] + host)
+s = obj.get("solve", {})
+check("bayer10 dtol: exit 1", rc == 1, f"exit {rc}: {err[:300]}")
+check("bayer10 dtol: reason diverged_dtol", s.get("reason") == "diverged_dtol", s)
+check("bayer10 dtol: stopped early", 0 < (s.get("iterations") or 0) < 100, s)
+check("bayer10 dtol: detail names the key", "solver.divergence_tolerance" in s.get("detail", ""), s)
+# turned off: the same run goes on to the iteration limit
+rc, obj, err = run_json("bayer10 dtol off", [os.path.join(data, "bayer10.mtx"), "-s", "preconditioner.type=ilu0",
+                                             "-s", "preconditioner.zero_pivot=shift", "-s", "solver.type=bicgstab",
+                                             "-s", "system.rhs=Ax", "-s", "solver.max_iterations=50",
+                                             "-s", "solver.divergence_tolerance=0"] + host)
+check("bayer10 dtol off: diverged_max_it", obj.get("solve", {}).get("reason") == "diverged_max_it", obj.get("solve"))
+
 # --- overflow: an ILU(0) whose triangular solve overflows --------------------------------------------
 # A is upper bidiagonal (a_ii = 1, a_i,i+1 = 4), so ILU(0) is exact: U = A. Its backward solve
 # multiplies by -4 per row, 4^600 > 1e308: M^-1 r overflows to inf and BiCGStab meets NaN at once.

@@ -73,6 +73,24 @@ double sys_true_resnorm(ksp_sys *s)
     return r;
 }
 
+void sys_setup_growth(ksp_sys *s, gs_int n, const char *backend)
+{
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_csr_alloc(&A, n, n, n, true));
+    double *b = NULL;
+    GS_ASSERT_OK(GS_MALLOC(b, n));
+    for (gs_int i = 0; i < n; i++) {
+        A.rowptr[i + 1] = i + 1;
+        A.colind[i] = i;
+        A.val[i] = i < n / 2 ? 1.0 : 1e4;
+        b[i] = i < n / 2 ? 1.0 : 0.1;
+    }
+    sys_setup_on(s, &A, 1, backend);
+    sys_set_b(s, b);
+    sys_set_x(s, NULL);
+    gs_free(&b);
+}
+
 gs_ksp_params sys_params(double rtol, int max_it)
 {
     gs_ksp_params p = {

@@ -34,6 +34,11 @@ double sys_error(ksp_sys *s);
 /* ||b - A x||_2 by gs_true_residual */
 double sys_true_resnorm(ksp_sys *s);
 
+/* A system whose CG residual grows tenfold in the first iteration: A = diag(1, ..., 1, 1e4, ..., 1e4)
+ * (first half 1), b = 1 on the first half and 0.1 on the second: ||r_1|| ~ 9.9 ||r_0|| (alpha ~ 1/101
+ * sends the stiff half's residual from 0.1 to -9.9). On a named backend. */
+void sys_setup_growth(ksp_sys *s, gs_int n, const char *backend);
+
 /* Defaults with rtol and max_iterations set. */
 gs_ksp_params sys_params(double rtol, int max_it);
 

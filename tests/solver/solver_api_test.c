@@ -117,6 +117,7 @@ static void test_reason_names(void **state)
         {GS_DIVERGED_PC_FAILED, "diverged_pc_failed", false},
         {GS_DIVERGED_INDEFINITE, "diverged_indefinite", false},
         {GS_DIVERGED_INTERRUPTED, "diverged_interrupted", false},
+        {GS_DIVERGED_DTOL, "diverged_dtol", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         assert_string_equal(gs_reason_name(cases[i].r), cases[i].name);

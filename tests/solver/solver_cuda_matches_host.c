@@ -132,6 +132,26 @@ static void test_reasons_on_cuda(void **state)
         assert_int_equal(res.iterations, expect);
         assert_int_equal(h.it[h.n - 1], expect);
     }
+    /* fused CG's divergence test on the device: the same stop as on the host (iteration 1) */
+    {
+        static ksp_hist hh, hd;
+        ksp_sys g[2];
+        gs_solve_result r[2];
+        const char *be[2] = {"host", "cuda"};
+        ksp_hist *h[2] = {&hh, &hd};
+        gs_ksp_params prm = sys_params(1e-10, 100);
+        prm.divergence_tolerance = 2.0;
+        for (int k = 0; k < 2; k++) {
+            sys_setup_growth(&g[k], 1001, be[k]);
+            GS_ASSERT_OK(sys_solve(&g[k], "cg", &prm, NULL, h[k], &r[k]));
+            assert_int_equal(r[k].reason, GS_DIVERGED_DTOL);
+            assert_int_equal(r[k].iterations, 1);
+            assert_int_equal(h[k]->n, 2); /* nothing monitored past the stop */
+            sys_teardown(&g[k]);
+        }
+        assert_true(fabs(hh.r[1] - hd.r[1]) <= 1e-12 * hh.r[1]);
+        assert_string_equal(r[0].detail, r[1].detail);
+    }
     double *zero = NULL;
     GS_ASSERT_OK(GS_CALLOC(zero, s.n));
     sys_set_b(&s, zero);

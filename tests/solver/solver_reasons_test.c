@@ -358,6 +358,41 @@ static void test_cg_stagnation_on_backend(void **state)
 
 /* SIGINT during the solve (raised from the monitor at iteration 3) stops it at that iteration; fused CG
  * reports the iterations it had already queued (at most 2 more), the detail names iteration 3. */
+/* Divergence: the first monitored ||r|| above divergence_tolerance * max(||b||, ||r0||) stops the solve
+ * (CG on a system whose residual grows tenfold in iteration 1); with the test off, the same solve runs
+ * on and converges; GMRES (monotone residual) never trips it. */
+static void test_divergence(void **state)
+{
+    static ksp_hist hist;
+    ksp_sys s;
+    sys_setup_growth(&s, 2, "host");
+    gs_solve_result res;
+    gs_ksp_params prm = sys_params(1e-10, 100);
+    prm.divergence_tolerance = 2.0;
+    GS_ASSERT_OK(sys_solve(&s, "cg", &prm, NULL, &hist, &res));
+    print_result("cg, divergence_tolerance 2", &res);
+    assert_int_equal(res.reason, GS_DIVERGED_DTOL);
+    assert_int_equal(res.iterations, 1);
+    assert_int_equal(hist.n, 2);
+    assert_true(hist.r[1] > 2.0 * hist.r[0]);
+    assert_non_null(strstr(res.detail, "solver.divergence_tolerance"));
+    assert_non_null(strstr(res.detail, "at iteration 1"));
+    prm.divergence_tolerance = 0.0; /* off */
+    sys_set_x(&s, NULL);
+    GS_ASSERT_OK(sys_solve(&s, "cg", &prm, NULL, NULL, &res));
+    assert_true(gs_reason_converged(res.reason));
+    prm.divergence_tolerance = 1.0; /* the tightest: any growth above the start */
+    for (int t = 2; t < 4; t++) {
+        sys_set_x(&s, NULL);
+        GS_ASSERT_OK(sys_solve(&s, all_types[t], &prm, NULL, NULL, &res));
+        assert_true(gs_reason_converged(res.reason));
+    }
+    prm.divergence_tolerance = 0.5; /* below 1: refused */
+    gs_ksp *k = NULL;
+    GS_ASSERT_FAILS(gs_ksp_create("cg", s.be, &prm, &k), GS_ERR_ARG, "solver.divergence_tolerance");
+    sys_teardown(&s);
+}
+
 static void test_interrupt(void **state)
 {
     ksp_sys s;
@@ -459,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_singular),
         cmocka_unit_test(test_stagnation),
         cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_divergence),
         cmocka_unit_test(test_cg_stagnation_on_backend),
         cmocka_unit_test(test_happy_breakdown),
         cmocka_unit_test(test_true_residual_decides),
