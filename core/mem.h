@@ -26,6 +26,10 @@ void gs_free(void *p);
 void gs_alloc_fail_at(long k);
 long gs_alloc_count(void);
 
+/* dst[0 .. bytes) = src[0 .. bytes) by all OpenMP threads (parallel_copy.c): bulk copies such as the
+ * staging copy of a GPU upload (core/staging_cuda.h). */
+void gs_parallel_copy(void *dst, const void *src, size_t bytes);
+
 #define GS_MALLOC(ptr, count) gs_malloc(&(ptr), (size_t)(count), sizeof *(ptr))
 #define GS_CALLOC(ptr, count) gs_calloc(&(ptr), (size_t)(count), sizeof *(ptr))
 

@@ -1,7 +1,7 @@
 /* The GPU analysis shared by the level-order triangular solvers (syncfree, levelset): T's CSR uploaded
  * through a pinned staging buffer, its rows checked on the device, and its level-set plan (levels,
  * rows renumbered level by level, HEC layout, 1/diagonal) built by kernels; trisolve_cuda.h says the
- * steps. Host work is O(1) besides the staging copy (parallel) and O(levels) downloads.
+ * steps. Host work is O(1) besides the staging copy (parallel, core/staging_cuda.h) and O(levels) downloads.
  *
  * Where the time goes (poisson3d 100^3, L: n = 10^6, 40 MB of CSR): the upload is the floor; a
  * pageable cudaMemcpy moves ~6-7 GB/s on the H100 host (docs/notes-trisolve.md), because the driver
@@ -19,103 +19,11 @@
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 #include <limits.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "core/mem.h"
+#include "core/staging_cuda.h"
 #include "trisolve/trisolve_cuda.h"
-
-/* ================================================================ pinned staging of uploads */
-
-#define ST_SLOT_BYTES ((size_t)2 << 20) /* one chunk: ~50 us of DMA, long enough to hide a copy's start */
-#define ST_SLOTS 4                      /* chunks in flight: the host copies ahead of the DMA engine */
-#define ST_MIN_BYTES ((size_t)1 << 20)  /* smaller uploads go directly from pageable memory */
-
-/* The process's staging buffer: ST_SLOTS chunks of pinned, portable host memory, allocated by the
- * first upload of at least ST_MIN_BYTES and kept until the process exits (the operating system
- * releases it); one upload uses it at a time (st_lock). st_failed: the allocation failed once (locked
- * memory limit): uploads go directly from pageable memory from then on. */
-static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *st_host = NULL;
-static bool st_failed = false;
-
-/* One analysis's use of the staging buffer. */
-struct st_upload {
-    bool locked, staged, used; /* used: this upload went through the staging buffer */
-    int next;                     /* slot the next chunk goes to */
-    bool pending[ST_SLOTS];       /* a DMA out of the slot may still run */
-    cudaEvent_t drained[ST_SLOTS]; /* recorded after the slot's last DMA */
-    double alloc_time;
-    long long bytes;
-};
-
-/* Takes the staging buffer (allocating it the first time) when `total` bytes are worth staging. */
-static gs_status st_begin(st_upload *U, size_t total)
-{
-    memset(U, 0, sizeof *U);
-    if (total < ST_MIN_BYTES) return GS_OK;
-    pthread_mutex_lock(&st_lock);
-    U->locked = true;
-    if (!st_host && !st_failed) {
-        double t0 = gs_wtime();
-        void *p = NULL;
-        if (cudaHostAlloc(&p, ST_SLOTS * ST_SLOT_BYTES, cudaHostAllocPortable) == cudaSuccess) {
-            st_host = (char *)p;
-        } else {
-            (void)cudaGetLastError(); /* not an error of the analysis: it copies from pageable memory */
-            st_failed = true;
-        }
-        U->alloc_time = gs_wtime() - t0;
-    }
-    if (!st_host) return GS_OK;
-    for (int k = 0; k < ST_SLOTS; k++) GS_CALL(TS_CUDA(cudaEventCreateWithFlags(&U->drained[k], cudaEventDisableTiming)));
-    U->staged = U->used = true;
-    return GS_OK;
-}
-
-/* dst (device) = src (host), `bytes` bytes, queued on stream s: chunk by chunk through the slots in
- * turn, each slot refilled once its previous DMA has drained. */
-static gs_status st_copy(st_upload *U, void *dst, const void *src, size_t bytes, cudaStream_t s)
-{
-    U->bytes += (long long)bytes;
-    if (!U->staged) {
-        if (bytes) GS_CALL(TS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s)));
-        return GS_OK;
-    }
-    for (size_t off = 0; off < bytes; off += ST_SLOT_BYTES) {
-        size_t len = bytes - off < ST_SLOT_BYTES ? bytes - off : ST_SLOT_BYTES;
-        int k = U->next;
-        U->next = (k + 1) % ST_SLOTS;
-        if (U->pending[k]) GS_CALL(TS_CUDA(cudaEventSynchronize(U->drained[k])));
-        char *slot = st_host + (size_t)k * ST_SLOT_BYTES;
-        gs_ts_parallel_copy(slot, (const char *)src + off, len);
-        GS_CALL(TS_CUDA(cudaMemcpyAsync((char *)dst + off, slot, len, cudaMemcpyHostToDevice, s)));
-        GS_CALL(TS_CUDA(cudaEventRecord(U->drained[k], s)));
-        U->pending[k] = true;
-    }
-    return GS_OK;
-}
-
-/* Waits until every DMA out of the buffer has drained and gives the buffer back. Safe to call twice and
- * after a failed st_begin; the first failure of a wait is returned (the buffer is given back anyway:
- * after a device fault the context is lost and no copy is running). */
-static gs_status st_end(st_upload *U)
-{
-    gs_status st = GS_OK;
-    for (int k = 0; k < ST_SLOTS; k++) {
-        if (U->pending[k]) {
-            gs_status sk = TS_CUDA(cudaEventSynchronize(U->drained[k]));
-            if (st == GS_OK) st = sk;
-            U->pending[k] = false;
-        }
-        if (U->drained[k] && cudaEventDestroy(U->drained[k]) != cudaSuccess) (void)cudaGetLastError();
-        U->drained[k] = NULL;
-    }
-    U->staged = false;
-    if (U->locked) pthread_mutex_unlock(&st_lock);
-    U->locked = false;
-    return st;
-}
 
 /* ================================================================ the plan kernels */
 
@@ -585,7 +493,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
     cudaStream_t s = gs_ts_stream(be), vs = NULL;
     cudaEvent_t values_in = NULL;
     void *work = NULL;
-    st_upload U;
+    gs_stage U;
     lv_stats hs;
     gs_ls_dplan *D = &A->D;
     const gs_int n = T ? T->nrows : dT->nrows, nnz = T ? T->nnz : dT->nnz;
@@ -645,10 +553,10 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         lv_stats_init_kernel<<<1, 32, 0, s>>>(W.stats, n);
         GS_TRY(TS_LAUNCHED("lv_stats_init_kernel"));
         if (T) {
-            GS_TRY(st_begin(&U, (nn + 1) * sizeof(gs_int) + nz * (sizeof(gs_int) + sizeof(double))));
+            GS_TRY(gs_stage_begin(&U, (nn + 1) * sizeof(gs_int) + nz * (sizeof(gs_int) + sizeof(double))));
             A->t.staging_alloc = U.alloc_time;
-            GS_TRY(st_copy(&U, W.rowptr, T->rowptr, (nn + 1) * sizeof(gs_int), s));
-            GS_TRY(st_copy(&U, W.col, T->colind, nz * sizeof(gs_int), s));
+            GS_TRY(gs_stage_copy(&U, W.rowptr, T->rowptr, (nn + 1) * sizeof(gs_int), s));
+            GS_TRY(gs_stage_copy(&U, W.col, T->colind, nz * sizeof(gs_int), s));
         } else { /* already on the device: copies inside it */
             GS_TRY(TS_CUDA(cudaMemcpyAsync(W.rowptr, dT->rowptr, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToDevice, s)));
             if (nz) GS_TRY(TS_CUDA(cudaMemcpyAsync(W.col, dT->colind, nz * sizeof(gs_int), cudaMemcpyDeviceToDevice, s)));
@@ -730,10 +638,10 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         double t_values = gs_wtime();
         GS_TRY(TS_CUDA(cudaStreamCreateWithFlags(&vs, cudaStreamNonBlocking)));
         GS_TRY(TS_CUDA(cudaEventCreateWithFlags(&values_in, cudaEventDisableTiming)));
-        if (T) GS_TRY(st_copy(&U, W.val, T->val, nz * sizeof(double), vs));
+        if (T) GS_TRY(gs_stage_copy(&U, W.val, T->val, nz * sizeof(double), vs));
         else if (nz) GS_TRY(TS_CUDA(cudaMemcpyAsync(W.val, dT->val, nz * sizeof(double), cudaMemcpyDeviceToDevice, vs)));
         GS_TRY(TS_CUDA(cudaEventRecord(values_in, vs)));
-        GS_TRY(st_end(&U)); /* every chunk has left the staging buffer */
+        GS_TRY(gs_stage_end(&U)); /* every chunk has left the staging buffer */
         A->t.upload += gs_wtime() - t_values; /* + the values' part */
         A->t.upload_bytes = U.bytes;
         A->t.staged = U.used;
@@ -838,7 +746,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
     }
 cleanup:
     {
-        gs_status se = st_end(&U);
+        gs_status se = gs_stage_end(&U);
         if (st == GS_OK) st = se;
     }
     if (vs) {

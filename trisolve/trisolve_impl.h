@@ -34,10 +34,6 @@ gs_status gs_ts_check_rows(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int
  * gs_ts_check_rows for the message); auto analyses an inner solver through gs_trisolve_analyse. */
 bool gs_ts_rows_checked_in_analyse(const gs_trisolve *ts);
 
-/* dst[0 .. bytes) = src[0 .. bytes) by the OpenMP threads (analysis_host.c): the copy of a factor's
- * arrays into the pinned staging buffer of a GPU upload, which a single thread cannot do at the rate
- * the host-to-device link takes it. */
-void gs_ts_parallel_copy(void *dst, const void *src, size_t bytes);
 
 /* Sequential substitution x = T^{-1} b on host arrays (T checked by gs_trisolve_check_factor):
  * lower rows in increasing, upper rows in decreasing order, division by the stored diagonal. */
