@@ -14,16 +14,25 @@
  *     guess L = strict lower part of Â + I, U = upper part of Â (ParIC: L = lower part of Â).
  *  4. `sweeps` sweeps, synchronous (two buffers, Jacobi-like, deterministic) or asynchronous (one
  *     buffer, in place). 0 sweeps leaves the initial guess.
- *  5. The values come back to the host ONCE (the trisolve interface analyses a host CSR: on the cuda
- *     backend this costs one device-to-host copy of |S| doubles, reported as time_download, plus the
- *     solvers' own upload in their analysis; a device-side analyse would remove both).
- *  6. The scaling is undone: A = D^{1/2} Â D^{1/2} and Â ~ L̂ Û give
+ *  5. The pivot flags come back to the host (time_download): the first unusable pivot, the number
+ *     of shifted pivots and, when there are any, which rows were shifted. On the host backend the
+ *     values are also copied to the host array the unscaling reads.
+ *  6. The scaling is undone (time_unscale), into the factors' own layouts: on the host backend by
+ *     gs_parilu_unscale into the host CSR L and U; on the cuda backend by a kernel (gs_parilu_unscale_dev)
+ *     into device CSR L and U, whose patterns went to the device once per symbolic setup: the values
+ *     never leave the device. Both give the same values bit for bit. A non-finite value is an error
+ *     naming its row and column (on the device only its position and value are downloaded).
+ *     A = D^{1/2} Â D^{1/2} and Â ~ L̂ Û give
  *         A ~ (D^{1/2} L̂ D^{-1/2}) (D^{1/2} Û D^{1/2}),
  *     so L = D^{1/2} L̂ D^{-1/2} stays unit lower (l_ij = l̂_ij sqrt(d_i / d_j)) and
  *     U = D^{1/2} Û D^{1/2} (u_ij = û_ij sqrt(d_i d_j)); ParIC: A ~ (D^{1/2} L̂)(D^{1/2} L̂)^T, so
  *     L = D^{1/2} L̂ (l_ij = l̂_ij sqrt(d_i)) and U = L^T. The fixed point of the sweeps on Â is
  *     exactly the scaled ILU(0) of A, so the unscaled factors are those of ILU(0) of A.
- *  7. The triangular solvers analyse L (unit for ParILU) and U.
+ *  7. The triangular solvers analyse L (unit for ParILU) and U (time_trisolve_analysis): host CSRs on
+ *     the host backend, the device ones (gs_trisolve_analyse_dev) on cuda, which the solvers copy; the
+ *     device factor values are freed right after (the patterns are kept for the next numeric setup).
+ *     On cuda the host keeps the patterns and sizes of L and U (view: nnz_L, nnz_U, fill_ratio), not
+ *     their values: gs_parilu_download_factors builds and downloads them on request (tests, tools).
  *
  * Pivots: a zero / tiny pivot met by a sweep (|u_ii| < DBL_MIN; ParIC: a_ii - sum l_ik^2 < DBL_MIN)
  * is GS_ERR_NUMERIC naming the row and the sweep under zero_pivot = error; under shift it becomes
@@ -35,7 +44,8 @@
  * on the host, the unscaled factors give the nonlinear residual ||(A - LU)_S||_F / ||A_S||_F (the
  * equations the sweeps solve; ParIC: S = the lower pattern) and the ILU residual
  * ||A - LU||_F / ||A||_F over all entries. The sweeps are then timed one by one (downloads and
- * residuals excluded from time_sweeps).
+ * residuals excluded from time_sweeps). On cuda these host copies are scratch: the preconditioner is
+ * still built from the device factors of step 6.
  *
  * Report keys ("<prefix>." = "preconditioner."):
  *   factorization        "ParILU" or "ParIC"
@@ -48,11 +58,14 @@
  *                        1-based) and how many replacements the sweeps made in all
  *   time_sweeps          the sweeps (CUDA events on the device)
  *   time_initial_guess, time_download, time_unscale, time_trisolve_analysis, time_diagnostics
+ *                        wall-clock seconds of steps 3, 5, 6, 7 and the diagnostics (cuda: download =
+ *                        the flags only; unscale = the kernel and its 8-byte check)
  *   sweep_residuals      "r0,r1,...": nonlinear residual after 0, 1, ..., sweeps (diagnostics)
  *   sweep_ilu_residuals  "e0,e1,...": ILU residual after 0, 1, ..., sweeps (diagnostics)
  *   nonlinear_residual, ilu_residual   the final values (diagnostics)
  * and for a Schwarz extension (RAS): local = "parilu", extended_size, extended_nnz. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,6 +532,58 @@ gs_status gs_parilu_sweep(gs_backend *be, const gs_parilu_kernel *K, const doubl
     return gs_parilu_sweep_ref(be, K, in, out, sweep);
 }
 
+void gs_parilu_factor_dev_free(gs_backend *be, gs_parilu_factor_dev *F)
+{
+    if (!F || !be) return;
+    free_array(be, &F->u_rowptr);
+    free_array(be, &F->u_colind);
+    free_array(be, &F->u_pos);
+    free_array(be, &F->sd);
+    free_array(be, &F->nonfinite);
+    memset(F, 0, sizeof *F);
+}
+
+gs_status gs_parilu_factor_dev_create(gs_backend *be, const gs_parilu_plan *P, gs_parilu_factor_dev *F)
+{
+    gs_status st = GS_OK;
+    gs_int *inv = NULL;
+    memset(F, 0, sizeof *F);
+    const gs_int n = P->n;
+    F->n = n;
+    F->nnz_L = P->L.nnz;
+    F->nnz_U = P->U.nnz;
+    GS_TRY(upload_ints(be, &F->u_rowptr, P->U.rowptr, (size_t)n + 1));
+    GS_TRY(upload_ints(be, &F->u_colind, P->U.colind, (size_t)P->U.nnz));
+    if (P->symmetric) {
+        /* L's entry p is U's entry u_map[p] */
+        GS_TRY(upload_ints(be, &F->u_pos, P->u_map, (size_t)P->L.nnz));
+    } else {
+        /* U's CSR entry q is x[nnz_l + u_map[q]]: invert the map */
+        GS_TRY(GS_MALLOC(inv, P->U.nnz));
+        for (gs_int q = 0; q < P->U.nnz; q++) inv[P->u_map[q]] = q;
+        GS_TRY(upload_ints(be, &F->u_pos, inv, (size_t)P->U.nnz));
+    }
+    GS_TRY(gs_backend_alloc(be, (void **)&F->sd, (size_t)n * sizeof(double)));
+    GS_TRY(gs_backend_alloc(be, (void **)&F->nonfinite, 2 * sizeof(unsigned)));
+cleanup:
+    gs_free(&inv);
+    if (st != GS_OK) gs_parilu_factor_dev_free(be, F);
+    return st;
+}
+
+gs_status gs_parilu_unscale_dev(gs_backend *be, const gs_parilu_kernel *K, const gs_parilu_factor_dev *F,
+                                const double *x, double *lval, double *uval)
+{
+    if (!be) return GS_ERROR(GS_ERR_ARG, "ParILU unscaling: no backend given");
+    if (be->kind != GS_BACKEND_CUDA) {
+        GS_CALL(gs_parilu_unscale_ref(be, K, F, x, lval, uval));
+        return GS_OK;
+    }
+    /* the CUDA twin (parilu_cuda.cu; its stand-in without CUDA is in parilu_nocuda.c) */
+    GS_CALL(gs_parilu_unscale_cuda(be, K, F, x, lval, uval));
+    return GS_OK;
+}
+
 /* ------------------------------------------------------------------------------------------------ */
 /* Diagnostics: ||(A - LU)_S||_F / ||A_S||_F and ||A - LU||_F / ||A||_F on the host                 */
 
@@ -614,11 +679,20 @@ struct gs_parilu {
     gs_parilu_kernel K;
     bool have_kernel;
     double *xa, *xb; /* value buffers on the backend (xb: synchronous only) */
+    const double *xcur; /* the one of them holding the final values of the last numeric setup */
+
+    /* cuda backend (and n > 0): the factors are built on the device (step 6); F is made once per plan */
+    bool on_device;
+    gs_parilu_factor_dev F;
+    bool have_F;
 
     /* host */
-    double *sd, *task_a, *x0, *pivot_shift, *xh;
+    double *sd, *task_a, *x0, *pivot_shift, *xh; /* xh: host path, or on_device with diagnostics */
     unsigned char *shifted_h;
-    gs_csr L, U; /* unscaled factors */
+    /* Unscaled factors with the plan's patterns. Host path: the factors. on_device: the patterns and
+     * sizes; values only once needed (diagnostics scratch, gs_parilu_download_factors). */
+    gs_csr L, U;
+    bool host_factors; /* L.val, U.val hold the factors of the last successful numeric setup */
     gs_int zero_diag;
     gs_int nshifted, shifted_rows[16];
     unsigned long long shift_events;
@@ -650,8 +724,12 @@ static void release_numeric(gs_parilu *p)
     gs_vec_destroy(&p->work);
     if (p->have_kernel) gs_parilu_kernel_free(p->be, &p->K);
     p->have_kernel = false;
+    if (p->have_F) gs_parilu_factor_dev_free(p->be, &p->F);
+    p->have_F = false;
+    p->on_device = false;
     free_array(p->be, &p->xa);
     free_array(p->be, &p->xb);
+    p->xcur = NULL;
     gs_free(&p->sd);
     gs_free(&p->task_a);
     gs_free(&p->x0);
@@ -664,6 +742,7 @@ static void release_numeric(gs_parilu *p)
     gs_free(&p->res_ilu);
     p->nres = 0;
     p->factored = false;
+    p->host_factors = false;
 }
 
 static void release_all(gs_parilu *p)
@@ -714,6 +793,12 @@ static gs_status symbolic_core(gs_parilu *p, const gs_csr *M)
     const gs_parilu_plan *P = &p->P;
     GS_CALL(gs_parilu_kernel_create(p->be, P, p->o.zero_pivot == GS_ZERO_PIVOT_SHIFT, &p->K));
     p->have_kernel = true;
+    /* cuda: the unscaled factors are made on the device (an empty matrix takes the host path) */
+    p->on_device = p->be->kind == GS_BACKEND_CUDA && P->n > 0;
+    if (p->on_device) {
+        GS_CALL(gs_parilu_factor_dev_create(p->be, P, &p->F));
+        p->have_F = true;
+    }
     size_t nx = (size_t)P->ntasks;
     GS_CALL(gs_backend_alloc(p->be, (void **)&p->xa, nx * sizeof(double)));
     if (!p->o.asynchronous) GS_CALL(gs_backend_alloc(p->be, (void **)&p->xb, nx * sizeof(double)));
@@ -721,13 +806,13 @@ static gs_status symbolic_core(gs_parilu *p, const gs_csr *M)
     GS_CALL(GS_MALLOC(p->task_a, nx));
     GS_CALL(GS_MALLOC(p->x0, nx));
     GS_CALL(GS_MALLOC(p->pivot_shift, P->n));
-    GS_CALL(GS_MALLOC(p->xh, nx));
+    if (!p->on_device) GS_CALL(GS_MALLOC(p->xh, nx));
     GS_CALL(GS_MALLOC(p->shifted_h, P->n));
-    /* host factors: the plan's patterns with values */
-    GS_CALL(gs_csr_alloc(&p->L, P->n, P->n, P->L.nnz, true));
+    /* host factors: the plan's patterns, with values on the host path */
+    GS_CALL(gs_csr_alloc(&p->L, P->n, P->n, P->L.nnz, !p->on_device));
     memcpy(p->L.rowptr, P->L.rowptr, ((size_t)P->n + 1) * sizeof(gs_int));
     if (P->L.nnz > 0) memcpy(p->L.colind, P->L.colind, (size_t)P->L.nnz * sizeof(gs_int));
-    GS_CALL(gs_csr_alloc(&p->U, P->n, P->n, P->U.nnz, true));
+    GS_CALL(gs_csr_alloc(&p->U, P->n, P->n, P->U.nnz, !p->on_device));
     memcpy(p->U.rowptr, P->U.rowptr, ((size_t)P->n + 1) * sizeof(gs_int));
     if (P->U.nnz > 0) memcpy(p->U.colind, P->U.colind, (size_t)P->U.nnz * sizeof(gs_int));
     if (p->o.diagnostics) {
@@ -856,23 +941,84 @@ cleanup:
     return st;
 }
 
+/* The error for the non-finite value v at position q (row i) of factor f (0: L, 1: U). */
+static gs_status nonfinite_error(const gs_parilu *p, int f, gs_int i, gs_int q, double v, int sweeps_done)
+{
+    const gs_int *nm = p->blocks ? p->ext_rows : NULL;
+    const gs_csr *T = f == 0 ? &p->L : &p->U;
+    return GS_ERROR(GS_ERR_NUMERIC,
+                    "%s: non-finite value %g in row %d, column %d (1-based) of %s after %d sweep%s: "
+                    "the fixed-point iteration diverged for this matrix (try "
+                    "preconditioner.sweep_type = \"asynchronous\", fewer sweeps, a reordering, "
+                    "or ilu0)",
+                    p->name, v, (int)row_name(nm, i) + 1, (int)row_name(nm, T->colind[q]) + 1, f == 0 ? "L" : "U",
+                    sweeps_done, sweeps_done == 1 ? "" : "s");
+}
+
 /* The unscaled factors from the host values xh; non-finite entries are errors naming them. */
 static gs_status make_factors(gs_parilu *p, int sweeps_done)
 {
     gs_parilu_unscale(&p->P, p->sd, p->xh, &p->L, &p->U);
-    const gs_int *nm = p->blocks ? p->ext_rows : NULL;
     for (int f = 0; f < 2; f++) {
         const gs_csr *T = f == 0 ? &p->L : &p->U;
         for (gs_int i = 0; i < T->nrows; i++)
             for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++)
-                if (!isfinite(T->val[q]))
-                    return GS_ERROR(GS_ERR_NUMERIC,
-                                    "%s: non-finite value %g in row %d, column %d (1-based) of %s after %d sweep%s: "
-                                    "the fixed-point iteration diverged for this matrix (try "
-                                    "preconditioner.sweep_type = \"asynchronous\", fewer sweeps, a reordering, "
-                                    "or ilu0)",
-                                    p->name, T->val[q], (int)row_name(nm, i) + 1, (int)row_name(nm, T->colind[q]) + 1,
-                                    f == 0 ? "L" : "U", sweeps_done, sweeps_done == 1 ? "" : "s");
+                if (!isfinite(T->val[q])) return nonfinite_error(p, f, i, q, T->val[q], sweeps_done);
+    }
+    return GS_OK;
+}
+
+/* Host room for values the on_device path normally never has on the host: the sweep values xh and
+ * the factor values (diagnostics, gs_parilu_download_factors). No-op once allocated. */
+static gs_status host_values(gs_parilu *p)
+{
+    if (!p->xh) GS_CALL(GS_MALLOC(p->xh, p->P.ntasks));
+    if (!p->L.val) GS_CALL(GS_MALLOC(p->L.val, p->L.nnz));
+    if (!p->U.val) GS_CALL(GS_MALLOC(p->U.val, p->U.nnz));
+    return GS_OK;
+}
+
+/* The row of CSR position q (rowptr[i] <= q < rowptr[i+1]; empty rows skipped). */
+static gs_int row_of(const gs_csr *T, gs_int q)
+{
+    gs_int lo = 0, hi = T->nrows;
+    while (hi - lo > 1) {
+        gs_int mid = lo + (hi - lo) / 2;
+        if (T->rowptr[mid] <= q) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* On the device (on_device): one allocation `arena` = L's values then U's, filled from the sweep
+ * values x by the unscaling kernel; *L, *U view it with the patterns of p->K (L) and p->F (U). */
+static gs_status device_factors(gs_parilu *p, const double *x, double **arena, gs_csr_dev *L, gs_csr_dev *U)
+{
+    const gs_int n = p->P.n, nl = p->F.nnz_L, nu = p->F.nnz_U;
+    GS_CALL(gs_backend_alloc(p->be, (void **)arena, ((size_t)nl + (size_t)nu) * sizeof(double)));
+    double *lval = *arena, *uval = *arena + nl;
+    GS_CALL(gs_parilu_unscale_dev(p->be, &p->K, &p->F, x, lval, uval));
+    *L = (gs_csr_dev){.nrows = n, .ncols = n, .nnz = nl, .rowptr = p->K.l_ptr, .colind = p->K.l_ind, .val = lval};
+    *U = (gs_csr_dev){.nrows = n, .ncols = n, .nnz = nu, .rowptr = p->F.u_rowptr, .colind = p->F.u_colind, .val = uval};
+    return GS_OK;
+}
+
+/* make_factors' check on the device factors: the lowest non-finite position of L, else of U, comes
+ * back (8 bytes) and, when there is one, its value (8 more); the message is make_factors'. */
+static gs_status check_device_factors(gs_parilu *p, const gs_csr_dev *L, const gs_csr_dev *U, int sweeps_done)
+{
+    unsigned pos[2];
+    GS_CALL(gs_backend_download(p->be, pos, p->F.nonfinite, sizeof pos));
+    for (int f = 0; f < 2; f++) {
+        if (pos[f] == UINT_MAX) continue;
+        const gs_csr_dev *T = f == 0 ? L : U;
+        const gs_int q = (gs_int)pos[f];
+        if (q < 0 || q >= T->nnz)
+            return GS_ERROR(GS_ERR_INTERNAL, "%s: the unscaling reported position %u of %s, which has %d entries",
+                            p->name, pos[f], f == 0 ? "L" : "U", (int)T->nnz);
+        double v = 0.0;
+        GS_CALL(gs_backend_download(p->be, &v, T->val + q, sizeof v));
+        return nonfinite_error(p, f, row_of(f == 0 ? &p->L : &p->U, q), q, v, sweeps_done);
     }
     return GS_OK;
 }
@@ -882,6 +1028,7 @@ static gs_status diagnose(gs_parilu *p, const gs_csr *M, const double *x, int s)
 {
     double t0 = gs_wtime();
     size_t bytes = (size_t)p->P.ntasks * sizeof(double);
+    GS_CALL(host_values(p));
     if (bytes > 0) GS_CALL(gs_backend_download(p->be, p->xh, x, bytes));
     gs_parilu_unscale(&p->P, p->sd, p->xh, &p->L, &p->U);
     GS_CALL(residuals(&p->P, M, &p->L, &p->U, &p->res_nl[s], &p->res_ilu[s]));
@@ -917,17 +1064,23 @@ static gs_status numeric_core(gs_parilu *p, const gs_csr *M)
     const gs_int *nm = p->blocks ? p->ext_rows : NULL;
     const size_t bytes = (size_t)P->ntasks * sizeof(double);
     gs_backend *be = p->be;
+    double *arena = NULL; /* on_device: the factor values (L's, then U's), freed after the analysis */
+    gs_csr_dev Ld = {0}, Ud = {0};
     p->factored = false;
+    p->host_factors = false;
+    p->xcur = NULL;
     p->time_diag = 0.0;
     p->nres = 0;
 
     if (p->o.symmetric) GS_TRY(check_symmetric(p, M));
 
-    /* 3. scaling and initial guess (host), uploaded with the task values */
+    /* 3. scaling and initial guess (host), uploaded with the task values (and the scaling itself for
+     * the device unscaling) */
     double t0 = gs_wtime();
     GS_TRY(gs_parilu_initial_guess(P, M, &p->o, nm, p->sd, p->task_a, p->x0, p->pivot_shift, &p->zero_diag));
     GS_TRY(gs_parilu_kernel_set(be, &p->K, p->task_a, p->pivot_shift));
     if (bytes > 0) GS_TRY(gs_backend_upload(be, p->xa, p->x0, bytes));
+    if (p->on_device) GS_TRY(gs_backend_upload(be, p->F.sd, p->sd, (size_t)P->n * sizeof(double)));
     p->time_init = gs_wtime() - t0;
 
     /* 4. the sweeps: synchronous ones alternate between xa and xb */
@@ -962,9 +1115,9 @@ static gs_status numeric_core(gs_parilu *p, const gs_csr *M)
         GS_TRY(gs_timer_stop(&tm, &p->time_sweeps));
     }
 
-    /* 5. values and flags back to the host, once */
+    /* 5. the flags back to the host (host path: and the values, for make_factors) */
     t0 = gs_wtime();
-    if (bytes > 0) GS_TRY(gs_backend_download(be, p->xh, cur, bytes));
+    if (!p->on_device && bytes > 0) GS_TRY(gs_backend_download(be, p->xh, cur, bytes));
     gs_parilu_flags fl;
     GS_TRY(gs_backend_download(be, &fl, p->K.flags, sizeof fl));
     p->shift_events = fl.shifts;
@@ -980,18 +1133,31 @@ static gs_status numeric_core(gs_parilu *p, const gs_csr *M)
     p->time_download = gs_wtime() - t0;
     if (fl.first_bad != GS_PARILU_NO_ERROR) GS_TRY(sweeps_error(p, fl.first_bad));
 
-    /* 6. unscaled factors */
+    /* 6. unscaled factors: on the device (kernel + an 8-byte check) or on the host */
     t0 = gs_wtime();
-    GS_TRY(make_factors(p, p->o.sweeps));
+    if (p->on_device) {
+        GS_TRY(device_factors(p, cur, &arena, &Ld, &Ud));
+        GS_TRY(check_device_factors(p, &Ld, &Ud, p->o.sweeps));
+    } else {
+        GS_TRY(make_factors(p, p->o.sweeps));
+    }
     p->time_unscale = gs_wtime() - t0;
 
-    /* 7. triangular solvers */
+    /* 7. triangular solvers: they copy what they need, so the device values go right after */
     t0 = gs_wtime();
     if (!p->lower) GS_TRY(gs_trisolve_create_from_config(p->cfg, be, GS_LOWER, !p->o.symmetric, &p->lower));
     if (!p->upper) GS_TRY(gs_trisolve_create_from_config(p->cfg, be, GS_UPPER, false, &p->upper));
-    GS_TRY(gs_trisolve_analyse(p->lower, &p->L));
-    GS_TRY(gs_trisolve_analyse(p->upper, &p->U));
+    if (p->on_device) {
+        GS_TRY(gs_trisolve_analyse_dev(p->lower, &Ld));
+        GS_TRY(gs_trisolve_analyse_dev(p->upper, &Ud));
+        free_array(be, &arena);
+    } else {
+        GS_TRY(gs_trisolve_analyse(p->lower, &p->L));
+        GS_TRY(gs_trisolve_analyse(p->upper, &p->U));
+    }
     p->time_analyse = gs_wtime() - t0;
+    p->xcur = cur;
+    p->host_factors = !p->on_device;
     p->factored = true;
 
 cleanup:
@@ -1000,6 +1166,7 @@ cleanup:
         (void)gs_timer_stop(&tm, &dummy);
     }
     gs_timer_destroy(&tm);
+    free_array(be, &arena);
     return st;
 }
 
@@ -1041,8 +1208,29 @@ gs_status gs_parilu_apply(gs_parilu *p, const gs_vector *r, gs_vector *z)
 
 void gs_parilu_factors(const gs_parilu *p, const gs_csr **L, const gs_csr **U)
 {
-    if (L) *L = p->factored ? &p->L : NULL;
-    if (U) *U = p->factored ? &p->U : NULL;
+    const bool ok = p->factored && p->host_factors;
+    if (L) *L = ok ? &p->L : NULL;
+    if (U) *U = ok ? &p->U : NULL;
+}
+
+gs_status gs_parilu_download_factors(gs_parilu *p)
+{
+    gs_status st = GS_OK;
+    double *arena = NULL;
+    gs_csr_dev Ld = {0}, Ud = {0};
+    if (!p || !p->factored)
+        return GS_ERROR(GS_ERR_ARG, "%s: no factors to download: the numeric setup has not succeeded",
+                        p ? p->name : "ParILU");
+    if (p->host_factors) return GS_OK;
+    /* on_device: the sweep values of the last setup are still in xa/xb; the same kernel again */
+    GS_TRY(host_values(p));
+    GS_TRY(device_factors(p, p->xcur, &arena, &Ld, &Ud));
+    if (Ld.nnz > 0) GS_TRY(gs_backend_download(p->be, p->L.val, Ld.val, (size_t)Ld.nnz * sizeof(double)));
+    if (Ud.nnz > 0) GS_TRY(gs_backend_download(p->be, p->U.val, Ud.val, (size_t)Ud.nnz * sizeof(double)));
+    p->host_factors = true;
+cleanup:
+    free_array(p->be, &arena);
+    return st;
 }
 
 bool gs_parilu_variable(const gs_parilu *p)

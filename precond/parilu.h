@@ -148,6 +148,41 @@ gs_status gs_parilu_sweep_cuda(gs_backend *be, const gs_parilu_kernel *K, const 
 /* The twin for be->kind. */
 gs_status gs_parilu_sweep(gs_backend *be, const gs_parilu_kernel *K, const double *in, double *out, int sweep);
 
+/* ---- unscaled factors on the backend (the engine uses them on cuda: no round trip of the values) ---- */
+
+/* What the unscaling needs besides a kernel's task list, resident on the same backend. The factors
+ * have the plan's patterns: L = P->L (the kernel's l_ptr/l_ind), U = P->U (u_rowptr/u_colind here). */
+typedef struct gs_parilu_factor_dev {
+    gs_int n, nnz_L, nnz_U;       /* the plan's L and U */
+    gs_int *u_rowptr, *u_colind;  /* U in CSR (n + 1, nnz_U) */
+    /* Where a value of x lands in U's CSR: ParIC u_pos[p] = position of L's entry p in U = L^T (the
+     * plan's u_map, nnz_L); ParILU u_pos[k] = q with u_map[q] = k, i.e. the CSR position of x[nnz_l + k],
+     * the k-th entry of U by columns (nnz_U). */
+    gs_int *u_pos;
+    double *sd;                   /* n: sqrt(d_i) of the numeric setup (the caller uploads it) */
+    unsigned *nonfinite;          /* 2: the lowest position of a non-finite value in L, in U (UINT_MAX: none) */
+} gs_parilu_factor_dev;
+
+/* Allocate F on be and upload the plan's U pattern and u_pos (once per plan). */
+gs_status gs_parilu_factor_dev_create(gs_backend *be, const gs_parilu_plan *P, gs_parilu_factor_dev *F);
+void gs_parilu_factor_dev_free(gs_backend *be, gs_parilu_factor_dev *F);
+
+/* The unscaled factors of gs_parilu_unscale from the scaled values x, for every task t (i, j, d =
+ * task_dst[t]):
+ *   ParIC   lval[d] = x[d] sd_i,  uval[u_pos[d]] = lval[d];
+ *   ParILU  d < nnz_l:  lval[d] = (x[d] sd_i) / sd_j;   else uval[u_pos[d - nnz_l]] = (x[d] sd_i) sd_j,
+ * the same operations in the same order as gs_parilu_unscale (correctly rounded, never fused), so the
+ * values are gs_parilu_unscale's bit for bit. F->nonfinite is reset, then receives the lowest L / U
+ * position holding a non-finite value (CSR positions: row-major order, as make_factors scans).
+ * x, lval (nnz_L), uval (nnz_U) live on be. The host twin needs be->kind == host, the CUDA one cuda. */
+gs_status gs_parilu_unscale_ref(gs_backend *be, const gs_parilu_kernel *K, const gs_parilu_factor_dev *F,
+                                const double *x, double *lval, double *uval);
+gs_status gs_parilu_unscale_cuda(gs_backend *be, const gs_parilu_kernel *K, const gs_parilu_factor_dev *F,
+                                 const double *x, double *lval, double *uval);
+/* The twin for be->kind (GS_ERR_UNSUPPORTED for cuda in a build without CUDA). */
+gs_status gs_parilu_unscale_dev(gs_backend *be, const gs_parilu_kernel *K, const gs_parilu_factor_dev *F,
+                                const double *x, double *lval, double *uval);
+
 /* ---- engine ---- */
 
 typedef struct gs_parilu gs_parilu;
@@ -168,8 +203,14 @@ gs_status gs_parilu_setup_symbolic_blocks(gs_parilu *p, const gs_csr *A, gs_int 
 gs_status gs_parilu_setup_numeric(gs_parilu *p, const gs_csr *A);
 /* z = U^{-1} (L^{-1} r) (blocks: gathered and scattered as above). */
 gs_status gs_parilu_apply(gs_parilu *p, const gs_vector *r, gs_vector *z);
-/* The host factors of the last numeric setup (layout of the plan's L and U, values unscaled). */
+/* The host factors of the last numeric setup (layout of the plan's L and U, values unscaled); NULL
+ * before a successful numeric setup. On the cuda backend the factors are built and analysed on the
+ * device and only their patterns live on the host: NULL there until gs_parilu_download_factors. */
 void gs_parilu_factors(const gs_parilu *p, const gs_csr **L, const gs_csr **U);
+/* Make gs_parilu_factors available: nothing to do on the host backend; on cuda the unscaling kernel
+ * runs again on the final sweep values (still on the device) and L and U are downloaded - the very
+ * values the triangular solvers were analysed on. For tests and tools, not the setup path. */
+gs_status gs_parilu_download_factors(gs_parilu *p);
 /* The operator may change between applications (asynchronous triangular solvers). */
 bool gs_parilu_variable(const gs_parilu *p);
 /* Keys "<prefix>.<name>" (see parilu.c) and the triangular solvers' under trisolve.lower/upper. */

@@ -1,4 +1,5 @@
-/* One ParILU/ParIC sweep on the GPU, the twin of parilu_ref.c: a thread per task of the list (thread
+/* One ParILU/ParIC sweep on the GPU, and the unscaling of its values into the factors L and U, the
+ * twins of parilu_ref.c. The sweep: a thread per task of the list (thread
  * t takes task t, so the list order is the order of thread blocks: forward, backward or a shuffled
  * block order), each evaluating equation (3),
  *     l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj   (i > j),     u_ij = a_ij - sum_{k<i} l_ik u_kj   (i <= j)
@@ -14,7 +15,11 @@
  *
  * A pivot that cannot be used is handled as on the host: replaced under the shift policy (counted,
  * row flagged), otherwise recorded by atomicMin on (sweep * n + row) with the old value kept, so no
- * task ever divides by a zero pivot. */
+ * task ever divides by a zero pivot.
+ *
+ * The unscaling (a thread per task, writing the entry of L or U its value becomes) uses the correctly
+ * rounded intrinsics __dmul_rn / __ddiv_rn in the host's order of operations, so the factors equal the
+ * host's gs_parilu_unscale bit for bit whatever nvcc's contraction settings are. */
 #include <cuda_runtime.h>
 #include <float.h>
 #include <math.h>
@@ -105,5 +110,61 @@ gs_status gs_parilu_sweep_cuda(gs_backend *be, const gs_parilu_kernel *K, const 
         parilu_sweep_kernel<false><<<blocks, GS_PARILU_CHUNK, 0, stream>>>(*K, in, out, sweep);
         GS_CALL(PARILU_LAUNCHED("parilu_sweep_kernel<synchronous>"));
     }
+    return GS_OK;
+}
+
+/* Threads per block of the unscaling. */
+#define PARILU_UNSCALE_THREADS 256
+
+static __global__ void __launch_bounds__(PARILU_UNSCALE_THREADS)
+    parilu_unscale_kernel(gs_parilu_kernel K, gs_parilu_factor_dev F, const double *__restrict__ x,
+                          double *__restrict__ lval, double *__restrict__ uval)
+{
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= K.ntasks) return;
+    const gs_int i = K.task_row[t], j = K.task_col[t], d = K.task_dst[t];
+    const double xd = x[d], si = F.sd[i];
+    if (K.symmetric) {
+        /* l_ij = l^_ij sd_i;  U = L^T */
+        const double v = __dmul_rn(xd, si);
+        const gs_int q = F.u_pos[d];
+        lval[d] = v;
+        uval[q] = v;
+        if (!isfinite(v)) {
+            atomicMin(&F.nonfinite[0], (unsigned)d);
+            atomicMin(&F.nonfinite[1], (unsigned)q);
+        }
+    } else if (d < K.u_off) {
+        /* l_ij = (l^_ij sd_i) / sd_j */
+        const double v = __ddiv_rn(__dmul_rn(xd, si), F.sd[j]);
+        lval[d] = v;
+        if (!isfinite(v)) atomicMin(&F.nonfinite[0], (unsigned)d);
+    } else {
+        /* u_ij = (u^_ij sd_i) sd_j, written at its CSR position */
+        const gs_int q = F.u_pos[d - K.u_off];
+        const double v = __dmul_rn(__dmul_rn(xd, si), F.sd[j]);
+        uval[q] = v;
+        if (!isfinite(v)) atomicMin(&F.nonfinite[1], (unsigned)q);
+    }
+}
+
+gs_status gs_parilu_unscale_cuda(gs_backend *be, const gs_parilu_kernel *K, const gs_parilu_factor_dev *F,
+                                 const double *x, double *lval, double *uval)
+{
+    if (!be || be->kind != GS_BACKEND_CUDA)
+        return GS_ERROR(GS_ERR_ARG, "ParILU GPU unscaling: the arrays must live on the cuda backend (got %s)",
+                        be && be->name ? be->name : "none");
+    if (!K || !F || !x || !lval || !uval || !F->nonfinite)
+        return GS_ERROR(GS_ERR_ARG, "ParILU GPU unscaling: missing kernel arrays, factor arrays or values");
+    cudaStream_t stream = (cudaStream_t)gs_backend_cuda_stream(be);
+    /* nonfinite = {UINT_MAX, UINT_MAX}: "none" for the atomicMin below */
+    GS_CALL(parilu_cuda_status(cudaMemsetAsync(F->nonfinite, 0xFF, 2 * sizeof(unsigned), stream),
+                               "cudaMemsetAsync(nonfinite)", __FILE__, __LINE__));
+    if (K->ntasks <= 0) return GS_OK;
+    const unsigned blocks =
+        (unsigned)(((long long)K->ntasks + PARILU_UNSCALE_THREADS - 1) / PARILU_UNSCALE_THREADS);
+    /* task t: L = D^{1/2} L^ D^{-1/2}, U = D^{1/2} U^ D^{1/2} (ParIC: L = D^{1/2} L^, U = L^T) at x[dst_t] */
+    parilu_unscale_kernel<<<blocks, PARILU_UNSCALE_THREADS, 0, stream>>>(*K, *F, x, lval, uval);
+    GS_CALL(PARILU_LAUNCHED("parilu_unscale_kernel"));
     return GS_OK;
 }

@@ -1,4 +1,5 @@
-/* One ParILU/ParIC sweep on the host, the reference the CUDA twin is compared with: for every task
+/* One ParILU/ParIC sweep on the host, and the unscaling of its values into the factors L and U, the
+ * references the CUDA twins are compared with. The sweep: for every task
  * (i,j) of the list, equation (3) of the paper evaluated on the current values,
  *     l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj   (i > j),     u_ij = a_ij - sum_{k<i} l_ik u_kj   (i <= j)
  * (ParIC: u_kj = l_jk and l_ii = sqrt(a_ii - sum_{k<i} l_ik^2)), the sum taken over the k present in
@@ -14,6 +15,7 @@
  * The subtractions run in increasing k starting from a_ij, the order of the IKJ elimination in
  * precond/ilu_factor.c, so that one forward asynchronous sweep rounds like the classical ILU. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 
 #include "precond/parilu.h"
@@ -97,6 +99,55 @@ gs_status gs_parilu_sweep_ref(gs_backend *be, const gs_parilu_kernel *K, const d
         /* threads only pay off beyond a few tens of thousands of tasks */
 #pragma omp parallel for schedule(static) if (nt > 32768)
         for (gs_int t = 0; t < nt; t++) out[K->task_dst[t]] = eval_task(K, t, in, sweep);
+    }
+    return GS_OK;
+}
+
+/* The lowest position (row-major in the factor's CSR) of a non-finite value. */
+static void record_nonfinite(unsigned *slot, gs_int pos)
+{
+#pragma omp critical(gs_parilu_nonfinite)
+    {
+        if ((unsigned)pos < *slot) *slot = (unsigned)pos;
+    }
+}
+
+gs_status gs_parilu_unscale_ref(gs_backend *be, const gs_parilu_kernel *K, const gs_parilu_factor_dev *F,
+                                const double *x, double *lval, double *uval)
+{
+    if (!be || be->kind != GS_BACKEND_HOST)
+        return GS_ERROR(GS_ERR_ARG, "ParILU host unscaling: the arrays must live on the host backend (got %s)",
+                        be && be->name ? be->name : "none");
+    if (!K || !F || !x || !lval || !uval || !F->nonfinite)
+        return GS_ERROR(GS_ERR_ARG, "ParILU host unscaling: missing kernel arrays, factor arrays or values");
+    const gs_int nt = K->ntasks;
+    F->nonfinite[0] = F->nonfinite[1] = UINT_MAX;
+    /* every entry of x is one task's destination: each output is written once, by one task */
+#pragma omp parallel for schedule(static) if (nt > 32768)
+    for (gs_int t = 0; t < nt; t++) {
+        const gs_int i = K->task_row[t], j = K->task_col[t], d = K->task_dst[t];
+        if (K->symmetric) {
+            /* L = D^{1/2} L^, U = L^T */
+            const double v = x[d] * F->sd[i];
+            const gs_int q = F->u_pos[d];
+            lval[d] = v;
+            uval[q] = v;
+            if (!isfinite(v)) {
+                record_nonfinite(&F->nonfinite[0], d);
+                record_nonfinite(&F->nonfinite[1], q);
+            }
+        } else if (d < K->u_off) {
+            /* L = D^{1/2} L^ D^{-1/2} (unit diagonal, not stored) */
+            const double v = x[d] * F->sd[i] / F->sd[j];
+            lval[d] = v;
+            if (!isfinite(v)) record_nonfinite(&F->nonfinite[0], d);
+        } else {
+            /* U = D^{1/2} U^ D^{1/2} */
+            const gs_int q = F->u_pos[d - K->u_off];
+            const double v = x[d] * F->sd[i] * F->sd[j];
+            uval[q] = v;
+            if (!isfinite(v)) record_nonfinite(&F->nonfinite[1], q);
+        }
     }
     return GS_OK;
 }

@@ -116,7 +116,7 @@ static void check_unscale(const char *what, gs_backend *dev, const gs_parilu_pla
     GS_ASSERT_OK(gs_backend_download(dev, uh, ud, (size_t)nu * sizeof(double)));
     unsigned pos[2];
     GS_ASSERT_OK(gs_backend_download(dev, pos, F.nonfinite, sizeof pos));
-    fprintf(stderr, "  %s: unscaling on the GPU vs gs_parilu_unscale (%d + %d entries): L %s, U %s; non-finite at %u %u\n",
+    fprintf(stderr, "  %s: GPU unscaling vs gs_parilu_unscale (%d + %d entries): L %s, U %s; non-finite at %u %u\n",
             what, (int)nl, (int)nu, memcmp(lh, Lr.val, (size_t)nl * sizeof(double)) ? "DIFFERS" : "identical",
             memcmp(uh, Ur.val, (size_t)nu * sizeof(double)) ? "DIFFERS" : "identical", pos[0], pos[1]);
     assert_memory_equal(lh, Lr.val, (size_t)nl * sizeof(double));
@@ -654,8 +654,8 @@ static void test_device_setup_matches_former_path(void **state)
     const char *sh_ilu[] = {"preconditioner.symmetric=false", "preconditioner.sweeps=3",
                             "preconditioner.zero_pivot=shift", NULL};
     check_device_setup("singular tail, shift", sh_ilu, &A, types);
-    const char *sh_ic[] = {"preconditioner.symmetric=true", "preconditioner.sweeps=3", "preconditioner.zero_pivot=shift",
-                           NULL};
+    const char *sh_ic[] = {"preconditioner.symmetric=true", "preconditioner.sweeps=3",
+                           "preconditioner.zero_pivot=shift", NULL};
     if (quick < 2) check_device_setup("singular tail, shift", sh_ic, &A, types);
     gs_csr_free(&A);
 
