@@ -48,6 +48,7 @@
 
 #include "core/backend_cuda.h"
 #include "core/mem.h"
+#include "core/staging_cuda.h"
 #include "precond/factor_cuda.h"
 
 /* ================================================================ errors and constants */
@@ -285,6 +286,39 @@ static __global__ void fc_ic_transpose_kernel(gs_int n, gs_int nnz, const gs_int
     if (s == nnz - 1) tp[n] = nnz;
     tc[s] = row[e];
     tv[s] = lv[e];
+}
+
+/* ================================================================ ILU(0) pattern */
+
+/* The pattern of ILU(0) is A's, split at the diagonal (gs_iluk_symbolic with k = 0): row i of L = the
+ * columns of A left of i; row i of U = i (inserted when A lacks it), then the columns right of it.
+ * lcnt[i], ucnt[i] = their lengths; lcnt[n] = ucnt[n] = 0 (the scans give the row pointers). */
+static __global__ void fc_ilu0_count_kernel(gs_int n, const gs_int *__restrict__ ap, const gs_int *__restrict__ ac,
+                                            gs_int *lcnt, gs_int *ucnt, const fc_stats *stats)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i > n || stats->invalid) return;
+    if (i == n) {
+        lcnt[n] = ucnt[n] = 0;
+        return;
+    }
+    gs_int p = ap[i], pe = ap[i + 1], d = p;
+    while (d < pe && ac[d] < i) d++;
+    lcnt[i] = d - p;
+    ucnt[i] = (pe - d) + ((d < pe && ac[d] == i) ? 0 : 1);
+}
+
+/* Rows of L and U as counted above, from the scanned row pointers lp, up. */
+static __global__ void fc_ilu0_fill_kernel(gs_int n, const gs_int *__restrict__ ap, const gs_int *__restrict__ ac,
+                                           const gs_int *__restrict__ lp, const gs_int *__restrict__ up, gs_int *lc,
+                                           gs_int *uc, const fc_stats *stats)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= n || stats->invalid) return;
+    gs_int p = ap[i], pe = ap[i + 1], ql = lp[i], qu = up[i];
+    for (; p < pe && ac[p] < i; p++) lc[ql++] = ac[p];
+    if (p == pe || ac[p] != i) uc[qu++] = i; /* the inserted diagonal */
+    for (; p < pe; p++) uc[qu++] = ac[p];
 }
 
 /* ================================================================ kernel 4: the factorization */
@@ -1091,6 +1125,84 @@ static gs_csr_dev fc_view(gs_int n, gs_int nnz, const gs_int *rowptr, const gs_i
     return v;
 }
 
+/* The end of a factorization that builds its own patterns (ILU(0) on the device, IC(0)): with keep the
+ * factors l and u stay on the device (keep takes the arenas; the host CSRs get only their sizes), without
+ * it they come back into new host CSRs FL and FU. */
+static gs_status fc_hand_over(gs_backend *be, cudaStream_t s, gs_csr_dev l, gs_csr_dev u, void **arenas, int narenas,
+                              gs_factor_dev *keep, gs_csr *FL, gs_csr *FU)
+{
+    const gs_csr_dev *src[2] = {&l, &u};
+    gs_csr *dst[2] = {FL, FU};
+    if (keep) {
+        keep->be = be;
+        for (int k = 0; k < narenas; k++) {
+            keep->arena[k] = arenas[k];
+            arenas[k] = NULL;
+        }
+        keep->L = l;
+        keep->U = u;
+        for (int f = 0; f < 2; f++) {
+            dst[f]->nrows = dst[f]->ncols = src[f]->nrows;
+            dst[f]->nnz = src[f]->nnz;
+        }
+        return GS_OK;
+    }
+    for (int f = 0; f < 2; f++) {
+        const size_t nn = (size_t)src[f]->nrows, nz = (size_t)src[f]->nnz;
+        GS_CALL(gs_csr_alloc(dst[f], src[f]->nrows, src[f]->ncols, src[f]->nnz, true));
+        GS_CALL(FC_CUDA(cudaMemcpyAsync(dst[f]->rowptr, src[f]->rowptr, (nn + 1) * sizeof(gs_int),
+                                        cudaMemcpyDeviceToHost, s)));
+        if (nz) GS_CALL(FC_CUDA(cudaMemcpyAsync(dst[f]->colind, src[f]->colind, nz * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        if (nz) GS_CALL(FC_CUDA(cudaMemcpyAsync(dst[f]->val, src[f]->val, nz * sizeof(double), cudaMemcpyDeviceToHost, s)));
+    }
+    GS_CALL(FC_CUDA(cudaStreamSynchronize(s)));
+    return GS_OK;
+}
+
+/* Device arrays of one ILU factorization (pieces of one arena). */
+struct fc_ilu_dev {
+    gs_int *ap, *ac, *lp, *lc, *up, *uc, *level, *idx, *keys, *perm;
+    double *av, *lv, *uv;
+    int *flag;
+    unsigned char *shifted;
+    fc_stats *stats;
+    void *cub;
+    size_t cub_bytes; /* at least the level sort's */
+};
+
+/* The ILU work once A and the patterns are on the device and their check kernel is queued: levels of L,
+ * the level order, the factorization; hs = the kernels' statistics (the stream synchronized). */
+static gs_status fc_ilu_factor(cudaStream_t s, gs_int n, const fc_ilu_dev &D, const gs_factor_opts *o, int lanes,
+                               fc_stats *hs)
+{
+    const size_t nn = (size_t)n;
+    GS_CALL(FC_CUDA(cudaMemsetAsync(D.flag, 0, nn * sizeof(int), s)));
+    GS_CALL(FC_CUDA(cudaMemsetAsync(D.shifted, 0, nn, s)));
+    GS_CALL(fc_level_order(s, n, D.lp, D.lc, 0, D.level, D.idx, D.keys, D.perm, D.cub, D.cub_bytes, D.stats));
+    fc_factor_args F;
+    memset(&F, 0, sizeof F);
+    F.n = n;
+    F.nchunks = ((unsigned long long)n + (unsigned long long)(32 / lanes) - 1ULL) / (unsigned long long)(32 / lanes);
+    F.perm = D.perm;
+    F.ap = D.ap;
+    F.ac = D.ac;
+    F.av = D.av;
+    F.lp = D.lp;
+    F.lc = D.lc;
+    F.up = D.up;
+    F.uc = D.uc;
+    F.lv = D.lv;
+    F.uv = D.uv;
+    F.flag = D.flag;
+    F.shifted = D.shifted;
+    F.stats = D.stats;
+    F.shift_policy = o->zero_pivot == GS_ZERO_PIVOT_SHIFT;
+    F.shift = o->shift;
+    GS_CALL(fc_launch_factor(s, FC_ILU, lanes, F));
+    GS_CALL(fc_download(s, hs, D.stats, sizeof *hs));
+    return GS_OK;
+}
+
 gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
                               gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
@@ -1099,10 +1211,12 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     double *lval_new = NULL, *uval_new = NULL;
     fc_stats hs;
     gs_factor_cuda_times tm;
+    gs_stage S;
     const char *who = "ILU numeric factorization";
     double t0;
 
     memset(&tm, 0, sizeof tm);
+    memset(&S, 0, sizeof S);
     fc_info_init(info);
     if (t) memset(t, 0, sizeof *t);
     if (!o) o = &fc_default_opts;
@@ -1141,14 +1255,9 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
 
         /* one device allocation for everything */
         fc_carver c = {NULL, 0};
-        struct {
-            gs_int *ap, *ac, *lp, *lc, *up, *uc, *level, *idx, *keys, *perm;
-            double *av, *lv, *uv;
-            int *flag;
-            unsigned char *shifted;
-            fc_stats *stats;
-            void *cub;
-        } D;
+        fc_ilu_dev D;
+        memset(&D, 0, sizeof D);
+        D.cub_bytes = sort_bytes;
         for (int pass = 0; pass < 2; pass++) {
             c.off = 0;
             D.stats = c.take<fc_stats>(1);
@@ -1174,24 +1283,25 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             }
         }
 
-        /* upload: A, the patterns */
+        /* upload: A, the patterns, through the pinned staging buffer (released before the kernels) */
         t0 = gs_wtime();
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(D.ap, A->rowptr, (nn + 1) * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        if (na) GS_TRY(FC_CUDA(cudaMemcpyAsync(D.ac, A->colind, na * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        if (na) GS_TRY(FC_CUDA(cudaMemcpyAsync(D.av, A->val, na * sizeof(double), cudaMemcpyHostToDevice, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(D.lp, L->rowptr, (nn + 1) * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        if (nl) GS_TRY(FC_CUDA(cudaMemcpyAsync(D.lc, L->colind, nl * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(D.up, U->rowptr, (nn + 1) * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        if (nu) GS_TRY(FC_CUDA(cudaMemcpyAsync(D.uc, U->colind, nu * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        GS_TRY(FC_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(gs_stage_begin(&S, 3 * (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double)) +
+                                      (nl + nu) * sizeof(gs_int)));
+        GS_TRY(gs_stage_copy(&S, D.ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, D.ac, A->colind, na * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, D.av, A->val, na * sizeof(double), s));
+        GS_TRY(gs_stage_copy(&S, D.lp, L->rowptr, (nn + 1) * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, D.lc, L->colind, nl * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, D.up, U->rowptr, (nn + 1) * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, D.uc, U->colind, nu * sizeof(gs_int), s));
+        GS_TRY(gs_stage_end(&S));
+        GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
         tm.upload = gs_wtime() - t0;
 
         /* device work */
         t0 = gs_wtime();
         fc_stats_init(&hs);
         GS_TRY(FC_CUDA(cudaMemcpyAsync(D.stats, &hs, sizeof hs, cudaMemcpyHostToDevice, s)));
-        GS_TRY(FC_CUDA(cudaMemsetAsync(D.flag, 0, nn * sizeof(int), s)));
-        GS_TRY(FC_CUDA(cudaMemsetAsync(D.shifted, 0, nn, s)));
         fc_check_args ca;
         ca.n = n;
         ca.nnz_a = A->nnz;
@@ -1207,29 +1317,7 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
         /* the first malformed row of A and of the patterns */
         fc_check_kernel<<<(unsigned)((nn + FC_CHECK_THREADS - 1) / FC_CHECK_THREADS), FC_CHECK_THREADS, 0, s>>>(ca);
         GS_TRY(FC_LAUNCHED("fc_check_kernel"));
-        GS_TRY(fc_level_order(s, n, D.lp, D.lc, 0, D.level, D.idx, D.keys, D.perm, D.cub, sort_bytes, D.stats));
-        fc_factor_args F;
-        memset(&F, 0, sizeof F);
-        F.n = n;
-        F.nchunks = ((unsigned long long)n + (unsigned long long)(32 / tm.lanes_per_row) - 1ULL) /
-                    (unsigned long long)(32 / tm.lanes_per_row);
-        F.perm = D.perm;
-        F.ap = D.ap;
-        F.ac = D.ac;
-        F.av = D.av;
-        F.lp = D.lp;
-        F.lc = D.lc;
-        F.up = D.up;
-        F.uc = D.uc;
-        F.lv = D.lv;
-        F.uv = D.uv;
-        F.flag = D.flag;
-        F.shifted = D.shifted;
-        F.stats = D.stats;
-        F.shift_policy = o->zero_pivot == GS_ZERO_PIVOT_SHIFT;
-        F.shift = o->shift;
-        GS_TRY(fc_launch_factor(s, FC_ILU, tm.lanes_per_row, F));
-        GS_TRY(fc_download(s, &hs, D.stats, sizeof hs));
+        GS_TRY(fc_ilu_factor(s, n, D, o, tm.lanes_per_row, &hs));
         tm.kernel = gs_wtime() - t0;
         tm.levels = hs.invalid ? 0 : hs.max_level + 1;
 
@@ -1267,9 +1355,227 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     if (t) *t = tm;
 
 cleanup:
+    {
+        gs_status se = gs_stage_end(&S); /* after a failed copy: no DMA out of the buffer is left */
+        if (st == GS_OK) st = se;
+    }
     if (arena) gs_backend_free(be, arena);
     gs_free(&lval_new);
     gs_free(&uval_new);
+    return st;
+}
+
+/* ---------------------------------------------------------------- ILU(0), pattern built on the device */
+
+/* Entries of ILU(0)'s U factor (A's upper part plus the diagonals A lacks), counted on the host: only
+ * where nnz(A) + n may exceed the 32-bit index range, with the host symbolic factorization's message. */
+static gs_status fc_ilu0_check_size(const gs_csr *A)
+{
+    int64_t unz = 0;
+    for (gs_int i = 0; i < A->nrows; i++) {
+        gs_int p = A->rowptr[i], pe = A->rowptr[i + 1], d = p;
+        while (d < pe && A->colind[d] < i) d++;
+        unz += (pe - d) + ((d < pe && A->colind[d] == i) ? 0 : 1);
+        if (unz > (int64_t)GS_INT_MAX)
+            return GS_ERROR(GS_ERR_MEM, "the factor would have more than %d nonzeros (32-bit indices)",
+                            (int)GS_INT_MAX);
+    }
+    return GS_OK;
+}
+
+/* Row r of ILU(0)'s patterns on the host (for a message): lrow = A's columns left of r, urow = r then
+ * A's columns right of it. */
+static gs_status fc_ilu0_row_pattern(const gs_csr *A, gs_int r, gs_int **lrow, gs_int **urow)
+{
+    const gs_int p0 = A->rowptr[r], pe = A->rowptr[r + 1];
+    gs_int p = p0, nl = 0, nu = 0;
+    GS_CALL(GS_MALLOC(*lrow, (size_t)(pe - p0) + 1));
+    GS_CALL(GS_MALLOC(*urow, (size_t)(pe - p0) + 1));
+    for (; p < pe && A->colind[p] < r; p++) (*lrow)[nl++] = A->colind[p];
+    if (p == pe || A->colind[p] != r) (*urow)[nu++] = r;
+    for (; p < pe; p++) (*urow)[nu++] = A->colind[p];
+    return GS_OK;
+}
+
+/* Rounds a count up to a multiple of m (arrays carved after it stay 256-byte aligned). */
+static size_t fc_round_up(size_t count, size_t m) { return (count + m - 1) / m * m; }
+
+gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
+                               gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
+{
+    gs_status st = GS_OK;
+    void *arena = NULL;
+    gs_int *lrow = NULL, *urow = NULL;
+    gs_csr FL, FU;
+    fc_stats hs;
+    gs_factor_cuda_times tm;
+    gs_stage S;
+    /* the host runs gs_iluk_symbolic(A, 0) first: A's checks carry its name */
+    const char *who = "ILU numeric factorization", *who_sym = "ILU(k) symbolic factorization";
+    double t0;
+
+    memset(&tm, 0, sizeof tm);
+    memset(&S, 0, sizeof S);
+    memset(&FL, 0, sizeof FL);
+    memset(&FU, 0, sizeof FU);
+    fc_info_init(info);
+    if (t) memset(t, 0, sizeof *t);
+    if (!o) o = &fc_default_opts;
+    if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_ilu0_numeric_cuda: output L or U is NULL");
+    memset(L, 0, sizeof *L);
+    memset(U, 0, sizeof *U);
+    GS_CALL(fc_check_backend(be, who));
+    gs_factor_dev_free(keep);
+    GS_CALL(fc_check_matrix(A, who_sym));
+    const gs_int n = A->nrows;
+    if ((int64_t)A->nnz + n > (int64_t)GS_INT_MAX) { /* U might not fit 32-bit indices: count it here */
+        GS_CALL(fc_host_check_rows(A, who_sym));
+        GS_CALL(fc_ilu0_check_size(A));
+    }
+    if (A->nnz > 0 && !A->val) {
+        GS_CALL(fc_host_check_rows(A, who_sym));
+        return GS_ERROR(GS_ERR_ARG, "ILU numeric factorization: the matrix has no values");
+    }
+    if (n == 0) {
+        GS_TRY(gs_csr_alloc(&FL, 0, 0, 0, true));
+        GS_TRY(gs_csr_alloc(&FU, 0, 0, 0, true));
+    } else {
+        cudaStream_t s = (cudaStream_t)gs_backend_cuda_stream(be);
+        const size_t nn = (size_t)n, na = (size_t)A->nnz;
+        const size_t cap = na + nn + 64; /* L and U together: nnz(A) + the inserted diagonals (+ alignment) */
+        size_t scan_bytes = 0;
+        if (cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s) !=
+            cudaSuccess) {
+            (void)cudaGetLastError();
+            GS_FAIL(GS_ERR_CUDA, "ILU(0) on the GPU: cub could not size the row-pointer scan for n = %d", (int)n);
+        }
+        const size_t sort_bytes = fc_sort_bytes(n, fc_key_bits(n));
+        if (sort_bytes == 0)
+            GS_FAIL(GS_ERR_CUDA, "ILU on the GPU: cub could not size the level sort for n = %d", (int)n);
+
+        /* one device allocation: A, L and U (their entries within `cap`), the work arrays */
+        fc_carver c = {NULL, 0};
+        fc_ilu_dev D;
+        gs_int *lcnt = NULL, *ucnt = NULL, *cols = NULL;
+        double *vals = NULL;
+        memset(&D, 0, sizeof D);
+        D.cub_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+        for (int pass = 0; pass < 2; pass++) {
+            c.off = 0;
+            D.stats = c.take<fc_stats>(1);
+            D.ap = c.take<gs_int>(nn + 1);
+            D.ac = c.take<gs_int>(na);
+            D.av = c.take<double>(na);
+            D.lp = c.take<gs_int>(nn + 1);
+            D.up = c.take<gs_int>(nn + 1);
+            lcnt = c.take<gs_int>(nn + 1);
+            ucnt = c.take<gs_int>(nn + 1);
+            cols = c.take<gs_int>(cap);
+            vals = c.take<double>(cap);
+            D.level = c.take<gs_int>(nn);
+            D.idx = c.take<gs_int>(nn);
+            D.keys = c.take<gs_int>(nn);
+            D.perm = c.take<gs_int>(nn);
+            D.flag = c.take<int>(nn);
+            D.shifted = c.take<unsigned char>(nn);
+            D.cub = c.take<char>(D.cub_bytes);
+            if (pass == 0) {
+                GS_TRY(gs_backend_alloc(be, &arena, c.off));
+                c.base = (char *)arena;
+            }
+        }
+
+        /* upload: A only, through the pinned staging buffer (released before the kernels) */
+        t0 = gs_wtime();
+        GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
+        GS_TRY(gs_stage_copy(&S, D.ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, D.ac, A->colind, na * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, D.av, A->val, na * sizeof(double), s));
+        GS_TRY(gs_stage_end(&S));
+        GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
+        tm.upload = gs_wtime() - t0;
+
+        /* checks of A, then the row lengths of L and U and their prefix sums (the row pointers) */
+        t0 = gs_wtime();
+        fc_stats_init(&hs);
+        GS_TRY(FC_CUDA(cudaMemcpyAsync(D.stats, &hs, sizeof hs, cudaMemcpyHostToDevice, s)));
+        fc_check_args ca;
+        memset(&ca, 0, sizeof ca);
+        ca.n = n;
+        ca.nnz_a = A->nnz;
+        ca.ap = D.ap;
+        ca.ac = D.ac;
+        ca.stats = D.stats;
+        const unsigned rblocks = (unsigned)((nn + FC_CHECK_THREADS - 1) / FC_CHECK_THREADS);
+        fc_check_kernel<<<rblocks, FC_CHECK_THREADS, 0, s>>>(ca);
+        GS_TRY(FC_LAUNCHED("fc_check_kernel"));
+        fc_ilu0_count_kernel<<<(unsigned)((nn + 1 + FC_CHECK_THREADS - 1) / FC_CHECK_THREADS), FC_CHECK_THREADS, 0,
+                               s>>>(n, D.ap, D.ac, lcnt, ucnt, D.stats);
+        GS_TRY(FC_LAUNCHED("fc_ilu0_count_kernel"));
+        size_t bytes = D.cub_bytes;
+        GS_TRY(FC_CUDA(cub::DeviceScan::ExclusiveSum(D.cub, bytes, (const gs_int *)lcnt, D.lp, (int)n + 1, s)));
+        bytes = D.cub_bytes;
+        GS_TRY(FC_CUDA(cub::DeviceScan::ExclusiveSum(D.cub, bytes, (const gs_int *)ucnt, D.up, (int)n + 1, s)));
+        gs_int sizes[2] = {0, 0};
+        GS_TRY(FC_CUDA(cudaMemcpyAsync(&sizes[0], D.lp + nn, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(FC_CUDA(cudaMemcpyAsync(&sizes[1], D.up + nn, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(fc_download(s, &hs, D.stats, sizeof hs));
+        if (hs.invalid) {
+            tm.kernel = gs_wtime() - t0;
+            GS_TRY(fc_input_error(&hs, A, who_sym));
+        }
+        const gs_int nnz_l = sizes[0], nnz_u = sizes[1];
+        if (nnz_l < 0 || nnz_u < n || fc_round_up((size_t)nnz_l, 64) + (size_t)nnz_u > cap)
+            GS_FAIL(GS_ERR_INTERNAL, "ILU(0) on the GPU: the pattern counts %d + %d do not fit nnz(A) = %d, n = %d",
+                    (int)nnz_l, (int)nnz_u, (int)A->nnz, (int)n);
+        D.lc = cols;
+        D.uc = cols + fc_round_up((size_t)nnz_l, 64);
+        D.lv = vals;
+        D.uv = vals + fc_round_up((size_t)nnz_l, 32);
+        tm.lanes_per_row = fc_lanes(((double)nnz_l + (double)nnz_u) / n);
+
+        /* the patterns, then the factorization on them */
+        fc_ilu0_fill_kernel<<<rblocks, FC_CHECK_THREADS, 0, s>>>(n, D.ap, D.ac, D.lp, D.up, D.lc, D.uc, D.stats);
+        GS_TRY(FC_LAUNCHED("fc_ilu0_fill_kernel"));
+        GS_TRY(fc_ilu_factor(s, n, D, o, tm.lanes_per_row, &hs));
+        tm.kernel = gs_wtime() - t0;
+        tm.levels = hs.max_level + 1;
+
+        t0 = gs_wtime();
+        if (hs.err_key != FC_NONE) {
+            gs_int r = (gs_int)(hs.err_key >> 32), off[2] = {0, 0};
+            if (hs.nshifted > 0) GS_TRY(fc_collect_shifts(s, D.shifted, n, r, o, info));
+            GS_TRY(fc_ilu0_row_pattern(A, r, &lrow, &urow));
+            GS_TRY(fc_download(s, &off[0], D.lp + r, sizeof(gs_int)));
+            GS_TRY(fc_download(s, &off[1], D.up + r, sizeof(gs_int)));
+            GS_TRY(fc_factor_error(s, hs.err_key, A, o, false, lrow, D.lv + off[0], urow, D.uv + off[1]));
+        }
+        GS_TRY(fc_hand_over(be, s, fc_view(n, nnz_l, D.lp, D.lc, D.lv), fc_view(n, nnz_u, D.up, D.uc, D.uv), &arena, 1,
+                            keep, &FL, &FU));
+        if (hs.nshifted > 0) GS_TRY(fc_collect_shifts(s, D.shifted, n, n, o, info));
+        tm.download = gs_wtime() - t0;
+    }
+
+    *L = FL;
+    *U = FU;
+    memset(&FL, 0, sizeof FL);
+    memset(&FU, 0, sizeof FU);
+    if (info) {
+        info->nnz_L = L->nnz;
+        info->nnz_U = U->nnz;
+    }
+    if (t) *t = tm;
+
+cleanup:
+    {
+        gs_status se = gs_stage_end(&S);
+        if (st == GS_OK) st = se;
+    }
+    if (arena) gs_backend_free(be, arena);
+    gs_free(&lrow);
+    gs_free(&urow);
+    gs_csr_free(&FL);
+    gs_csr_free(&FU);
     return st;
 }
 
@@ -1283,11 +1589,13 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     gs_csr F1, F2;
     fc_stats hs;
     gs_factor_cuda_times tm;
+    gs_stage S;
     const char *who = "IC(0) factorization";
     double t0;
     gs_int nnz_l = 0;
 
     memset(&tm, 0, sizeof tm);
+    memset(&S, 0, sizeof S);
     memset(&F1, 0, sizeof F1);
     memset(&F2, 0, sizeof F2);
     fc_info_init(info);
@@ -1338,11 +1646,14 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             }
         }
 
+        /* upload: A, through the pinned staging buffer (released before the kernels) */
         t0 = gs_wtime();
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(d_ap, A->rowptr, (nn + 1) * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        if (na) GS_TRY(FC_CUDA(cudaMemcpyAsync(d_ac, A->colind, na * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        if (na) GS_TRY(FC_CUDA(cudaMemcpyAsync(d_av, A->val, na * sizeof(double), cudaMemcpyHostToDevice, s)));
-        GS_TRY(FC_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
+        GS_TRY(gs_stage_copy(&S, d_ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, d_ac, A->colind, na * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, d_av, A->val, na * sizeof(double), s));
+        GS_TRY(gs_stage_end(&S));
+        GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
         tm.upload = gs_wtime() - t0;
 
         /* checks of A, then L's row pointers: (entries left of the diagonal + 1) summed */
@@ -1447,25 +1758,12 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             GS_TRY(fc_download(s, &lb, d_lp + r, sizeof lb));
             GS_TRY(fc_factor_error(s, hs.err_key, A, o, true, A->colind + A->rowptr[r], D.lv + lb, NULL, NULL));
         }
-        if (keep) { /* the factors stay on the device; the host gets their sizes */
-            keep->be = be;
-            keep->arena[0] = arena;
-            keep->arena[1] = arena2;
-            arena = arena2 = NULL;
-            keep->L = fc_view(n, nnz_l, d_lp, D.lc, D.lv);
-            keep->U = fc_view(n, nnz_l, D.tp, D.tc, D.tv);
-            F1.nrows = F1.ncols = F2.nrows = F2.ncols = n;
-            F1.nnz = F2.nnz = nnz_l;
-        } else {
-            GS_TRY(gs_csr_alloc(&F1, n, n, nnz_l, true));
-            GS_TRY(gs_csr_alloc(&F2, n, n, nnz_l, true));
-            GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.rowptr, d_lp, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.colind, D.lc, nl * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(FC_CUDA(cudaMemcpyAsync(F1.val, D.lv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.rowptr, D.tp, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.colind, D.tc, nl * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(FC_CUDA(cudaMemcpyAsync(F2.val, D.tv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(FC_CUDA(cudaStreamSynchronize(s)));
+        {
+            void *arenas[2] = {arena, arena2};
+            GS_TRY(fc_hand_over(be, s, fc_view(n, nnz_l, d_lp, D.lc, D.lv), fc_view(n, nnz_l, D.tp, D.tc, D.tv), arenas,
+                                2, keep, &F1, &F2));
+            arena = arenas[0];
+            arena2 = arenas[1];
         }
         if (hs.nshifted > 0) GS_TRY(fc_collect_shifts(s, D.shifted, n, n, o, info));
         tm.download = gs_wtime() - t0;
@@ -1482,6 +1780,10 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     if (t) *t = tm;
 
 cleanup:
+    {
+        gs_status se = gs_stage_end(&S);
+        if (st == GS_OK) st = se;
+    }
     if (arena2) gs_backend_free(be, arena2);
     if (arena) gs_backend_free(be, arena);
     gs_csr_free(&F1);

@@ -23,9 +23,11 @@ extern "C" {
 
 /* Where the time of one GPU factorization went (seconds, wall clock with the stream synchronized). */
 typedef struct gs_factor_cuda_times {
-    double upload;   /* host -> device: A (and the L/U patterns for ILU) */
-    double kernel;   /* device work: input checks, levels, sort, factorization (IC(0): pattern, L^T) */
-    double download; /* device -> host: the factor values (IC(0): both factors with their patterns) */
+    double upload;   /* host -> device: A (and the L/U patterns for ILU on a host pattern) */
+    double kernel;   /* device work: input checks, levels, sort, factorization (IC(0): pattern, L^T;
+                      * ILU(0) from A: the pattern) */
+    double download; /* device -> host: the factor values (IC(0), ILU(0) from A: both factors with their
+                      * patterns; nothing but shifted rows when the factors are kept) */
     gs_int levels;   /* levels of the dependency DAG of L = length of the longest dependency chain */
     int lanes_per_row; /* threads that factor one row (8 for short rows, 32 for long ones) */
 } gs_factor_cuda_times;
@@ -51,6 +53,15 @@ bool gs_factor_cuda_available(void);
  * *keep (freed first) and L->val, U->val are neither allocated nor written. */
 gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
                               gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep);
+
+/* ILU(0) of A on the device of be, pattern included: the result of gs_iluk_symbolic(A, 0, L, U) followed
+ * by gs_ilu_numeric (L strict lower, unit diagonal not stored; U upper with its diagonal, inserted where A
+ * lacks it), bit for bit, with the messages that pair gives (A's structural checks under the symbolic
+ * factorization's name); the pattern is built on the device from A, so only A is uploaded. L and U are
+ * new host CSR (zeroed on failure). t may be NULL. With keep, the factors stay on the device in *keep
+ * and L, U get only their sizes (nrows, ncols, nnz; no arrays). */
+gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
+                               gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep);
 
 /* gs_ic0 on the device of be: L (lower triangle of A, diagonal last in each row) and LT = L^T, both new
  * host CSR (zeroed on failure). t may be NULL. With keep, the factors stay on the device in *keep and

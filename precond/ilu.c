@@ -1,7 +1,8 @@
 /* Preconditioners ILU(0), ILU(k), ILUT(p, tau) and IC(0): A ~ L U factored on the host or, for ILU(0),
  * ILU(k) and IC(0) with the cuda backend, on the GPU (preconditioner.factor_on; the same factors either
- * way, precond/factor_cuda.h), then z = U^{-1} (L^{-1} r) with the configured triangular solvers (L unit
- * lower for the ILUs, L with its diagonal and U = L^T for IC(0)). */
+ * way, precond/factor_cuda.h; with fill level 0 the GPU builds the pattern too), then
+ * z = U^{-1} (L^{-1} r) with the configured triangular solvers (L unit lower for the ILUs, L with its
+ * diagonal and U = L^T for IC(0)). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,8 +21,11 @@ typedef enum ilu_kind { KIND_ILU0, KIND_ILUK, KIND_ILUT, KIND_IC0 } ilu_kind;
 typedef struct ilu_data {
     ilu_kind kind;
     gs_factor_opts opts;
-    gs_csr L, U;          /* host factors (ILU: L strict lower, unit diagonal not stored) */
+    gs_csr L, U;          /* host factors (ILU: L strict lower, unit diagonal not stored); after a GPU
+                           * factorization that keeps its factors on the device, only their sizes */
     bool have_pattern;    /* ILU(0)/ILU(k): L and U hold the symbolic pattern */
+    bool device_pattern;  /* ILU(0) factored on the GPU: the pattern is built there from A with the
+                           * values (no host symbolic phase); L and U hold at most sizes */
     gs_factor_info info;
     bool on_device;       /* numeric factorization on the GPU (preconditioner.factor_on) */
     gs_factor_cuda_times ftimes;
@@ -104,8 +108,15 @@ static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
     gs_csr_free(&d->L);
     gs_csr_free(&d->U);
     d->have_pattern = false;
+    d->device_pattern = false;
     if (d->kind == KIND_ILU0 || d->kind == KIND_ILUK) {
-        GS_CALL(gs_iluk_symbolic(A, d->opts.fill_level, &d->L, &d->U));
+        if (d->on_device && d->opts.fill_level == 0) {
+            /* ILU(0)'s pattern is A's split at the diagonal: the GPU builds it in setup_numeric, which
+             * checks A with the symbolic factorization's messages */
+            d->device_pattern = true;
+        } else {
+            GS_CALL(gs_iluk_symbolic(A, d->opts.fill_level, &d->L, &d->U));
+        }
         d->have_pattern = true;
     }
     /* ILUT: the pattern depends on the values; IC(0): the lower triangle of A, built with the values. */
@@ -164,7 +175,8 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
     const gs_int n = A->nrows;
     bool unit_lower = d->kind != KIND_IC0;
     /* A GPU factorization leaves its factors on the device and the triangular solvers are analysed there
-     * (no download and re-upload); the host keeps the patterns (ILU) or only the sizes (IC(0)). */
+     * (no download and re-upload); the host keeps the patterns (ILU(k) on a host pattern) or only the
+     * sizes (IC(0), ILU(0) with its pattern built on the device). */
     gs_factor_dev keep;
     memset(&keep, 0, sizeof keep);
     gs_factor_dev *keep_ptr = n > 0 ? &keep : NULL;
@@ -175,9 +187,17 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
         if (!d->have_pattern)
             GS_FAIL(GS_ERR_ARG, "preconditioner %s: numeric setup before the symbolic one", pc->type);
         memset(&d->ftimes, 0, sizeof d->ftimes);
-        if (d->on_device)
+        if (d->device_pattern) {
+            /* pattern and values from A on the GPU (the same pattern for the same A: the solvers are
+             * analysed again on it) */
+            gs_csr_free(&d->L);
+            gs_csr_free(&d->U);
+            GS_TRY(gs_ilu0_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep_ptr));
+        } else if (d->on_device) {
             GS_TRY(gs_ilu_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep_ptr));
-        else GS_TRY(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
+        } else {
+            GS_TRY(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
+        }
         break;
     case KIND_ILUT:
         /* A new pattern each time: solvers are analysed afresh. */
@@ -245,8 +265,8 @@ static void ilu_destroy(gs_pc *pc)
  *   preconditioner.shifted_rows    the first (up to 16) such rows, 1-based, comma separated
  *   preconditioner.factor_on       "device" (numeric factorization on the GPU) or "host"
  *   preconditioner.time_factor_upload, time_factor_kernel, time_factor_download   (device only) seconds
- *                                  of the GPU factorization: A and patterns up, the device work, the
- *                                  factors back
+ *                                  of the GPU factorization: A (and host patterns) up, the device
+ *                                  work, the factors back
  *   preconditioner.factor_levels   (device only) levels of L's dependency DAG the GPU walked
  * and the triangular solvers' keys under trisolve.lower / trisolve.upper. */
 static void ilu_view(const gs_pc *pc, gs_report *rep)

@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "core/staging_cuda.h"
 #include "trisolve/trisolve_cuda.h"
 
 /* ---- the private interface of jacobi_ref.c and jacobi_cuda.cu (declared identically in both) ---- */
@@ -558,16 +559,27 @@ static size_t jac_arena_carve(char *base, jac_cuda_data *d, bool unit)
     return used;
 }
 
-/* T's CSR from host memory into the work space: one copy per array on the backend's stream. */
+/* T's CSR from host memory into the work space on the backend's stream, through the pinned staging
+ * buffer (core/staging_cuda.h: ~3x the bandwidth of a pageable copy); returns once every byte has left
+ * the staging buffer, which is given back before the build kernels run. */
 static gs_status jac_upload_factor(const gs_csr *T, const jac_work *W, cudaStream_t s)
 {
-    size_t n = (size_t)T->nrows, nnz = (size_t)T->nnz;
-    GS_CALL(TS_CUDA(cudaMemcpyAsync(W->rowptr, T->rowptr, (n + 1) * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
+    gs_status st = GS_OK;
+    gs_stage U;
+    const size_t n = (size_t)T->nrows, nnz = (size_t)T->nnz;
+    memset(&U, 0, sizeof U);
+    GS_TRY(gs_stage_begin(&U, (n + 1) * sizeof(gs_int) + nnz * (sizeof(gs_int) + sizeof(double))));
+    GS_TRY(gs_stage_copy(&U, W->rowptr, T->rowptr, (n + 1) * sizeof(gs_int), s));
     if (nnz > 0) {
-        GS_CALL(TS_CUDA(cudaMemcpyAsync(W->colind, T->colind, nnz * sizeof(gs_int), cudaMemcpyHostToDevice, s)));
-        GS_CALL(TS_CUDA(cudaMemcpyAsync(W->val, T->val, nnz * sizeof(double), cudaMemcpyHostToDevice, s)));
+        GS_TRY(gs_stage_copy(&U, W->colind, T->colind, nnz * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&U, W->val, T->val, nnz * sizeof(double), s));
     }
-    return GS_OK;
+cleanup:
+    {
+        gs_status se = gs_stage_end(&U);
+        if (st == GS_OK) st = se;
+    }
+    return st;
 }
 
 /* The device row pass flagged `bad` (< n) first: gs_ts_check_rows on a host copy of rows 0 .. bad gives
@@ -691,7 +703,7 @@ static gs_status jac_analyse_any(gs_trisolve *ts, const gs_csr *hT, const gs_csr
         if (hT) {
             t1 = gs_wtime();
             GS_TRY(jac_upload_factor(hT, &W, s));
-            d->time_upload = gs_wtime() - t1; /* host-side wall time of the copies (pageable: staged by the driver) */
+            d->time_upload = gs_wtime() - t1; /* host-side wall time of the copies (small ones: until queued) */
             T.rowptr = W.rowptr;
             T.colind = W.colind;
             T.val = W.val;

@@ -110,8 +110,98 @@ static void same_as_kept(const char *what, const gs_csr *H, const gs_csr_dev *K)
     gs_csr_free(&C);
 }
 
+/* The host's ILU(0) as the preconditioner runs it: gs_iluk_symbolic(A, 0), then gs_ilu_numeric. */
+static gs_status host_ilu0(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U, gs_factor_info *info)
+{
+    GS_CALL(gs_iluk_symbolic(A, 0, L, U));
+    GS_CALL(gs_ilu_numeric(A, o, L, U, info));
+    return GS_OK;
+}
+
+/* Device factor D (pattern built on the device, downloaded) equals host factor H bit for bit. */
+static void same_factor(const char *what, const gs_csr *H, const gs_csr *D)
+{
+    assert_int_equal(D->nrows, H->nrows);
+    assert_int_equal(D->ncols, H->ncols);
+    assert_int_equal(D->nnz, H->nnz);
+    assert_memory_equal(D->rowptr, H->rowptr, ((size_t)H->nrows + 1) * sizeof(gs_int));
+    assert_memory_equal(D->colind, H->colind, (size_t)H->nnz * sizeof(gs_int));
+    compare_values(what, H, D->val); /* names the first entry off by more than the tolerance */
+    if (H->nnz && memcmp(D->val, H->val, (size_t)H->nnz * sizeof(double)) != 0)
+        fail_msg("%s: values within tolerance but not bit-identical", what);
+}
+
+/* ILU(0) with the pattern built on the device from A (gs_ilu0_numeric_cuda) against the host pair
+ * gs_iluk_symbolic(A, 0) + gs_ilu_numeric: the same outcome and message; on success the same patterns
+ * and values bit for bit, downloaded and kept on the device (then the host gets only the sizes). */
+static void ilu0_dev_case(const char *name, const gs_csr *A, const gs_factor_opts *o)
+{
+    gs_csr L = {0}, U = {0}, Ld = {0}, Ud = {0};
+    gs_factor_info ih, id;
+    gs_factor_cuda_times t;
+    char what[160], hmsg[1024];
+    snprintf(what, sizeof what, "%s, ILU(0) pattern on the device, zero_pivot %s", name, policy(o));
+    gs_status hs = host_outcome(host_ilu0(A, o, &L, &U, &ih), hmsg, sizeof hmsg);
+    /* outputs holding garbage: the call overwrites them without freeing */
+    memset(&Ld, 0x5A, sizeof Ld);
+    memset(&Ud, 0x5A, sizeof Ud);
+    gs_status ds = gs_ilu0_numeric_cuda(dev, A, o, &Ld, &Ud, &id, &t, NULL);
+    if (hs != GS_OK) {
+        same_failure(what, hs, hmsg, ds);
+        assert_null(Ld.rowptr);
+        assert_null(Ud.rowptr);
+        assert_int_equal(Ld.nnz, 0);
+        /* kept: the same failure, nothing kept */
+        gs_factor_dev keep = {0};
+        ds = gs_ilu0_numeric_cuda(dev, A, o, &Ld, &Ud, &id, NULL, &keep);
+        same_failure(what, hs, hmsg, ds);
+        assert_null(keep.arena[0]);
+        gs_csr_free(&L);
+        gs_csr_free(&U);
+        return;
+    }
+    if (ds != GS_OK) {
+        gs_error_print(stderr);
+        fail_msg("%s: the device failed", what);
+    }
+    same_factor(what, &L, &Ld);
+    same_factor(what, &U, &Ud);
+    compare_info(what, &ih, &id);
+    assert_int_equal(t.levels, gs_csr_levels(&L, true, NULL));
+    assert_true(t.lanes_per_row == 8 || t.lanes_per_row == 32);
+    assert_true(t.kernel > 0.0 && t.upload >= 0.0 && t.download >= 0.0);
+    {
+        gs_factor_dev keep = {0};
+        gs_csr K = {0}, KU = {0};
+        GS_ASSERT_OK(gs_ilu0_numeric_cuda(dev, A, o, &K, &KU, &id, NULL, &keep));
+        assert_int_equal(K.nrows, A->nrows);
+        assert_int_equal(KU.ncols, A->nrows);
+        assert_int_equal(K.nnz, L.nnz);
+        assert_int_equal(KU.nnz, U.nnz);
+        assert_null(K.rowptr);
+        assert_null(K.colind);
+        assert_null(K.val);
+        assert_null(KU.rowptr);
+        assert_null(KU.val);
+        compare_info(what, &ih, &id);
+        same_as_kept(what, &L, &keep.L);
+        same_as_kept(what, &U, &keep.U);
+        gs_factor_dev_free(&keep);
+        assert_null(keep.arena[0]);
+    }
+    fprintf(stderr, "  %s: n = %d, nnz(L+U) = %d, %d levels; upload %.2f ms, kernel %.2f ms, download %.2f ms\n",
+            what, (int)A->nrows, (int)(L.nnz + U.nnz), (int)t.levels, 1e3 * t.upload, 1e3 * t.kernel,
+            1e3 * t.download);
+    gs_csr_free(&L);
+    gs_csr_free(&U);
+    gs_csr_free(&Ld);
+    gs_csr_free(&Ud);
+}
+
 static void ilu_case(const char *name, const gs_csr *A, int k, const gs_factor_opts *o)
 {
+    if (k == 0) ilu0_dev_case(name, A, o); /* every ILU(0) case also with the pattern built on the device */
+
     gs_csr L = {0}, U = {0}, Ld = {0}, Ud = {0};
     gs_factor_info ih, id;
     gs_factor_cuda_times t;
@@ -495,6 +585,7 @@ static void test_invalid_input(void **state)
     gs_status hs = host_outcome(gs_ilu_numeric(&A, NULL, &L, &U, NULL), hmsg, sizeof hmsg);
     assert_int_equal(hs, GS_ERR_ARG);
     same_failure("unsorted row", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL, NULL));
+    ilu0_dev_case("unsorted row 778", &A, &opts_error); /* the symbolic factorization's message */
     hs = host_outcome(gs_ic0(&A, NULL, &F, &FT, NULL), hmsg, sizeof hmsg);
     same_failure("unsorted row, IC(0)", hs, hmsg, gs_ic0_numeric_cuda(dev, &A, NULL, &F, &FT, NULL, NULL, NULL));
     A.colind[p + 1] = A.colind[p];
@@ -505,7 +596,14 @@ static void test_invalid_input(void **state)
     A.colind[A.rowptr[1001 + 1] - 1] = A.ncols + 4;
     hs = host_outcome(gs_ilu_numeric(&A, NULL, &L, &U, NULL), hmsg, sizeof hmsg);
     same_failure("column out of range", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL, NULL));
+    ilu0_dev_case("column out of range in row 1002", &A, &opts_error);
     A.colind[A.rowptr[1001 + 1] - 1] = tmp;
+
+    /* a matrix without values: the numeric factorization's message */
+    double *vals = A.val;
+    A.val = NULL;
+    ilu0_dev_case("no values", &A, &opts_error);
+    A.val = vals;
 
     /* U pattern row without its diagonal first, L pattern not strictly lower */
     U2.colind[U2.rowptr[500]] = 501;
@@ -559,6 +657,7 @@ static void plugin_case(gs_config *cfg, const char *type, const gs_csr *A)
     GS_ASSERT_OK(gs_vec_create(dev, n, &vz));
     GS_ASSERT_OK(gs_vec_upload(vr, r));
     const char *where[2] = {"auto", "host"}, *expect[2] = {"device", "host"};
+    long long nnz_lu[2][2] = {{-1, -1}, {-1, -1}};
     for (int w = 0; w < 2; w++) {
         char set[64];
         snprintf(set, sizeof set, "preconditioner.factor_on=%s", where[w]);
@@ -568,6 +667,7 @@ static void plugin_case(gs_config *cfg, const char *type, const gs_csr *A)
         GS_ASSERT_OK(gs_pc_create(type, dev, cfg, &pc));
         GS_ASSERT_OK(gs_pc_setup_symbolic(pc, A));
         GS_ASSERT_OK(gs_pc_setup_numeric(pc, A));
+        if (w == 0) GS_ASSERT_OK(gs_pc_setup_numeric(pc, A)); /* a second numeric setup on the same pattern */
         gs_test_poison(n, z[w]);
         GS_ASSERT_OK(gs_vec_upload(vz, z[w]));
         GS_ASSERT_OK(gs_pc_apply(pc, vr, vz));
@@ -577,6 +677,12 @@ static void plugin_case(gs_config *cfg, const char *type, const gs_csr *A)
         const gs_report_entry *e = gs_report_find(rep, "preconditioner.factor_on");
         assert_non_null(e);
         assert_string_equal(e->s, expect[w]);
+        const gs_report_entry *el = gs_report_find(rep, "preconditioner.nnz_L"),
+                              *eu = gs_report_find(rep, "preconditioner.nnz_U");
+        assert_non_null(el);
+        assert_non_null(eu);
+        nnz_lu[w][0] = el->i;
+        nnz_lu[w][1] = eu->i;
         const gs_report_entry *tk = gs_report_find(rep, "preconditioner.time_factor_kernel");
         if (w == 0) {
             assert_non_null(tk);
@@ -589,6 +695,9 @@ static void plugin_case(gs_config *cfg, const char *type, const gs_csr *A)
         gs_report_destroy(&rep);
         gs_pc_destroy(&pc);
     }
+    /* the factors' sizes are reported the same way whether they stayed on the device or not */
+    assert_true(nnz_lu[0][0] == nnz_lu[1][0] && nnz_lu[0][1] == nnz_lu[1][1]);
+    assert_true(nnz_lu[0][1] >= n);
     double d = gs_test_rel_diff(n, z[0], z[1]);
     if (d > 1e-12) fail_msg("%s: device-factored apply differs from host-factored by %g", type, d);
     gs_vec_destroy(&vr);
@@ -606,6 +715,8 @@ static void test_plugins(void **state)
     GS_ASSERT_OK(gs_gen_poisson2d(61, 53, &A));
     plugin_case(cfg, "ilu0", &A);
     plugin_case(cfg, "ic0", &A);
+    GS_ASSERT_OK(gs_config_set(cfg, "preconditioner.fill_level=0")); /* ILU(k), k = 0: the device pattern */
+    plugin_case(cfg, "iluk", &A);
     GS_ASSERT_OK(gs_config_set(cfg, "preconditioner.fill_level=2"));
     plugin_case(cfg, "iluk", &A);
     /* the device factors go to the triangular solvers without leaving the device (analyse_dev) or, for
