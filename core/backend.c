@@ -296,6 +296,19 @@ gs_status gs_ks_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_vector
     return ks->be->ops->cg_pq(ks, it, p, q);
 }
 
+gs_status gs_ks_cg_spmv_pq(gs_kstate *ks, int it, const gs_matrix *A, const gs_vector *p, gs_vector *q)
+{
+    SAME2(p, q);
+    if (A->be != ks->be || p->be != ks->be)
+        return GS_ERROR(GS_ERR_ARG, "fused CG: the matrix and the vectors must live on the backend of the CG state");
+    if (A->nrows != q->n || A->ncols != p->n)
+        return GS_ERROR(GS_ERR_ARG, "fused CG: A is %d x %d but p has %d and q %d entries", (int)A->nrows,
+                        (int)A->ncols, (int)p->n, (int)q->n);
+    if (ks->be->ops->cg_spmv_pq) return ks->be->ops->cg_spmv_pq(ks, it, A, p, q);
+    GS_CALL(gs_mat_spmv(1.0, A, p, 0.0, q));
+    return ks->be->ops->cg_pq(ks, it, p, q);
+}
+
 gs_status gs_ks_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r, const gs_vector *p, const gs_vector *q,
                           bool rz_is_rr)
 {

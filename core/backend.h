@@ -140,6 +140,8 @@ struct gs_backend_ops {
     void (*ks_destroy)(gs_kstate *ks);
     gs_status (*ks_begin)(gs_kstate *ks, int it, const gs_ks_start *start);
     gs_status (*cg_pq)(gs_kstate *ks, int it, const gs_vector *p, const gs_vector *q);
+    /* Optional: q = A p and cg_pq in one pass (NULL: spmv, then cg_pq). */
+    gs_status (*cg_spmv_pq)(gs_kstate *ks, int it, const gs_matrix *A, const gs_vector *p, gs_vector *q);
     gs_status (*cg_update)(gs_kstate *ks, int it, gs_vector *x, gs_vector *r, const gs_vector *p,
                            const gs_vector *q, bool rz_is_rr);
     gs_status (*cg_rz)(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z);
@@ -219,6 +221,9 @@ gs_status gs_ks_create(gs_backend *be, gs_kstate **ks);
 void gs_ks_destroy(gs_kstate **ks);
 gs_status gs_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start);
 gs_status gs_ks_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_vector *q);
+/* q = A p, then gs_ks_cg_pq: fused into the SpMV kernel where the backend can (cuda, our SpMV, no long
+ * rows); the same result up to the summation order of p'Ap. */
+gs_status gs_ks_cg_spmv_pq(gs_kstate *ks, int it, const gs_matrix *A, const gs_vector *p, gs_vector *q);
 gs_status gs_ks_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r, const gs_vector *p, const gs_vector *q,
                           bool rz_is_rr);
 gs_status gs_ks_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z);

@@ -25,6 +25,7 @@
 #include <math_constants.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -817,6 +818,7 @@ typedef struct {
 typedef struct {
     ks_dev *d;             /* device */
     double *partials;      /* device, one per block of the largest grid */
+    size_t partials_cap;   /* doubles in partials */
     gs_krec *ring_host;    /* pinned, mapped: written by the kernels, read by the host after the event */
     gs_krec *ring_dev;     /* the device address of ring_host */
     cudaEvent_t ev[GS_KS_RING];
@@ -934,7 +936,8 @@ static gs_status cuda_ks_create(gs_backend *be, gs_kstate *ks)
     GS_CALL(gs_calloc(&k, 1, sizeof *k));
     ks->impl = k;
     GS_TRY(cuda_alloc(be, (void **)&k->d, sizeof(ks_dev)));
-    GS_TRY(cuda_alloc(be, (void **)&k->partials, (size_t)c->sm_count * KS_BLOCKS_PER_SM * sizeof(double)));
+    k->partials_cap = (size_t)c->sm_count * KS_BLOCKS_PER_SM;
+    GS_TRY(cuda_alloc(be, (void **)&k->partials, k->partials_cap * sizeof(double)));
     CUDA_TRY(cudaMemsetAsync(k->d, 0, sizeof(ks_dev), c->stream));
     CUDA_TRY(cudaHostAlloc((void **)&k->ring_host, GS_KS_RING * sizeof(gs_krec), cudaHostAllocMapped));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&k->ring_dev, k->ring_host, 0));
@@ -963,6 +966,33 @@ static gs_status cuda_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_
     cuda_ks *k = cks(ks);
     k_cg_pq<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, k->d, k->partials, it, p->data, q->data, k->ring_dev);
     LAUNCH_CALL("k_cg_pq");
+    return GS_OK;
+}
+
+/* q = A p with p'q and alpha computed by the SpMV kernel itself (core/spmv_cuda.h) when the matrix uses
+ * our SpMV without long rows; otherwise the SpMV and k_cg_pq. The partial sums grow to the SpMV grid
+ * once (the stream is drained first: queued kernels may still use the old array). */
+static gs_status cuda_cg_spmv_pq(gs_kstate *ks, int it, const gs_matrix *A, const gs_vector *p, gs_vector *q)
+{
+    cuda_ctx *c = ctx_of(ks->be);
+    cuda_ks *k = cks(ks);
+    const cuda_mat *m = (const cuda_mat *)A->impl;
+    size_t need = 0;
+    if (!m->own || !gs_spmv_plan_fuses_cg(m->own, &need)) {
+        GS_CALL(cuda_spmv(1.0, A, p, 0.0, q));
+        return cuda_cg_pq(ks, it, p, q);
+    }
+    if (need > k->partials_cap) {
+        double *grown = NULL;
+        CUDA_CALL(cudaStreamSynchronize(c->stream));
+        GS_CALL(cuda_alloc(ks->be, (void **)&grown, need * sizeof(double)));
+        cuda_free(ks->be, k->partials);
+        k->partials = grown;
+        k->partials_cap = need;
+    }
+    gs_kscalars *scal = (gs_kscalars *)((char *)k->d + offsetof(ks_dev, k));
+    unsigned *count = (unsigned *)((char *)k->d + offsetof(ks_dev, count));
+    GS_CALL(gs_spmv_plan_apply_cg_pq(m->own, p->data, q->data, scal, count, k->partials, it, k->ring_dev, c->stream));
     return GS_OK;
 }
 
@@ -1104,6 +1134,7 @@ static const gs_backend_ops cuda_ops = {
     .ks_destroy = cuda_ks_destroy,
     .ks_begin = cuda_ks_begin,
     .cg_pq = cuda_cg_pq,
+    .cg_spmv_pq = cuda_cg_spmv_pq,
     .cg_update = cuda_cg_update,
     .cg_rz = cuda_cg_rz,
     .cg_direction = cuda_cg_direction,

@@ -29,6 +29,7 @@
 
 #include "core/backend.h"
 #include "core/backend_cuda.h"
+#include "core/kstate_logic.h"
 #include "core/mem.h"
 #include "core/spmv_cuda.h"
 
@@ -47,6 +48,7 @@ struct gs_spmv_plan {
     gs_int *chunk_first;  /* device, nlong + 1: long row r owns chunks chunk_first[r] .. chunk_first[r+1]-1 */
     gs_int *chunk_owner;  /* device, nchunks: index (into long_rows) of the row a chunk belongs to */
     double *partial;      /* device, nchunks: one partial sum per chunk */
+    unsigned fused_blocks; /* one-wave grid of the fused CG launch (0: not computed, no fusion) */
     char desc[160];
 };
 
@@ -72,68 +74,130 @@ template <int VEC> static __device__ __forceinline__ double group_sum(double s)
     return s;
 }
 
+/* Fused CG (DOT): besides q = A p, the kernel computes p'q and the scalar step after it
+ * (ksl_after_pq: alpha = r'z / p'Ap, or a stop) -- the work of a separate p'Ap kernel that would read p
+ * and q again. Each block adds its rows' p_r q_r in a fixed order, the last block to finish adds the
+ * block sums in block order (deterministic), as the fused CG kernels of backend_cuda.cu do. */
+struct spmv_dot {
+    gs_kscalars *k;    /* the CG scalars; nothing is done once k->stop is set */
+    unsigned *count;   /* blocks finished (the last one resets it) */
+    double *partials;  /* one per block */
+    int it;
+    gs_krec *ring;
+};
+
+/* Sum of s over the block in a fixed order (warps by butterfly, then warp 0 over the warp sums); the
+ * total is valid in thread 0. Every thread of the block must call it. */
+static __device__ double block_sum(double s)
+{
+    __shared__ double warp_sums[SPMV_THREADS / 32];
+    s = group_sum<32>(s);
+    if ((threadIdx.x & 31u) == 0) warp_sums[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < SPMV_THREADS / 32 ? warp_sums[threadIdx.x] : 0.0;
+        s = group_sum<32>(s);
+    }
+    __syncthreads(); /* warp_sums may be reused by the caller's next block_sum */
+    return s;
+}
+
+/* The block's share s of p'q; the last block adds all shares in block order and takes the CG step. */
+static __device__ void dot_finish(const spmv_dot &D, double s)
+{
+    __shared__ bool last;
+    s = block_sum(s);
+    if (threadIdx.x == 0) {
+        D.partials[blockIdx.x] = s;
+        __threadfence(); /* the share is visible before the count says so */
+        last = atomicAdd(D.count, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    double t = 0.0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) t += __ldcg(&D.partials[b]);
+    t = block_sum(t);
+    if (threadIdx.x == 0) {
+        *D.count = 0;
+        ksl_after_pq(D.k, D.it, t, &D.ring[D.it % GS_KS_RING]);
+    }
+}
+
 /* Vector kernel: y_r = alpha sum_k a_rk x_k (+ beta y_r) for every row r with at most long_above
  * entries. Block b covers rows [b G R, (b+1) G R) with G = SPMV_THREADS / VEC groups and R = ROWS;
  * group g takes rows b G R + j G + g, j < R, so the groups of one warp read consecutive rows for each
  * j. Lane l of a group multiplies entries l, l + VEC, ... of each of its rows. */
-template <int VEC, int ROWS, bool BETA0>
+template <int VEC, int ROWS, bool BETA0, bool DOT>
 static __global__ void __launch_bounds__(SPMV_THREADS)
     k_spmv_vector(gs_int nrows, gs_int long_above, const gs_int *__restrict__ rowptr,
                   const gs_int *__restrict__ colind, const double *__restrict__ val,
-                  const double *__restrict__ x, double alpha, double beta, double *__restrict__ y)
+                  const double *__restrict__ x, double alpha, double beta, double *__restrict__ y,
+                  long long nvb, spmv_dot D)
 {
     constexpr int GROUPS = SPMV_THREADS / VEC;
+    /* the stop code is read once at entry; only the last block of a kernel writes it, after every
+     * block has read it, so the whole grid agrees */
+    if (DOT && D.k->stop) return;
     const int lane = (int)(threadIdx.x % VEC);
-    const long long base = (long long)blockIdx.x * (GROUPS * ROWS) + threadIdx.x / VEC;
-    gs_int begin[ROWS], end[ROWS];
-    bool mine[ROWS];
-    gs_int maxlen = 0;
-#pragma unroll
-    for (int j = 0; j < ROWS; j++) {
-        const long long r = base + (long long)j * GROUPS;
-        begin[j] = end[j] = 0;
-        mine[j] = false;
-        if (r < nrows) {
-            begin[j] = __ldg(rowptr + r);
-            end[j] = __ldg(rowptr + r + 1);
-            mine[j] = end[j] - begin[j] <= long_above;
-            if (!mine[j]) end[j] = begin[j]; /* the split path writes this row */
-        }
-        maxlen = max(maxlen, end[j] - begin[j]);
-    }
-    double sum[ROWS];
-#pragma unroll
-    for (int j = 0; j < ROWS; j++) sum[j] = 0.0;
-    /* unsigned step counter: off + VEC cannot overflow for any row length below 2^31 */
-    for (unsigned off = (unsigned)lane; off < (unsigned)maxlen; off += VEC) {
-        /* all ROWS loads of val/colind first, then all gathers of x, then the products: the loads of
-         * one step are independent and in flight together */
-        gs_int col[ROWS];
-        double a[ROWS], xv[ROWS];
+    double dot = 0.0;
+    /* virtual blocks of GROUPS * ROWS rows: one per thread block for the plain SpMV (nvb = gridDim.x),
+     * a one-wave grid striding over them for the fused CG step (few block sums for the last block) */
+    for (long long vb = blockIdx.x; vb < nvb; vb += gridDim.x) {
+        const long long base = vb * (GROUPS * ROWS) + threadIdx.x / VEC;
+        gs_int begin[ROWS], end[ROWS];
+        bool mine[ROWS];
+        gs_int maxlen = 0;
 #pragma unroll
         for (int j = 0; j < ROWS; j++) {
-            const gs_int k = begin[j] + (gs_int)off;
-            const bool in = off < (unsigned)(end[j] - begin[j]);
-            col[j] = in ? __ldcs(colind + k) : -1;
-            a[j] = in ? __ldcs(val + k) : 0.0;
-        }
-#pragma unroll
-        for (int j = 0; j < ROWS; j++) xv[j] = col[j] >= 0 ? __ldg(x + col[j]) : 0.0;
-#pragma unroll
-        for (int j = 0; j < ROWS; j++)
-            if (col[j] >= 0) sum[j] = fma(a[j], xv[j], sum[j]);
-    }
-    /* every lane of the warp reaches the shuffles (no early exit above) */
-#pragma unroll
-    for (int j = 0; j < ROWS; j++) sum[j] = group_sum<VEC>(sum[j]);
-    /* lane j % VEC writes row j: for each j the warp's stores go to consecutive rows */
-#pragma unroll
-    for (int j = 0; j < ROWS; j++) {
-        if (mine[j] && lane == j % VEC) {
             const long long r = base + (long long)j * GROUPS;
-            y[r] = BETA0 ? alpha * sum[j] : alpha * sum[j] + beta * y[r];
+            begin[j] = end[j] = 0;
+            mine[j] = false;
+            if (r < nrows) {
+                begin[j] = __ldg(rowptr + r);
+                end[j] = __ldg(rowptr + r + 1);
+                mine[j] = end[j] - begin[j] <= long_above;
+                if (!mine[j]) end[j] = begin[j]; /* the split path writes this row */
+            }
+            maxlen = max(maxlen, end[j] - begin[j]);
+        }
+        double sum[ROWS];
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) sum[j] = 0.0;
+        /* unsigned step counter: off + VEC cannot overflow for any row length below 2^31 */
+        for (unsigned off = (unsigned)lane; off < (unsigned)maxlen; off += VEC) {
+            /* all ROWS loads of val/colind first, then all gathers of x, then the products: the loads of
+             * one step are independent and in flight together */
+            gs_int col[ROWS];
+            double a[ROWS], xv[ROWS];
+#pragma unroll
+            for (int j = 0; j < ROWS; j++) {
+                const gs_int k = begin[j] + (gs_int)off;
+                const bool in = off < (unsigned)(end[j] - begin[j]);
+                col[j] = in ? __ldcs(colind + k) : -1;
+                a[j] = in ? __ldcs(val + k) : 0.0;
+            }
+#pragma unroll
+            for (int j = 0; j < ROWS; j++) xv[j] = col[j] >= 0 ? __ldg(x + col[j]) : 0.0;
+#pragma unroll
+            for (int j = 0; j < ROWS; j++)
+                if (col[j] >= 0) sum[j] = fma(a[j], xv[j], sum[j]);
+        }
+        /* every lane of the warp reaches the shuffles (no early exit above) */
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) sum[j] = group_sum<VEC>(sum[j]);
+        /* lane j % VEC writes row j: for each j the warp's stores go to consecutive rows */
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) {
+            if (mine[j] && lane == j % VEC) {
+                const long long r = base + (long long)j * GROUPS;
+                const double yr = BETA0 ? alpha * sum[j] : alpha * sum[j] + beta * y[r];
+                y[r] = yr;
+                if (DOT) dot += x[r] * yr; /* x = p, y = q of a square matrix */
+            }
         }
     }
+    if (DOT) dot_finish(D, dot);
 }
 
 /* Split path, stage 1: partial[c] = sum of a_rk x_k over chunk c, i.e. over entries
@@ -199,32 +263,109 @@ static __global__ void __launch_bounds__(SPMV_THREADS)
 /* ------------------------------------------------------------------------------------------------ */
 /* Launch.                                                                                           */
 
-template <int VEC, int ROWS>
-static gs_status launch_vector(const gs_spmv_plan *p, double alpha, const double *x, double beta, double *y,
-                               cudaStream_t s)
+/* Thread blocks of the vector kernel for the plan's shape. */
+static unsigned vector_blocks(const gs_spmv_plan *p)
 {
-    const long long per_block = (long long)(SPMV_THREADS / VEC) * ROWS;
-    const unsigned blocks = (unsigned)(((long long)p->nrows + per_block - 1) / per_block);
+    const long long per_block = (long long)(SPMV_THREADS / p->vec) * p->rows;
+    return (unsigned)(((long long)p->nrows + per_block - 1) / per_block);
+}
+
+/* Blocks per SM of the fused (one-wave) launch: what the kernel's occupancy allows. */
+template <int VEC, int ROWS>
+static unsigned fused_grid(const gs_spmv_plan *p)
+{
+    int per_sm = 0, dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_spmv_vector<VEC, ROWS, true, true>, SPMV_THREADS, 0) !=
+            cudaSuccess) {
+        (void)cudaGetLastError();
+        per_sm = 1;
+        sms = 1;
+    }
+    long long g = (long long)(per_sm < 1 ? 1 : per_sm) * (sms < 1 ? 1 : sms), nvb = vector_blocks(p);
+    return (unsigned)(g < nvb ? g : nvb);
+}
+
+template <int VEC, int ROWS, bool DOT>
+static gs_status launch_vector(const gs_spmv_plan *p, double alpha, const double *x, double beta, double *y,
+                               const spmv_dot &D, cudaStream_t s)
+{
+    const long long nvb = vector_blocks(p);
+    const unsigned blocks = DOT ? p->fused_blocks : (unsigned)nvb;
     /* y = alpha A x + beta y over the short rows */
     if (beta == 0.0)
-        k_spmv_vector<VEC, ROWS, true><<<blocks, SPMV_THREADS, 0, s>>>(p->nrows, p->long_above, p->rowptr, p->colind,
-                                                                       p->val, x, alpha, beta, y);
+        k_spmv_vector<VEC, ROWS, true, DOT><<<blocks, SPMV_THREADS, 0, s>>>(p->nrows, p->long_above, p->rowptr,
+                                                                            p->colind, p->val, x, alpha, beta, y, nvb, D);
     else
-        k_spmv_vector<VEC, ROWS, false><<<blocks, SPMV_THREADS, 0, s>>>(p->nrows, p->long_above, p->rowptr,
-                                                                        p->colind, p->val, x, alpha, beta, y);
+        k_spmv_vector<VEC, ROWS, false, DOT><<<blocks, SPMV_THREADS, 0, s>>>(
+            p->nrows, p->long_above, p->rowptr, p->colind, p->val, x, alpha, beta, y, nvb, D);
     return LAUNCHED("k_spmv_vector");
 }
 
-template <int VEC>
+template <int VEC, bool DOT>
 static gs_status launch_vector_rows(const gs_spmv_plan *p, double alpha, const double *x, double beta, double *y,
-                                    cudaStream_t s)
+                                    const spmv_dot &D, cudaStream_t s)
 {
     switch (p->rows) {
-    case 1: return launch_vector<VEC, 1>(p, alpha, x, beta, y, s);
-    case 2: return launch_vector<VEC, 2>(p, alpha, x, beta, y, s);
-    case 4: return launch_vector<VEC, 4>(p, alpha, x, beta, y, s);
+    case 1: return launch_vector<VEC, 1, DOT>(p, alpha, x, beta, y, D, s);
+    case 2: return launch_vector<VEC, 2, DOT>(p, alpha, x, beta, y, D, s);
+    case 4: return launch_vector<VEC, 4, DOT>(p, alpha, x, beta, y, D, s);
     }
     return GS_ERROR(GS_ERR_INTERNAL, "SpMV plan holds rows per group = %d; expected 1, 2 or 4", p->rows);
+}
+
+/* The vector kernel over the short rows, with the fused p'q step when DOT. */
+template <bool DOT>
+static gs_status launch_short(const gs_spmv_plan *p, double alpha, const double *x, double beta, double *y,
+                              const spmv_dot &D, cudaStream_t s)
+{
+    switch (p->vec) {
+    case 2: return launch_vector_rows<2, DOT>(p, alpha, x, beta, y, D, s);
+    case 4: return launch_vector_rows<4, DOT>(p, alpha, x, beta, y, D, s);
+    case 8: return launch_vector_rows<8, DOT>(p, alpha, x, beta, y, D, s);
+    case 16: return launch_vector_rows<16, DOT>(p, alpha, x, beta, y, D, s);
+    case 32: return launch_vector_rows<32, DOT>(p, alpha, x, beta, y, D, s);
+    }
+    return GS_ERROR(GS_ERR_INTERNAL, "SpMV plan holds vec = %d; expected 2, 4, 8, 16 or 32", p->vec);
+}
+
+/* fused_grid for the plan's shape */
+static unsigned fused_grid_for(const gs_spmv_plan *p)
+{
+#define FG_ROWS(V)                                         \
+    switch (p->rows) {                                     \
+    case 1: return fused_grid<V, 1>(p);                    \
+    case 2: return fused_grid<V, 2>(p);                    \
+    case 4: return fused_grid<V, 4>(p);                    \
+    }                                                      \
+    return 0
+    switch (p->vec) {
+    case 2: FG_ROWS(2);
+    case 4: FG_ROWS(4);
+    case 8: FG_ROWS(8);
+    case 16: FG_ROWS(16);
+    case 32: FG_ROWS(32);
+    }
+#undef FG_ROWS
+    return 0;
+}
+
+bool gs_spmv_plan_fuses_cg(const gs_spmv_plan *p, size_t *partials)
+{
+    if (partials) *partials = p ? (size_t)p->fused_blocks : 0;
+    return p && p->nlong == 0 && p->nrows > 0 && p->nrows == p->ncols && p->fused_blocks > 0;
+}
+
+gs_status gs_spmv_plan_apply_cg_pq(const gs_spmv_plan *p, const double *x, double *y, struct gs_kscalars *k,
+                                   unsigned *count, double *partials, int it, gs_krec *ring, void *stream)
+{
+    if (!gs_spmv_plan_fuses_cg(p, NULL))
+        return GS_ERROR(GS_ERR_INTERNAL, "fused SpMV + p'Ap asked of a plan with long rows or an empty/non-square "
+                                         "matrix");
+    spmv_dot D = {k, count, partials, it, ring};
+    GS_CALL(launch_short<true>(p, 1.0, x, 0.0, y, D, (cudaStream_t)stream));
+    return GS_OK;
 }
 
 gs_status gs_spmv_plan_apply(const gs_spmv_plan *p, double alpha, const double *x, double beta, double *y,
@@ -232,14 +373,8 @@ gs_status gs_spmv_plan_apply(const gs_spmv_plan *p, double alpha, const double *
 {
     cudaStream_t s = (cudaStream_t)stream;
     if (p->nrows == 0) return GS_OK;
-    switch (p->vec) {
-    case 2: GS_CALL(launch_vector_rows<2>(p, alpha, x, beta, y, s)); break;
-    case 4: GS_CALL(launch_vector_rows<4>(p, alpha, x, beta, y, s)); break;
-    case 8: GS_CALL(launch_vector_rows<8>(p, alpha, x, beta, y, s)); break;
-    case 16: GS_CALL(launch_vector_rows<16>(p, alpha, x, beta, y, s)); break;
-    case 32: GS_CALL(launch_vector_rows<32>(p, alpha, x, beta, y, s)); break;
-    default: return GS_ERROR(GS_ERR_INTERNAL, "SpMV plan holds vec = %d; expected 2, 4, 8, 16 or 32", p->vec);
-    }
+    const spmv_dot none = {NULL, NULL, NULL, 0, NULL};
+    GS_CALL(launch_short<false>(p, alpha, x, beta, y, none, s));
     if (p->nlong == 0) return GS_OK;
     /* partial[c] = sum over chunk c of the long rows' a_rk x_k */
     k_spmv_long_partial<<<(unsigned)p->nchunks, SPMV_THREADS, 0, s>>>(p->long_rows, p->chunk_first, p->chunk_owner,
@@ -429,6 +564,8 @@ gs_status gs_spmv_plan_create(gs_backend *be, const gs_csr *A, const gs_int *row
         GS_TRY(gs_backend_alloc(be, (void **)&p->partial, (size_t)nchunks * sizeof(double)));
     }
 
+    /* the fused CG step (gs_spmv_plan_apply_cg_pq) runs on a one-wave grid of this many blocks */
+    p->fused_blocks = p->nrows > 0 ? fused_grid_for(p) : 0;
     if (nlong > 0)
         snprintf(p->desc, sizeof p->desc, "own vector vec=%d rows=%d, %d long rows (> %d entries, longest %d) in "
                  "%d chunks", p->vec, p->rows, (int)p->nlong, (int)p->long_above, (int)maxlen, (int)p->nchunks);

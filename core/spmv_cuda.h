@@ -45,6 +45,14 @@ gs_status gs_spmv_plan_create(gs_backend *be, const gs_csr *A, const gs_int *row
  * are device arrays of ncols and nrows doubles; they must not overlap. */
 gs_status gs_spmv_plan_apply(const gs_spmv_plan *plan, double alpha, const double *x, double beta, double *y,
                              void *stream);
+/* Fused CG step (solver/cg.c): q = A p and, in the same kernel, p'q followed by the scalar step
+ * ksl_after_pq (core/kstate_logic.h) on the scalars k, iteration it's record in ring. Possible when
+ * gs_spmv_plan_fuses_cg says so (no long rows, square, not empty); partials needs *partials doubles
+ * (one per thread block), count a device counter that is 0 between kernels. */
+struct gs_kscalars;
+bool gs_spmv_plan_fuses_cg(const gs_spmv_plan *plan, size_t *partials);
+gs_status gs_spmv_plan_apply_cg_pq(const gs_spmv_plan *plan, const double *p, double *q, struct gs_kscalars *k,
+                                   unsigned *count, double *partials, int it, gs_krec *ring, void *stream);
 /* Frees the plan's own device arrays (not the matrix) and NULLs *plan; safe on NULL. The caller makes
  * sure no apply is still running (stream synchronized). */
 void gs_spmv_plan_destroy(gs_spmv_plan **plan);

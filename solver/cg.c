@@ -39,8 +39,7 @@ static void stop_from_code(gs_solve_result *res, const gs_krec *rec, int it)
 static gs_status cg_enqueue(gs_kstate *ks, const gs_matrix *A, gs_pc *pc, int it, gs_vector *x, gs_vector *r,
                             gs_vector *p, gs_vector *q, gs_vector *z)
 {
-    GS_CALL(gs_mat_spmv(1.0, A, p, 0.0, q));
-    GS_CALL(gs_ks_cg_pq(ks, it, p, q));
+    GS_CALL(gs_ks_cg_spmv_pq(ks, it, A, p, q));
     GS_CALL(gs_ks_cg_update(ks, it, x, r, p, q, pc == NULL));
     if (pc) {
         GS_CALL(gs_pc_apply(pc, r, z));

@@ -720,6 +720,90 @@ static void test_fused_cg_steps(void **state)
     }
 }
 
+/* q = A p fused with p'Ap and alpha (gs_ks_cg_spmv_pq): cuda (fused into our SpMV kernel, or the SpMV and
+ * k_cg_pq where the matrix has long rows) against the host (SpMV, then p'q): q, alpha and the record agree;
+ * q is poisoned first. A Poisson matrix large enough that the SpMV grid outgrows the partial sums of the
+ * other fused kernels; a random one (n not a multiple of 32); one with a dense row (long-row fallback). */
+static void test_fused_cg_spmv_pq(void **state)
+{
+    gs_csr mats[3] = {{0}, {0}, {0}};
+    GS_ASSERT_OK(gs_gen_poisson3d(gs_test_quick() ? 23 : 61, 59, 57, &mats[0]));
+    GS_ASSERT_OK(gs_test_random_sparse(4099, 7, 1.3, 91, &mats[1]));
+    GS_ASSERT_OK(gs_test_random_sparse(3001, 4, 1.5, 92, &mats[2]));
+    { /* a dense row 17 in the third: far above any long-row threshold */
+        gs_csr D = {0};
+        const gs_int n = mats[2].nrows;
+        GS_ASSERT_OK(gs_csr_alloc(&D, n, n, mats[2].nnz + n, true));
+        gs_int q = 0;
+        for (gs_int i = 0; i < n; i++) {
+            if (i == 17) {
+                for (gs_int j = 0; j < n; j++) {
+                    D.colind[q] = j;
+                    D.val[q++] = j == i ? 4.0 : 1e-3 * (double)(j % 13);
+                }
+            } else {
+                for (gs_int t = mats[2].rowptr[i]; t < mats[2].rowptr[i + 1]; t++) {
+                    D.colind[q] = mats[2].colind[t];
+                    D.val[q++] = mats[2].val[t];
+                }
+            }
+            D.rowptr[i + 1] = q;
+        }
+        D.nnz = q;
+        gs_csr_free(&mats[2]);
+        mats[2] = D;
+    }
+    for (int m = 0; m < 3; m++) {
+        const gs_int n = mats[m].nrows;
+        gs_matrix *MH = NULL, *MC = NULL;
+        GS_ASSERT_OK(gs_mat_create(H, &mats[m], &MH));
+        GS_ASSERT_OK(gs_mat_create(C, &mats[m], &MC));
+        double *d[5];
+        for (int k = 0; k < 5; k++) d[k] = rand_array(n, 900 + 10 * (uint64_t)m + (uint64_t)k);
+        gs_test_poison(n, d[3]);
+        ks_side Hs = {0}, Cs = {0};
+        ks_side_make(&Hs, H, n, d);
+        ks_side_make(&Cs, C, n, d);
+        const gs_ks_start start = {1.25, 1e-300, INFINITY, 0, 0, INFINITY};
+        gs_krec hr, cr;
+        for (int k = 0; k < 2; k++) {
+            ks_side *S = k ? &Cs : &Hs;
+            GS_ASSERT_OK(gs_ks_begin(S->ks, 3, &start));
+            GS_ASSERT_OK(gs_ks_cg_spmv_pq(S->ks, 3, k ? MC : MH, S->p, S->q));
+            GS_ASSERT_OK(gs_ks_mark(S->ks, 3));
+            GS_ASSERT_OK(gs_ks_record(S->ks, 3, k ? &cr : &hr));
+        }
+        expect_vec_close(Cs.q, Hs.q, "fused spmv q");
+        assert_int_equal(cr.it, 3);
+        assert_int_equal(cr.code, hr.code);
+        if (hr.code == GS_KC_RUNNING)
+            assert_true(fabs(cr.value - hr.value) <= 1e-12 * fabs(hr.value)); /* alpha = 1.25 / p'Ap */
+        else
+            assert_true(fabs(cr.value - hr.value) <= 1e-12 * fabs(hr.value) || cr.value == hr.value); /* p'Ap */
+        /* after a stop the fused kernel does nothing: q is left as it was, no record is written */
+        GS_ASSERT_OK(gs_vec_scale(Cs.p, 0.0)); /* p'Ap = 0 <= 0: a stop */
+        GS_ASSERT_OK(gs_ks_begin(Cs.ks, 4, &start));
+        GS_ASSERT_OK(gs_ks_cg_spmv_pq(Cs.ks, 4, MC, Cs.p, Cs.q));
+        GS_ASSERT_OK(gs_ks_mark(Cs.ks, 4));
+        GS_ASSERT_OK(gs_ks_record(Cs.ks, 4, &cr));
+        assert_int_equal(cr.code, GS_KC_PQ_NONPOS);
+        GS_ASSERT_OK(gs_vec_set(Cs.q, 7.0));
+        GS_ASSERT_OK(gs_ks_cg_spmv_pq(Cs.ks, 5, MC, Cs.p, Cs.q));
+        GS_ASSERT_OK(gs_ks_mark(Cs.ks, 5));
+        GS_ASSERT_FAILS(gs_ks_record(Cs.ks, 5, &cr), GS_ERR_INTERNAL, "was not written");
+        double *qa = download(Cs.q);
+        if (m < 2) /* the fused kernel returns at once; the long-row fallback's SpMV still writes q */
+            for (gs_int i = 0; i < n; i++) assert_true(qa[i] == 7.0);
+        gs_free(&qa);
+        ks_side_free(&Hs);
+        ks_side_free(&Cs);
+        gs_mat_destroy(&MH);
+        gs_mat_destroy(&MC);
+        for (int k = 0; k < 5; k++) gs_free(&d[k]);
+        gs_csr_free(&mats[m]);
+    }
+}
+
 static void test_timer(void **state)
 {
     gs_csr A = {0};
@@ -790,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_spmv_real_matrices),
         cmocka_unit_test(test_spmv_rectangular_and_empty),
         cmocka_unit_test(test_fused_cg_steps),
+        cmocka_unit_test(test_fused_cg_spmv_pq),
         cmocka_unit_test(test_timer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
