@@ -210,7 +210,6 @@ static __global__ void __launch_bounds__(SPMV_THREADS)
                         const gs_int *__restrict__ colind, const double *__restrict__ val,
                         const double *__restrict__ x, double *__restrict__ partial)
 {
-    __shared__ double warp_sums[SPMV_THREADS / 32];
     const gs_int c = (gs_int)blockIdx.x;
     const gs_int o = chunk_owner[c];
     const gs_int r = long_rows[o];
@@ -230,15 +229,8 @@ static __global__ void __launch_bounds__(SPMV_THREADS)
 #pragma unroll
     for (int t = 0; t < PER_THREAD; t++)
         if (col[t] >= 0) s = fma(a[t], __ldg(x + col[t]), s);
-    /* block sum in a fixed order: warps by butterfly, then warp 0 over the warp sums */
-    s = group_sum<32>(s);
-    if ((threadIdx.x & 31u) == 0) warp_sums[threadIdx.x >> 5] = s;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        s = threadIdx.x < SPMV_THREADS / 32 ? warp_sums[threadIdx.x] : 0.0;
-        s = group_sum<32>(s);
-        if (threadIdx.x == 0) partial[c] = s;
-    }
+    s = block_sum(s); /* a fixed order */
+    if (threadIdx.x == 0) partial[c] = s;
 }
 
 /* Split path, stage 2: y_r = alpha sum_c partial[c] (+ beta y_r) over the chunks of long row r; one

@@ -35,6 +35,10 @@ typedef struct gs_factor_info {
 
 /* Symbolic ILU(k): the pattern of L (strict lower) and U (upper with diagonal), values NULL.
  * Missing diagonal entries of A are part of the pattern (structurally inserted). */
+/* The input check every factorization starts with: A square, arrays present, columns of each row
+ * sorted, without duplicates and in range; the first faulty row named (1-based), `who` first. */
+gs_status gs_factor_check_input(const gs_csr *A, const char *who);
+
 gs_status gs_iluk_symbolic(const gs_csr *A, int k, gs_csr *L, gs_csr *U);
 /* Numeric ILU on the given patterns (from gs_iluk_symbolic): fills L->val and U->val.
  * Zero pivot: GS_ERR_NUMERIC "zero pivot at row i (1-based)" or shifted per opts. */

@@ -49,6 +49,8 @@
 #include "core/backend_cuda.h"
 #include "core/mem.h"
 #include "core/staging_cuda.h"
+#include "core/carve.h"
+#include "core/gpu_sync_cuda.h"
 #include "precond/factor_cuda.h"
 
 /* ================================================================ errors and constants */
@@ -95,32 +97,6 @@ static __host__ __device__ __forceinline__ unsigned long long fc_key(gs_int row,
 {
     unsigned long long p = pos > (long long)FC_POS_MAX ? FC_POS_MAX : (unsigned long long)pos;
     return ((unsigned long long)(unsigned)row << 32) | ((unsigned long long)kind << 28) | p;
-}
-
-/* ---------------------------------------------------------------- memory accesses at device scope */
-
-static __device__ __forceinline__ int fc_ld_acquire(const int *p)
-{
-    int v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void fc_st_release(int *p, int v)
-{
-    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-static __device__ __forceinline__ int fc_ld_relaxed(const int *p)
-{
-    int v;
-    asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void fc_st_relaxed(int *p, int v)
-{
-    asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
 /* ================================================================ kernel 1: input checks */
@@ -217,7 +193,7 @@ static __global__ void __launch_bounds__(FC_LV_THREADS) fc_level_kernel(fc_level
         if (!done) {
             gs_int got[4];
 #pragma unroll
-            for (int u = 0; u < 4; u++) got[u] = q + u < qe ? fc_ld_relaxed(A.level + A.col[q + u]) : -1;
+            for (int u = 0; u < 4; u++) got[u] = q + u < qe ? gs_gpu_ld_relaxed(A.level + A.col[q + u]) : -1;
             int adv = 0;
 #pragma unroll
             for (int u = 0; u < 4; u++)
@@ -227,7 +203,7 @@ static __global__ void __launch_bounds__(FC_LV_THREADS) fc_level_kernel(fc_level
                 }
             q += adv;
             if (q >= qe) {
-                fc_st_relaxed(A.level + i, lv);
+                gs_gpu_st_relaxed(A.level + i, lv);
                 done = true;
             }
         }
@@ -739,7 +715,7 @@ static __device__ void fc_finish(const fc_factor_args &F, fc_smem<G> &S, fc_row 
     if (bad != FC_NONE) atomicMin(&F.stats->err_key, bad);
     __threadfence(); /* this lane's stores are visible device-wide before the flag */
     __syncwarp(gmask);
-    if (gl == 0) fc_st_release(F.flag + i, 1);
+    if (gl == 0) gs_gpu_st_release(F.flag + i, 1);
 }
 
 enum { FC_WAIT = 0, FC_RUN = 1, FC_DONE = 2 };
@@ -759,7 +735,7 @@ static __device__ void fc_chunk(const fc_factor_args &F, fc_smem<G> &S, gs_int p
         if (state == FC_WAIT) {
             const gs_int p = R.cursor + gl;
             bool ready = true;
-            if (p < R.nl) ready = fc_ld_acquire(F.flag + __ldg(F.lc + R.lb + p)) != 0;
+            if (p < R.nl) ready = gs_gpu_ld_acquire(F.flag + __ldg(F.lc + R.lb + p)) != 0;
             const unsigned waiting = fc_ballot<G>(!ready, gw, gmask);
             if (waiting == 0) {
                 R.cursor += G;
@@ -815,18 +791,6 @@ static const gs_factor_opts fc_default_opts = {GS_ZERO_PIVOT_ERROR, 0.0, 0, 0.0,
 
 bool gs_factor_cuda_available(void) { return true; }
 
-/* Hands out 256-byte aligned pieces of one allocation; with base NULL it only adds up the size. */
-struct fc_carver {
-    char *base;
-    size_t off;
-    template <typename T>
-    T *take(size_t count)
-    {
-        T *p = base ? (T *)(base + off) : NULL;
-        off += (count * sizeof(T) + 255) & ~(size_t)255;
-        return p;
-    }
-};
 
 /* 0-based row number of local row i as reported in messages and info (precond/factor.h). */
 static gs_int fc_reported(const gs_factor_opts *o, gs_int i)
@@ -847,25 +811,6 @@ static gs_status fc_check_backend(gs_backend *be, const char *who)
     if (!be || be->kind != GS_BACKEND_CUDA || !gs_backend_cuda_stream(be))
         return GS_ERROR(GS_ERR_ARG, "%s on the GPU needs the cuda backend, got the %s backend", who,
                         be && be->name ? be->name : "(none)");
-    return GS_OK;
-}
-
-/* The host's check_input (ilu_factor.c), used before the device checks only where those cannot run. */
-static gs_status fc_host_check_rows(const gs_csr *A, const char *who)
-{
-    for (gs_int i = 0; i < A->nrows; i++) {
-        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            gs_int j = A->colind[p];
-            if (j < 0 || j >= A->ncols)
-                return GS_ERROR(GS_ERR_ARG, "%s: row %d (1-based) has column %d, outside 1..%d", who, (int)i + 1,
-                                (int)j + 1, (int)A->ncols);
-            if (p > A->rowptr[i] && j <= A->colind[p - 1])
-                return GS_ERROR(GS_ERR_ARG,
-                                "%s: row %d (1-based) is not sorted or has a duplicate column %d; "
-                                "sort and sum duplicates first (gs_csr_sort_dedupe)",
-                                who, (int)i + 1, (int)j + 1);
-        }
-    }
     return GS_OK;
 }
 
@@ -1125,6 +1070,20 @@ static gs_csr_dev fc_view(gs_int n, gs_int nnz, const gs_int *rowptr, const gs_i
     return v;
 }
 
+/* The factors built by a successful call (F1, F2) become the caller's (L, U; F1, F2 are zeroed so that
+ * the cleanup frees nothing), with their sizes in info. */
+static void fc_publish(gs_csr *F1, gs_csr *F2, gs_csr *L, gs_csr *U, gs_factor_info *info)
+{
+    *L = *F1;
+    *U = *F2;
+    memset(F1, 0, sizeof *F1);
+    memset(F2, 0, sizeof *F2);
+    if (info) {
+        info->nnz_L = L->nnz;
+        info->nnz_U = U->nnz;
+    }
+}
+
 /* The end of a factorization that builds its own patterns (ILU(0) on the device, IC(0)): with keep the
  * factors l and u stay on the device (keep takes the arenas; the host CSRs get only their sizes), without
  * it they come back into new host CSRs FL and FU. */
@@ -1225,7 +1184,7 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     GS_CALL(fc_check_matrix(A, who));
     const gs_int n = A->nrows;
     if (L->nrows != n || L->ncols != n || U->nrows != n || U->ncols != n || !L->rowptr || !U->rowptr) {
-        GS_CALL(fc_host_check_rows(A, who)); /* the host reports A's rows first */
+        GS_CALL(gs_factor_check_input(A, who)); /* the host reports A's rows first */
         if (A->nnz > 0 && !A->val) return GS_ERROR(GS_ERR_ARG, "ILU numeric factorization: the matrix has no values");
         return GS_ERROR(GS_ERR_ARG,
                         "ILU numeric factorization: the L/U patterns (%d x %d, %d x %d) do not match "
@@ -1233,7 +1192,7 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
                         (int)L->nrows, (int)L->ncols, (int)U->nrows, (int)U->ncols, (int)n, (int)n);
     }
     if (A->nnz > 0 && !A->val) {
-        GS_CALL(fc_host_check_rows(A, who));
+        GS_CALL(gs_factor_check_input(A, who));
         return GS_ERROR(GS_ERR_ARG, "ILU numeric factorization: the matrix has no values");
     }
     if ((L->nnz > 0 && !L->colind) || (U->nnz > 0 && !U->colind) || L->rowptr[0] != 0 || L->rowptr[n] != L->nnz ||
@@ -1254,7 +1213,7 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             GS_FAIL(GS_ERR_CUDA, "ILU on the GPU: cub could not size the level sort for n = %d", (int)n);
 
         /* one device allocation for everything */
-        fc_carver c = {NULL, 0};
+        gs_carver c = {NULL, 0};
         fc_ilu_dev D;
         memset(&D, 0, sizeof D);
         D.cub_bytes = sort_bytes;
@@ -1429,11 +1388,11 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_
     GS_CALL(fc_check_matrix(A, who_sym));
     const gs_int n = A->nrows;
     if ((int64_t)A->nnz + n > (int64_t)GS_INT_MAX) { /* U might not fit 32-bit indices: count it here */
-        GS_CALL(fc_host_check_rows(A, who_sym));
+        GS_CALL(gs_factor_check_input(A, who_sym));
         GS_CALL(fc_ilu0_check_size(A));
     }
     if (A->nnz > 0 && !A->val) {
-        GS_CALL(fc_host_check_rows(A, who_sym));
+        GS_CALL(gs_factor_check_input(A, who_sym));
         return GS_ERROR(GS_ERR_ARG, "ILU numeric factorization: the matrix has no values");
     }
     if (n == 0) {
@@ -1454,7 +1413,7 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_
             GS_FAIL(GS_ERR_CUDA, "ILU on the GPU: cub could not size the level sort for n = %d", (int)n);
 
         /* one device allocation: A, L and U (their entries within `cap`), the work arrays */
-        fc_carver c = {NULL, 0};
+        gs_carver c = {NULL, 0};
         fc_ilu_dev D;
         gs_int *lcnt = NULL, *ucnt = NULL, *cols = NULL;
         double *vals = NULL;
@@ -1556,14 +1515,7 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_
         tm.download = gs_wtime() - t0;
     }
 
-    *L = FL;
-    *U = FU;
-    memset(&FL, 0, sizeof FL);
-    memset(&FU, 0, sizeof FU);
-    if (info) {
-        info->nnz_L = L->nnz;
-        info->nnz_U = U->nnz;
-    }
+    fc_publish(&FL, &FU, L, U, info);
     if (t) *t = tm;
 
 cleanup:
@@ -1608,7 +1560,7 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     gs_factor_dev_free(keep);
     GS_CALL(fc_check_matrix(A, who));
     if (A->nnz > 0 && !A->val) {
-        GS_CALL(fc_host_check_rows(A, who));
+        GS_CALL(gs_factor_check_input(A, who));
         return GS_ERROR(GS_ERR_ARG, "IC(0) factorization: the matrix has no values");
     }
     const gs_int n = A->nrows;
@@ -1626,7 +1578,7 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             (void)cudaGetLastError();
             GS_FAIL(GS_ERR_CUDA, "IC(0) on the GPU: cub could not size the row-pointer scan for n = %d", (int)n);
         }
-        fc_carver c = {NULL, 0};
+        gs_carver c = {NULL, 0};
         fc_stats *d_stats = NULL;
         gs_int *d_ap = NULL, *d_ac = NULL, *d_cnt = NULL, *d_lp = NULL;
         double *d_av = NULL;
@@ -1769,14 +1721,7 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
         tm.download = gs_wtime() - t0;
     }
 
-    *L = F1;
-    *LT = F2;
-    memset(&F1, 0, sizeof F1);
-    memset(&F2, 0, sizeof F2);
-    if (info) {
-        info->nnz_L = L->nnz;
-        info->nnz_U = LT->nnz;
-    }
+    fc_publish(&F1, &F2, L, LT, info);
     if (t) *t = tm;
 
 cleanup:

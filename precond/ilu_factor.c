@@ -79,7 +79,7 @@ static void info_record_shift(gs_factor_info *info, const gs_factor_opts *o, gs_
 }
 
 /* Checks shared by every factorization: A square, arrays present, columns sorted and in range. */
-static gs_status check_input(const gs_csr *A, const char *who)
+gs_status gs_factor_check_input(const gs_csr *A, const char *who)
 {
     if (!A) return GS_ERROR(GS_ERR_ARG, "%s: the matrix is NULL", who);
     if (A->nrows != A->ncols)
@@ -260,7 +260,7 @@ gs_status gs_iluk_symbolic(const gs_csr *A, int k, gs_csr *L, gs_csr *U)
     if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_iluk_symbolic: output L or U is NULL");
     memset(L, 0, sizeof *L);
     memset(U, 0, sizeof *U);
-    GS_CALL(check_input(A, "ILU(k) symbolic factorization"));
+    GS_CALL(gs_factor_check_input(A, "ILU(k) symbolic factorization"));
     if (k < 0)
         return GS_ERROR(GS_ERR_ARG, "ILU(k): the fill level must be >= 0, got %d", k);
     if (k == 0) return ilu0_symbolic(A, L, U);
@@ -411,7 +411,7 @@ gs_status gs_ilu_numeric(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs
     info_init(info);
     if (!o) o = &default_opts;
     if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_ilu_numeric: L or U is NULL");
-    GS_CALL(check_input(A, "ILU numeric factorization"));
+    GS_CALL(gs_factor_check_input(A, "ILU numeric factorization"));
     if (A->nnz > 0 && !A->val)
         return GS_ERROR(GS_ERR_ARG, "ILU numeric factorization: the matrix has no values");
     const gs_int n = A->nrows;
@@ -553,7 +553,7 @@ gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U
     if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_ilut: output L or U is NULL");
     memset(L, 0, sizeof *L);
     memset(U, 0, sizeof *U);
-    GS_CALL(check_input(A, "ILUT factorization"));
+    GS_CALL(gs_factor_check_input(A, "ILUT factorization"));
     if (A->nnz > 0 && !A->val) return GS_ERROR(GS_ERR_ARG, "ILUT factorization: the matrix has no values");
     if (!(o->drop_tol >= 0.0))
         return GS_ERROR(GS_ERR_ARG, "ILUT: the drop tolerance must be >= 0, got %g", o->drop_tol);
@@ -700,7 +700,7 @@ gs_status gs_ic0(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT
     if (!L || !LT) return GS_ERROR(GS_ERR_ARG, "gs_ic0: output L or LT is NULL");
     memset(L, 0, sizeof *L);
     memset(LT, 0, sizeof *LT);
-    GS_CALL(check_input(A, "IC(0) factorization"));
+    GS_CALL(gs_factor_check_input(A, "IC(0) factorization"));
     if (A->nnz > 0 && !A->val) return GS_ERROR(GS_ERR_ARG, "IC(0) factorization: the matrix has no values");
     const gs_int n = A->nrows;
 

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "core/carve.h"
 #include "core/mem.h"
 #include "core/staging_cuda.h"
 #include "trisolve/trisolve_cuda.h"
@@ -206,7 +207,7 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_a
                 in[k] = q + k < q1;
                 gs_int j = in[k] ? A.col[q + k] : 0;
                 bool dep = LOWER ? (j >= 0 && j < lo) : (j > hi && j < A.n); /* outside the unit */
-                got[k] = (in[k] && dep) ? gs_ts_ld_relaxed(A.level + j) : -2;
+                got[k] = (in[k] && dep) ? gs_gpu_ld_relaxed(A.level + j) : -2;
             }
             int c = 0;
 #pragma unroll
@@ -217,7 +218,7 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_a
             }
             q += c;
             if (q >= q1) {
-                for (gs_int i = lo; i <= hi; i++) gs_ts_st_relaxed(A.level + i, lv);
+                for (gs_int i = lo; i <= hi; i++) gs_gpu_st_relaxed(A.level + i, lv);
                 if (A.unit_level) A.unit_level[u] = lv;
                 done = true;
             }
@@ -354,18 +355,6 @@ static lv_layout_args<V> lv_layout_in(const lv_layout_args<double> &a, V *ell_va
     return b;
 }
 
-/* Hands out 256-byte aligned pieces of one allocation; with base NULL it only adds up the size. */
-struct lv_carver {
-    char *base;
-    size_t off;
-    template <typename T>
-    T *take(size_t count)
-    {
-        T *p = base ? (T *)(base + off) : NULL;
-        off += (count * sizeof(T) + 256) & ~(size_t)255;
-        return p;
-    }
-};
 
 /* The analysis work space, freed at its end: T's CSR, per-row work arrays, the run arrays, the sort
  * output, CUB's; positions for up to max_run_rows rows per run. */
@@ -380,7 +369,7 @@ struct lv_work {
 
 static size_t lv_work_carve(char *base, size_t n, size_t nnz, size_t max_run_rows, size_t cub_bytes, lv_work *W)
 {
-    lv_carver c = {base, 0};
+    gs_carver c = {base, 0};
     bool runs = max_run_rows > 1;
     W->rowptr = c.take<gs_int>(n + 1);
     W->col = c.take<gs_int>(nnz);
@@ -407,7 +396,7 @@ static size_t lv_work_carve(char *base, size_t n, size_t nnz, size_t max_run_row
 static size_t lv_plan_carve(char *base, gs_ls_dplan *D)
 {
     size_t np = (size_t)D->npos, w = (size_t)D->ell_width, rem = (size_t)D->rem_nnz;
-    lv_carver c = {base, 0};
+    gs_carver c = {base, 0};
     D->perm = c.take<gs_int>(np);
     D->level_ptr = c.take<gs_int>((size_t)D->nlevels + 1);
     D->ell_col = c.take<gs_int>(w * np);

@@ -52,6 +52,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/carve.h"
 #include "core/mem.h"
 #include "core/staging_cuda.h"
 #include "trisolve/trisolve_cuda.h"
@@ -69,7 +70,6 @@ void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *pr
 #define JAC_GRAPH_MAX_LAUNCHES 64 /* longer launch sequences are not worth a graph of that many nodes */
 #define JAC_WARP 32
 #define JAC_BUILD_THREADS 256 /* threads per block of the analysis kernels */
-#define JAC_ALIGN 256         /* alignment of the arrays carved from one allocation */
 
 /* The split factor, passed by value to the kernels; V = double or float (values only). */
 template <typename V>
@@ -508,13 +508,6 @@ static __global__ void jac_fill_long_kernel(jac_fill_args<V> A, gs_int nlong)
     }
 }
 
-/* Next JAC_ALIGN-aligned piece of `bytes` from the allocation at base (NULL: only count). */
-static void *jac_take(char *base, size_t *used, size_t bytes)
-{
-    void *p = base ? (void *)(base + *used) : NULL;
-    *used += (bytes + JAC_ALIGN - 1) / JAC_ALIGN * JAC_ALIGN;
-    return p;
-}
 
 /* The analysis work space: the uploaded CSR (host factors), the long flags and their scan, the counts
  * and CUB's scratch. Returns its size. */
@@ -528,35 +521,36 @@ struct jac_work {
 
 static size_t jac_work_carve(char *base, size_t n, size_t nnz, bool upload, size_t cub_bytes, jac_work *W)
 {
-    size_t used = 0;
+    gs_carver c = {base, 0};
     memset(W, 0, sizeof *W);
     if (upload) {
-        W->rowptr = (gs_int *)jac_take(base, &used, (n + 1) * sizeof(gs_int));
-        W->colind = (gs_int *)jac_take(base, &used, nnz * sizeof(gs_int));
-        W->val = (double *)jac_take(base, &used, nnz * sizeof(double));
+        W->rowptr = c.take<gs_int>(n + 1);
+        W->colind = c.take<gs_int>(nnz);
+        W->val = c.take<double>(nnz);
     }
-    W->lflag = (gs_int *)jac_take(base, &used, (n + 1) * sizeof(gs_int));
-    W->lpos = (gs_int *)jac_take(base, &used, (n + 1) * sizeof(gs_int));
-    W->stats = (jac_stats *)jac_take(base, &used, sizeof(jac_stats));
-    W->cub = jac_take(base, &used, cub_bytes);
-    return used;
+    W->lflag = c.take<gs_int>(n + 1);
+    W->lpos = c.take<gs_int>(n + 1);
+    W->stats = c.take<jac_stats>(1);
+    W->cub = c.take<char>(cub_bytes);
+    return c.off;
 }
 
 /* The solver's arrays in d->arena (sizes from d): returns the size; sets the pointers when base is set.
  * The factor's part (rp, ci, values, dinv) is also counted in d->factor_bytes. */
 static size_t jac_arena_carve(char *base, jac_cuda_data *d, bool unit)
 {
-    size_t used = 0, n = (size_t)d->n, nnz = (size_t)d->nnz_off, vsize = d->single ? sizeof(float) : sizeof(double);
+    gs_carver c = {base, 0};
+    size_t n = (size_t)d->n, nnz = (size_t)d->nnz_off, vsize = d->single ? sizeof(float) : sizeof(double);
     size_t row_blocks = (n + (size_t)d->threads - 1) / (size_t)d->threads;
-    d->rp = (gs_int *)jac_take(base, &used, (n + 1) * sizeof(gs_int));
-    d->ci = (gs_int *)jac_take(base, &used, nnz * sizeof(gs_int));
-    d->val = jac_take(base, &used, nnz * vsize);
-    d->dinv = unit ? NULL : jac_take(base, &used, n * vsize);
+    d->rp = c.take<gs_int>(n + 1);
+    d->ci = c.take<gs_int>(nnz);
+    d->val = c.take<char>(nnz * vsize);
+    d->dinv = unit ? NULL : c.take<char>(n * vsize);
     d->factor_bytes = (long long)((n + 1 + nnz) * sizeof(gs_int) + (nnz + (unit ? 0 : n)) * vsize);
-    d->long_rows = (gs_int *)jac_take(base, &used, (size_t)d->nlong * sizeof(gs_int));
-    d->blk_long = d->in_place ? (gs_int *)jac_take(base, &used, (row_blocks + 1) * sizeof(gs_int)) : NULL;
-    d->w = d->in_place ? NULL : (double *)jac_take(base, &used, n * sizeof(double));
-    return used;
+    d->long_rows = c.take<gs_int>((size_t)d->nlong);
+    d->blk_long = d->in_place ? c.take<gs_int>(row_blocks + 1) : NULL;
+    d->w = d->in_place ? NULL : c.take<double>(n);
+    return c.off;
 }
 
 /* T's CSR from host memory into the work space on the backend's stream, through the pinned staging

@@ -175,7 +175,7 @@ static __device__ __forceinline__ void ls_grid_barrier(unsigned *bar, unsigned t
     if (threadIdx.x == 0) {
         ls_fence_acq_rel();
         atomicAdd(bar, 1u);
-        while (gs_ts_ld_acquire(bar) < target) {
+        while (gs_gpu_ld_acquire(bar) < target) {
         }
     }
     __syncthreads();

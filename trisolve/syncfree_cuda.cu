@@ -127,7 +127,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
         if (!done) {
             long long got[WMAX];
 #pragma unroll
-            for (int k = 0; k < WMAX; k++) got[k] = (pend >> k) & 1u ? gs_ts_ld_relaxed(cur + c[k]) : SF_EMPTY;
+            for (int k = 0; k < WMAX; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
 #pragma unroll
             for (int k = 0; k < WMAX; k++)
                 if (((pend >> k) & 1u) && got[k] != SF_EMPTY) {
@@ -152,7 +152,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                         rv[u] = rq + u < r1 ? (double)__ldg(S.rem_val + rq + u) : 0.0;
                     }
 #pragma unroll
-                    for (int u = 0; u < 4; u++) g[u] = j[u] >= 0 ? gs_ts_ld_relaxed(cur + j[u]) : SF_EMPTY;
+                    for (int u = 0; u < 4; u++) g[u] = j[u] >= 0 ? gs_gpu_ld_relaxed(cur + j[u]) : SF_EMPTY;
                     int adv = 0;
 #pragma unroll
                     for (int u = 0; u < 4; u++)
@@ -166,7 +166,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                 if (rq >= r1) {
                     long long bits = sf_bits(s * di);
                     x[i] = __longlong_as_double(bits);
-                    gs_ts_st_relaxed(cur + p, bits);
+                    gs_gpu_st_relaxed(cur + p, bits);
                     nxt[p] = SF_EMPTY;
                     done = true;
                 }
@@ -242,7 +242,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
             for (int k = 0; k < K; k++)
 #pragma unroll
                 for (int e = 0; e < W; e++)
-                    got[k][e] = (pend >> (k * W + e)) & 1u ? gs_ts_ld_relaxed(cur + c[k][e]) : SF_EMPTY;
+                    got[k][e] = (pend >> (k * W + e)) & 1u ? gs_gpu_ld_relaxed(cur + c[k][e]) : SF_EMPTY;
 #pragma unroll
             for (int k = 0; k < K; k++)
 #pragma unroll
@@ -279,7 +279,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
 #pragma unroll
                     for (int u = 0; u < 4; u++)
                         g[u] = j[u] < 0 ? SF_EMPTY : j[u] == pprev ? __double_as_longlong(prev)
-                                                                   : gs_ts_ld_relaxed(cur + j[u]);
+                                                                   : gs_gpu_ld_relaxed(cur + j[u]);
                     int adv = 0;
 #pragma unroll
                     for (int u = 0; u < 4; u++)
@@ -293,7 +293,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
                 if (rq < r1) break; /* row k waits for its remainder: next round */
                 long long bits = sf_bits(s * di[k]);
                 x[row[k]] = __longlong_as_double(bits);
-                gs_ts_st_relaxed(cur + pos[k], bits);
+                gs_gpu_st_relaxed(cur + pos[k], bits);
                 nxt[pos[k]] = SF_EMPTY;
                 prev = __longlong_as_double(bits);
                 started = false;

@@ -117,7 +117,7 @@ static __device__ void tl_tile_row(const tl_dev &S, gs_int I, const double *b, d
         const gs_tile tl = S.tiles[t];
         const gs_int base = tl.col * GS_TILE; /* a full tile column: base + 15 < 16 I <= n - 1 */
         if (SYNC)
-            while (gs_ts_ld_acquire(flags + tl.col) != gen) {
+            while (gs_gpu_ld_acquire(flags + tl.col) != gen) {
             }
         const uint8_t *ix = S.idx + tl.idx_off;
         const double *v = S.val + tl.val_off;
@@ -182,7 +182,7 @@ static __device__ void tl_tile_row(const tl_dev &S, gs_int I, const double *b, d
     if (SYNC) {
         __threadfence(); /* this lane's x stores are visible device-wide before anything after */
         __syncwarp();    /* ... and before lane 0 passes this point */
-        if (lane == 0) gs_ts_st_release(flags + I, gen); /* publishes the 16 x values of tile row I */
+        if (lane == 0) gs_gpu_st_release(flags + I, gen); /* publishes the 16 x values of tile row I */
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/backend.h"
 #include "core/backend_cuda.h"
+#include "core/gpu_sync_cuda.h"
 #include "trisolve/trisolve_impl.h"
 
 static inline gs_status gs_ts_cuda_status(cudaError_t e, const char *expr, const char *file, int line)
@@ -53,46 +54,6 @@ static void gs_ts_free_array(gs_backend *be, T **p)
 {
     if (*p) gs_backend_free(be, (void *)*p);
     *p = NULL;
-}
-
-/* ---------------------------------------------------------------- GPU-side helpers shared by the
- * level-set and sync-free solvers: relaxed / acquire / release accesses at device (GPU) scope. They
- * bypass the non-coherent L1, so a value stored by another SM is seen as soon as it reaches L2. */
-
-static __device__ __forceinline__ long long gs_ts_ld_relaxed(const long long *p)
-{
-    long long v;
-    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void gs_ts_st_relaxed(long long *p, long long v)
-{
-    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-static __device__ __forceinline__ int gs_ts_ld_relaxed(const int *p)
-{
-    int v;
-    asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void gs_ts_st_relaxed(int *p, int v)
-{
-    asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-static __device__ __forceinline__ unsigned gs_ts_ld_acquire(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void gs_ts_st_release(unsigned *p, unsigned v)
-{
-    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
 /* ---------------------------------------------------------------- the level-set plan built on the GPU
