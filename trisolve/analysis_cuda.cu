@@ -36,7 +36,6 @@ struct lv_stats {
     unsigned long long ticket;   /* next block rank of the level kernel */
     unsigned long long long_sum; /* sum of the lengths of rows with at least LV_HIST entries */
     unsigned long long linked;   /* rows reading the row before them in dependency order */
-    unsigned long long internal; /* parts: off-diagonal entries inside the row's part */
     int max_level, max_len;
     int nunits;        /* runs (or rows) of the schedule */
     int bad_row;       /* smallest row failing the structural check; n when none */
@@ -50,7 +49,6 @@ static __global__ void lv_stats_init_kernel(lv_stats *S, gs_int n)
     S->ticket = 0;
     S->long_sum = 0;
     S->linked = 0;
-    S->internal = 0;
     S->max_level = 0;
     S->max_len = 0;
     S->nunits = n;
@@ -251,11 +249,9 @@ static __global__ void lv_positions_kernel(lv_pos_args A)
     gs_int rp = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (rp >= A.nunits) return;
     gs_int lv = A.keys[rp], prev = rp > 0 ? A.keys[rp - 1] : -1;
-    if (A.level_ptr) /* NULL for parts: the keys are bands */
-        for (gs_int l = prev + 1; l <= lv; l++) A.level_ptr[l] = rp;
+    for (gs_int l = prev + 1; l <= lv; l++) A.level_ptr[l] = rp;
     if (rp == A.nunits - 1) {
-        if (A.level_ptr)
-            for (gs_int l = lv + 1; l <= A.nlevels; l++) A.level_ptr[l] = A.nunits;
+        for (gs_int l = lv + 1; l <= A.nlevels; l++) A.level_ptr[l] = A.nunits;
         A.remlen[A.npos] = 0;
     }
     gs_int u = A.units[rp];
@@ -275,49 +271,9 @@ static __global__ void lv_positions_kernel(lv_pos_args A)
     }
 }
 
-/* ---------------------------------------------------------------- the parts schedule (trisolve_impl.h) */
-
-/* One thread per dependency index t (row i = t for lower, n-1-t for upper): the sort key band(i) =
- * level(i) / band and the sort value i, so that the stable sort gives the rows band by band in dependency
- * order; and the level histogram (hist[l + 1] counts level l) that the plan's statistics come from. */
-static __global__ void lv_band_keys_kernel(gs_int n, bool lower, gs_int band, const gs_int *__restrict__ level,
-                                           gs_int *key, gs_int *idx, gs_int *hist)
-{
-    gs_int t = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (t >= n) return;
-    gs_int i = lower ? t : n - 1 - t, lv = level[i];
-    key[t] = lv / band;
-    idx[t] = i;
-    atomicAdd(hist + lv + 1, 1);
-}
-
-/* One block of GS_SF_PART_ROWS threads per part (positions part * GS_SF_PART_ROWS + tid): the smallest and
- * largest level of its rows; step = level - smallest, part_steps = largest - smallest + 1. */
-static __global__ void __launch_bounds__(GS_SF_PART_ROWS)
-    lv_parts_kernel(gs_int npos, const gs_int *__restrict__ perm, const gs_int *__restrict__ level, gs_int *step,
-                    gs_int *part_steps)
-{
-    __shared__ int s_lo, s_hi;
-    const gs_int p = (gs_int)blockIdx.x * GS_SF_PART_ROWS + (gs_int)threadIdx.x;
-    if (threadIdx.x == 0) {
-        s_lo = INT_MAX;
-        s_hi = -1;
-    }
-    __syncthreads();
-    gs_int lv = p < npos ? level[perm[p]] : -1;
-    if (p < npos) {
-        atomicMin(&s_lo, (int)lv);
-        atomicMax(&s_hi, (int)lv);
-    }
-    __syncthreads();
-    if (p < npos) step[p] = lv - (gs_int)s_lo;
-    if (threadIdx.x == 0) part_steps[blockIdx.x] = (gs_int)(s_hi - s_lo + 1);
-}
-
 template <typename V>
 struct lv_layout_args {
     gs_int npos, w;
-    gs_int part_rows; /* > 0: count the entries whose column lies in the row's part (stats->internal) */
     bool position_cols, has_rem, unit;
     const gs_int *__restrict__ rowptr;
     const gs_int *__restrict__ col;
@@ -340,7 +296,7 @@ static __global__ void lv_layout_kernel(lv_layout_args<V> A)
 {
     gs_int p = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (p >= A.npos) return;
-    gs_int i = A.perm[p], k = 0, r = A.has_rem ? A.rem_ptr[p] : 0, internal = 0;
+    gs_int i = A.perm[p], k = 0, r = A.has_rem ? A.rem_ptr[p] : 0;
     size_t s = (size_t)p;
     double diag = 1.0;
     if (i >= 0)
@@ -351,7 +307,6 @@ static __global__ void lv_layout_kernel(lv_layout_args<V> A)
                 continue;
             }
             gs_int c = A.position_cols ? A.pos_of[j] : j;
-            if (A.part_rows > 0 && c / A.part_rows == p / A.part_rows) internal++;
             if (k < A.w) {
                 A.ell_col[s] = c;
                 A.ell_val[s] = (V)A.val[q];
@@ -367,7 +322,6 @@ static __global__ void lv_layout_kernel(lv_layout_args<V> A)
         A.ell_col[s] = -1;
         A.ell_val[s] = (V)0;
     }
-    if (internal) atomicAdd(&A.stats->internal, (unsigned long long)internal);
     if (A.unit || i < 0) {
         A.dinv[p] = (V)1;
     } else {
@@ -383,7 +337,6 @@ static lv_layout_args<V> lv_layout_in(const lv_layout_args<double> &a, V *ell_va
     lv_layout_args<V> b;
     b.npos = a.npos;
     b.w = a.w;
-    b.part_rows = a.part_rows;
     b.position_cols = a.position_cols;
     b.has_rem = a.has_rem;
     b.unit = a.unit;
@@ -456,8 +409,6 @@ static size_t lv_plan_carve(char *base, gs_ls_dplan *D)
     D->ell_val_f = D->single ? c.take<float>(w * np) : NULL;
     D->rem_val_f = D->single ? c.take<float>(rem) : NULL;
     D->dinv_f = D->single ? c.take<float>(np) : NULL;
-    D->step = D->part_rows > 0 ? c.take<gs_int>(np) : NULL;
-    D->part_steps = D->part_rows > 0 ? c.take<gs_int>((size_t)D->nparts) : NULL;
     return c.off;
 }
 
@@ -472,7 +423,6 @@ void gs_ls_dplan_free(gs_backend *be, gs_ls_dplan *D)
     D->perm = D->level_ptr = D->ell_col = D->rem_ptr = D->rem_col = NULL;
     D->ell_val = D->rem_val = D->dinv = NULL;
     D->ell_val_f = D->rem_val_f = D->dinv_f = NULL;
-    D->step = D->part_steps = NULL;
     gs_free(&D->h_level_ptr);
 }
 
@@ -537,7 +487,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
     gs_ls_dplan *D = &A->D;
     const gs_int n = T ? T->nrows : dT->nrows, nnz = T ? T->nnz : dT->nnz;
     const size_t nn = (size_t)n, nz = (size_t)nnz;
-    const size_t max_run_rows = (opts->schedule || opts->forced == GS_SF_RUNS) ? GS_SF_RUN_ROWS : 1;
+    const size_t max_run_rows = (opts->run_rows || opts->forced_run_rows > 1) ? GS_SF_RUN_ROWS : 1;
     int dev = 0;
 
     memset(A, 0, sizeof *A);
@@ -633,15 +583,10 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             for (int k = 0; k < LV_HIST; k++) rs.nnz_offdiag += (long long)k * hist[k];
         }
         A->linked_rows = rs.linked_rows;
-        const gs_sf_schedule sched = opts->forced != GS_SF_AUTO ? opts->forced
-                                     : opts->schedule         ? opts->schedule(&rs)
-                                                              : GS_SF_LEVELS;
-        if (sched != GS_SF_LEVELS && sched != GS_SF_RUNS && sched != GS_SF_PARTS)
-            GS_FAIL(GS_ERR_INTERNAL, "schedule rule returned %d; expected levels, runs or parts", (int)sched);
-        if (sched == GS_SF_PARTS && (!opts->position_cols || opts->band_levels < 1))
-            GS_FAIL(GS_ERR_INTERNAL, "the parts schedule needs position columns and a band of at least one level");
-        const gs_int run_rows = sched == GS_SF_RUNS ? GS_SF_RUN_ROWS : 1;
-        const bool parts = sched == GS_SF_PARTS;
+        gs_int run_rows = opts->forced_run_rows > 0 ? opts->forced_run_rows : opts->run_rows ? opts->run_rows(&rs) : 1;
+        if (run_rows != 1 && run_rows != GS_SF_RUN_ROWS)
+            GS_FAIL(GS_ERR_INTERNAL, "schedule rule returned %d rows per run; expected 1 or %d", (int)run_rows,
+                    GS_SF_RUN_ROWS);
         if (run_rows > 1 && max_run_rows == 1)
             GS_FAIL(GS_ERR_INTERNAL, "schedule rule asked for runs without run work space");
         D->run_rows = run_rows;
@@ -709,29 +654,14 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         D->rem_nnz = (gs_int)rem;
 
         size_t nl = (size_t)D->nlevels, np = (size_t)D->npos;
-        if (parts) {
-            D->part_rows = GS_SF_PART_ROWS;
-            D->band_levels = opts->band_levels;
-            D->nparts = (gs_int)((np + GS_SF_PART_ROWS - 1) / GS_SF_PART_ROWS);
-        }
         GS_TRY(gs_backend_alloc(be, &D->arena, lv_plan_carve(NULL, D)));
         lv_plan_carve((char *)D->arena, D);
 
-        /* 5. stable sort of the units by level (parts: of the rows by band, in dependency order): positions,
-         * level_ptr (parts: a level histogram), remainder pointers */
-        const gs_int *sort_keys = run_rows > 1 ? W.unit_level : W.level;
-        gs_int max_key = hs.max_level;
-        if (parts) {
-            GS_TRY(TS_CUDA(cudaMemsetAsync(D->level_ptr, 0, (nl + 1) * sizeof(gs_int), s)));
-            lv_band_keys_kernel<<<rblocks, LV_THREADS, 0, s>>>(n, uplo == GS_LOWER, D->band_levels, W.level, W.key,
-                                                               W.idx, D->level_ptr);
-            GS_TRY(TS_LAUNCHED("lv_band_keys_kernel"));
-            sort_keys = W.key;
-            max_key = hs.max_level / D->band_levels;
-        }
+        /* 5. stable sort of the units by level: positions, level_ptr, remainder pointers */
         int end_bit = 1;
-        while (end_bit < 31 && ((gs_int)1 << end_bit) <= max_key) end_bit++;
-        GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(W.cub, sort_bytes, (const unsigned *)sort_keys,
+        while (end_bit < 31 && ((gs_int)1 << end_bit) <= hs.max_level) end_bit++;
+        GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(W.cub, sort_bytes,
+                                                        (const unsigned *)(run_rows > 1 ? W.unit_level : W.level),
                                                         (unsigned *)W.skeys, (const gs_int *)W.idx, W.sunits,
                                                         (int)D->nunits, 0, end_bit, s)));
         lv_pos_args pa;
@@ -746,17 +676,12 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         pa.units = W.sunits;
         pa.run_first = run_rows > 1 ? W.run_first : NULL;
         pa.len = W.len;
-        pa.level_ptr = parts ? NULL : D->level_ptr;
+        pa.level_ptr = D->level_ptr;
         pa.perm = D->perm;
         pa.pos_of = W.pos;
         pa.remlen = W.remlen;
         lv_positions_kernel<<<(unsigned)(((size_t)D->nunits + 255) / 256), 256, 0, s>>>(pa);
         GS_TRY(TS_LAUNCHED("lv_positions_kernel"));
-        if (parts) {
-            lv_parts_kernel<<<(unsigned)D->nparts, GS_SF_PART_ROWS, 0, s>>>(D->npos, D->perm, W.level, D->step,
-                                                                          D->part_steps);
-            GS_TRY(TS_LAUNCHED("lv_parts_kernel"));
-        }
         if (rem > 0) {
             GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(W.cub, scan_bytes, (const gs_int *)W.remlen, D->rem_ptr,
                                                          (int)np + 1, s)));
@@ -769,7 +694,6 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         lv_layout_args<double> ly;
         ly.npos = D->npos;
         ly.w = D->ell_width;
-        ly.part_rows = D->part_rows;
         ly.position_cols = opts->position_cols;
         ly.has_rem = rem > 0;
         ly.unit = unit_diag;
@@ -799,11 +723,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
                                        cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.bad_value_row, &W.stats->bad_value_row, sizeof(int),
                                        cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.internal, &W.stats->internal, sizeof hs.internal, cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
-        D->internal = (long long)hs.internal;
-        if (parts) /* the level histogram (count of level l at l + 1) into level pointers */
-            for (size_t l = 0; l < nl; l++) D->h_level_ptr[l + 1] += D->h_level_ptr[l];
         if (hs.bad_value_row < n) GS_TRY(lv_report_fault(be, T, dT, uplo, unit_diag, hs.bad_value_row, "diagonal value"));
         A->t.layout = gs_wtime() - t1;
 
@@ -876,13 +796,5 @@ void gs_ts_analysis_view(const gs_ts_analysis *A, gs_report *rep, const char *pr
     if (runs) {
         gs_ts_report_int(rep, prefix, "run_rows", D->run_rows);
         gs_ts_report_int(rep, prefix, "runs", D->nunits);
-    }
-    if (D->part_rows > 0) {
-        gs_ts_report_int(rep, prefix, "part_rows", D->part_rows);
-        gs_ts_report_int(rep, prefix, "band_levels", D->band_levels);
-        gs_ts_report_int(rep, prefix, "parts", D->nparts);
-        /* the share of the dependencies read inside the part (block steps, not cross-SM hops) */
-        gs_ts_report_double(rep, prefix, "part_internal_fraction",
-                            D->nnz_off > 0 ? (double)D->internal / (double)D->nnz_off : 1.0);
     }
 }

@@ -43,7 +43,6 @@
  * schedule with dependencies inside a chunk through shared memory was slower on every benchmark factor
  * (a step through shared memory measured ~0.44 us, no cheaper than an L2 hop). */
 #include <cuda_runtime.h>
-#include <string.h>
 
 #include "core/mem.h"
 #include "trisolve/trisolve_cuda.h"
@@ -80,8 +79,7 @@ struct sf_dev {
     const gs_int *__restrict__ rem_col;
     const V *__restrict__ rem_val;
     const V *__restrict__ dinv;
-    long long *ready; /* 2 x stride: the values by position of two generations */
-    size_t stride;    /* n rounded up to even: each generation starts 16-byte aligned */
+    long long *ready; /* 2n: the values by position of two generations */
     unsigned long long *ticket;
 };
 
@@ -319,8 +317,8 @@ static __global__ void __launch_bounds__(SF_BLOCK)
     if (lane == 0) t = atomicAdd(S.ticket, 1ULL);
     t = __shfl_sync(0xffffffffu, t, 0);
     const unsigned long long solve = t / S.per_solve, first = solve * S.per_solve;
-    long long *cur = S.ready + ((solve & 1ULL) ? S.stride : 0);
-    long long *nxt = S.ready + ((solve & 1ULL) ? 0 : S.stride);
+    long long *cur = S.ready + ((solve & 1ULL) ? (size_t)S.n : 0);
+    long long *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.n);
     for (;;) {
         const unsigned long long chunk = t - first;
         if (chunk >= S.nchunks) break; /* this warp's one ticket past the last chunk */
@@ -344,144 +342,6 @@ static sf_kernel_fn<V> sf_pick(int wmax, int run_rows)
     return sf_kernel<16, 1, V>;
 }
 
-/* ================================================================ parts schedule
- *
- * A block of GS_SF_PART_ROWS threads takes a part (positions p0 .. p0 + GS_SF_PART_ROWS - 1, a thread per
- * row) per ticket and solves it in part_steps[part] steps with a block barrier after each: at step s
- * the rows with step[p] == s are solved. An entry inside the part is read from shared memory (solved at
- * an earlier step: its level is smaller); an entry outside is polled from this generation's ready
- * values, the load issued SFP_AHEAD steps before the row's step (its value is usually there by then; a
- * load that finds SF_EMPTY is repeated at the row's step until the value arrives). The arithmetic is
- * sf_chunk's: ELL entries in order, then the remainder in order, times 1/diagonal. A part reads only
- * itself and parts of smaller tickets, so the part of smallest unfinished ticket always progresses. */
-
-#define SFP_AHEAD 4 /* steps between the load of a value from another part and the step that uses it */
-#define SFP_PF 4    /* entries per row prefetched that way (the first SFP_PF ELL entries from other parts) */
-
-/* The prefetch is an asynchronous copy (cp.async.cg: from L2, bypassing L1, of the aligned 16-byte pair
- * holding the value) into shared memory, not a load into a register: the block barrier after each step
- * orders the thread's earlier loads, so a register load still in flight would hold the whole block at
- * the barrier for an L2 round trip (measured: ~0.7 us per step); an asynchronous copy is only waited for
- * by cp.async.wait_all at the row's own step. */
-static __device__ __forceinline__ void sfp_prefetch(long long *slot, const long long *src)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(slot);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
-}
-
-static __device__ __forceinline__ void sfp_prefetch_wait(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
-template <typename V>
-struct sfp_dev {
-    sf_dev<V> S; /* S.nchunks = parts */
-    const gs_int *__restrict__ step;
-    const gs_int *__restrict__ part_steps;
-};
-
-/* The value at position c, solved in this part (shared memory, p0 <= c < p0 + rows) or polled from cur. */
-static __device__ __forceinline__ double sfp_value(const double *xs, const long long *cur, gs_int p0, gs_int c,
-                                                   long long got)
-{
-    gs_int lc = c - p0;
-    if (lc >= 0 && lc < GS_SF_PART_ROWS) return xs[lc];
-    while (got == SF_EMPTY) got = gs_gpu_ld_relaxed(cur + c);
-    return __longlong_as_double(got);
-}
-
-template <int WMAX, typename V>
-static __global__ void __launch_bounds__(GS_SF_PART_ROWS)
-    sfp_kernel(sfp_dev<V> P, const double *__restrict__ b, double *__restrict__ x)
-{
-    const sf_dev<V> &S = P.S;
-    __shared__ double xs[GS_SF_PART_ROWS];
-    __shared__ __align__(16) long long pf[SFP_PF][GS_SF_PART_ROWS][2]; /* the prefetched pairs */
-    __shared__ unsigned long long s_ticket;
-    const int tid = (int)threadIdx.x;
-    if (tid == 0) s_ticket = atomicAdd(S.ticket, 1ULL);
-    __syncthreads();
-    unsigned long long t = s_ticket;
-    const unsigned long long solve = t / S.per_solve, first = solve * S.per_solve;
-    long long *cur = S.ready + ((solve & 1ULL) ? S.stride : 0);
-    long long *nxt = S.ready + ((solve & 1ULL) ? 0 : S.stride);
-    for (;;) {
-        const unsigned long long part = t - first;
-        if (part >= S.nchunks) break; /* this block's one ticket past the last part */
-        __syncthreads();              /* every thread has read s_ticket */
-        if (tid == 0) s_ticket = atomicAdd(S.ticket, 1ULL); /* the next part, read after the steps' barriers */
-        const gs_int p0 = (gs_int)part * GS_SF_PART_ROWS, p = p0 + tid;
-        const bool active = p < S.n;
-        const gs_int nsteps = __ldg(P.part_steps + part);
-        gs_int i = 0, my = -1, c[WMAX];
-        V v[WMAX];
-        long long got[WMAX];
-        double bi = 0.0, di = 0.0;
-#pragma unroll
-        for (int k = 0; k < WMAX; k++) {
-            c[k] = -1;
-            v[k] = (V)0;
-            got[k] = SF_EMPTY;
-        }
-        if (active) {
-            i = __ldg(S.perm + p);
-            my = __ldg(P.step + p);
-            bi = __ldg(b + i);
-            di = (double)__ldg(S.dinv + p);
-#pragma unroll
-            for (int k = 0; k < WMAX; k++)
-                if (k < S.w) {
-                    size_t q = (size_t)k * (size_t)S.n + (size_t)p;
-                    c[k] = __ldg(S.ell_col + q);
-                    v[k] = __ldg(S.ell_val + q);
-                }
-        }
-        const gs_int pre = my - SFP_AHEAD > 0 ? my - SFP_AHEAD : 0;
-        for (gs_int st = 0; st < nsteps; st++) {
-            if (st == pre) { /* copy the values from other parts towards shared memory */
-#pragma unroll
-                for (int k = 0; k < (WMAX < SFP_PF ? WMAX : SFP_PF); k++) {
-                    gs_int lc = c[k] - p0;
-                    if (c[k] >= 0 && (lc < 0 || lc >= GS_SF_PART_ROWS)) sfp_prefetch(pf[k][tid], cur + (c[k] & ~1));
-                }
-            }
-            if (st == my) {
-                double sum = bi;
-                sfp_prefetch_wait();
-#pragma unroll
-                for (int k = 0; k < (WMAX < SFP_PF ? WMAX : SFP_PF); k++) {
-                    gs_int lc = c[k] - p0;
-                    if (c[k] >= 0 && (lc < 0 || lc >= GS_SF_PART_ROWS)) got[k] = pf[k][tid][c[k] & 1];
-                }
-#pragma unroll
-                for (int k = 0; k < WMAX; k++)
-                    if (c[k] >= 0) sum -= (double)v[k] * sfp_value(xs, cur, p0, c[k], got[k]);
-                if (S.has_rem) {
-                    gs_int q1 = __ldg(S.rem_ptr + p + 1);
-                    for (gs_int q = __ldg(S.rem_ptr + p); q < q1; q++)
-                        sum -= (double)__ldg(S.rem_val + q) * sfp_value(xs, cur, p0, __ldg(S.rem_col + q), SF_EMPTY);
-                }
-                long long bits = sf_bits(sum * di);
-                xs[tid] = __longlong_as_double(bits);
-                gs_gpu_st_relaxed(cur + p, bits);
-                x[i] = __longlong_as_double(bits);
-                nxt[p] = SF_EMPTY;
-            }
-            __syncthreads();
-        }
-        t = s_ticket;
-    }
-}
-
-template <typename V>
-using sfp_kernel_fn = void (*)(sfp_dev<V>, const double *, double *);
-
-template <typename V>
-static sfp_kernel_fn<V> sfp_pick(int wmax)
-{
-    if (wmax <= 4) return sfp_kernel<4, V>;
-    if (wmax <= 8) return sfp_kernel<8, V>;
-    return sfp_kernel<16, V>;
-}
-
 /* ================================================================ host side */
 
 #define SF_WARPS_PER_SM_WIDE 4 /* with more than 8 ELL entries per row: fewer pollers (run 1: 527 vs 589 us) */
@@ -489,7 +349,6 @@ static sfp_kernel_fn<V> sfp_pick(int wmax)
 typedef struct sf_data {
     gs_ts_analysis A; /* the plan (rows or runs in level order, entry columns as positions), the times */
     int blocks, wmax, run_rows;
-    bool parts; /* the parts schedule: blocks of GS_SF_PART_ROWS threads, one part per ticket */
     bool forced; /* the schedule came from GS_SYNCFREE_SCHEDULE */
     /* shared by all solves */
     long long *ready;
@@ -514,16 +373,7 @@ static gs_status sf_grid(sf_data *d)
     const gs_ls_dplan *D = &d->A.D;
     d->run_rows = D->run_rows;
     d->wmax = D->run_rows > 1 ? GS_SF_RUN_ELL : D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
-    d->parts = D->part_rows > 0;
     int per_sm = 0;
-    if (d->parts) { /* as many blocks as are resident at once, at most one per part */
-        const void *pk = D->single ? (const void *)sfp_pick<float>(d->wmax) : (const void *)sfp_pick<double>(d->wmax);
-        GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pk, GS_SF_PART_ROWS, 0)));
-        long long blocks = (long long)d->A.sms * (per_sm > 0 ? per_sm : 1);
-        if (blocks > D->nparts) blocks = D->nparts;
-        d->blocks = (int)(blocks < 1 ? 1 : blocks);
-        return GS_OK;
-    }
     const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows)
                                    : (const void *)sf_pick<double>(d->wmax, d->run_rows);
     GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
@@ -547,18 +397,11 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     gs_backend *be = ts->be;
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be);
-    gs_ts_plan_opts po;
-    memset(&po, 0, sizeof po);
-    po.max_width = SF_ELL_MAX;
-    po.position_cols = true;
-    po.schedule = gs_ts_syncfree_rule;
-    po.run_max_width = GS_SF_RUN_ELL;
-    po.single = ts->prm.single;
+    gs_ts_plan_opts po = {SF_ELL_MAX, true, gs_ts_syncfree_rule, 0, GS_SF_RUN_ELL, ts->prm.single};
 
     sf_release(ts, d);
-    GS_TRY(gs_ts_syncfree_forced(&po.forced)); /* the schedule rule, or the one forced */
-    GS_TRY(gs_ts_syncfree_band(&po.band_levels));
-    d->forced = po.forced != GS_SF_AUTO;
+    GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
+    d->forced = po.forced_run_rows > 0;
     GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->A)
              : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->A));
     d->npos = d->A.D.npos;
@@ -566,7 +409,7 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     {
         /* two generations of ready values by position, all SF_EMPTY; the ticket counter from 0 */
         void *p = NULL;
-        size_t np = ((size_t)d->npos + 1) & ~(size_t)1;
+        size_t np = (size_t)d->npos;
         GS_TRY(gs_backend_alloc(be, &p, 2 * np * sizeof(long long)));
         d->ready = (long long *)p;
         p = NULL;
@@ -616,19 +459,7 @@ static gs_status sf_launch(const sf_data *d, const V *ell_val, const V *rem_val,
     S.rem_val = rem_val;
     S.dinv = dinv;
     S.ready = d->ready;
-    S.stride = ((size_t)D->npos + 1) & ~(size_t)1;
     S.ticket = d->ticket;
-    if (d->parts) {
-        sfp_dev<V> P;
-        S.nchunks = (unsigned long long)D->nparts;
-        S.per_solve = S.nchunks + (unsigned long long)d->blocks;
-        P.S = S;
-        P.step = D->step;
-        P.part_steps = D->part_steps;
-        sfp_pick<V>(d->wmax)<<<(unsigned)d->blocks, GS_SF_PART_ROWS, 0, s>>>(P, b, x);
-        GS_CALL(TS_LAUNCHED("sfp_kernel"));
-        return GS_OK;
-    }
     sf_pick<V>(d->wmax, d->run_rows)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
     return GS_OK;
@@ -657,23 +488,18 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     const sf_data *d = (const sf_data *)ts->data;
     bool runs = d->run_rows > 1;
     gs_ts_report_string(rep, prefix, "implementation",
-                        d->parts ? "cuda sync-free (GPU analysis; parts of consecutive rows of a band of levels, a "
-                                   "block per part solving it level by level with block barriers, dependencies "
-                                   "inside the part through shared memory, the others polled from the other "
-                                   "parts' ready values; persistent blocks taking a part per ticket)"
-                        : runs ? "cuda sync-free (GPU analysis; runs of linked rows in level order, a thread per run "
+                        runs ? "cuda sync-free (GPU analysis; runs of linked rows in level order, a thread per run "
                                "keeping the run's dependency in a register and spinning on the values it reads; "
                                "persistent warps taking 32 runs per ticket)"
                              : "cuda sync-free (GPU analysis; rows in level order, a thread per row spinning on the "
                                "values it reads; persistent warps taking 32 rows per ticket)");
-    gs_ts_report_string(rep, prefix, "schedule", d->parts ? "parts" : runs ? "runs" : "levels");
+    gs_ts_report_string(rep, prefix, "schedule", runs ? "runs" : "levels");
     /* single: the factor's values in float, applied with double accumulation (b, x, sums in double) */
     gs_ts_report_string(rep, prefix, "precision", ts->prm.single ? "single" : "double");
     gs_ts_report_int(rep, prefix, "schedule_forced", d->forced ? 1 : 0);
     gs_ts_analysis_view(&d->A, rep, prefix);
-    int tpb = d->parts ? GS_SF_PART_ROWS : SF_BLOCK;
-    gs_ts_report_int(rep, prefix, "warps", (long long)d->blocks * (tpb / 32));
-    gs_ts_report_int(rep, prefix, "threads_per_block", tpb);
+    gs_ts_report_int(rep, prefix, "warps", (long long)d->blocks * (SF_BLOCK / 32));
+    gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
 }
 
 static const gs_trisolve_ops sf_ops = {sf_analyse, sf_solve, sf_destroy, sf_view, sf_analyse_dev};

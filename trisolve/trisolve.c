@@ -519,41 +519,27 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
  *   than GS_SF_RUN_ELL off-diagonal entries; levels otherwise.
  *   measured: runs lose (see the function), so the rule returns levels for every factor. */
 
-gs_sf_schedule gs_ts_syncfree_rule(const gs_ts_row_stats *s)
+gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s)
 {
     /* Measured on the H100 (bench/trisolve_set.sh, 2026-11-22): the run schedule is SLOWER than the
      * level schedule on every factor where the rule above would pick it -- L+U of poisson3d 100^3 1334 us
      * (runs) vs 486 us (levels), poisson2d 1024^2 6501 vs 2647 us, convdiff3d 1334 vs 486 us -- against
      * the simulation's prediction (the run kernel: 168 registers, low occupancy, serial rows per thread).
-     * So never runs; they stay reachable through GS_SYNCFREE_SCHEDULE=runs for further work. */
+     * So levels always; runs stay reachable through GS_SYNCFREE_SCHEDULE=runs for further work. */
     (void)s;
-    return GS_SF_LEVELS;
+    return 1;
 }
 
-gs_status gs_ts_syncfree_forced(gs_sf_schedule *sched)
+gs_status gs_ts_syncfree_forced(gs_int *run_rows)
 {
     const char *e = getenv("GS_SYNCFREE_SCHEDULE");
-    *sched = GS_SF_AUTO;
+    *run_rows = 0;
     if (!e || !e[0] || strcmp(e, "auto") == 0) return GS_OK;
-    if (strcmp(e, "levels") == 0) *sched = GS_SF_LEVELS;
-    else if (strcmp(e, "runs") == 0) *sched = GS_SF_RUNS;
-    else if (strcmp(e, "parts") == 0) *sched = GS_SF_PARTS;
+    if (strcmp(e, "levels") == 0) *run_rows = 1;
+    else if (strcmp(e, "runs") == 0) *run_rows = GS_SF_RUN_ROWS;
     else
-        return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_SCHEDULE is '%s'; expected levels, runs, "
-                                    "parts or auto (unset or empty: auto)", e);
-    return GS_OK;
-}
-
-gs_status gs_ts_syncfree_band(gs_int *band)
-{
-    const char *e = getenv("GS_SF_BAND");
-    *band = GS_SF_BAND_LEVELS;
-    if (!e || !e[0]) return GS_OK;
-    char *end = NULL;
-    long v = strtol(e, &end, 10);
-    if (*end != '\0' || v < 1 || v > 4096)
-        return GS_ERROR(GS_ERR_ARG, "environment variable GS_SF_BAND is '%s'; expected levels per band, 1 .. 4096", e);
-    *band = (gs_int)v;
+        return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_SCHEDULE is '%s'; expected levels, runs or "
+                                    "auto (unset or empty: auto)", e);
     return GS_OK;
 }
 

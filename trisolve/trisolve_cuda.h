@@ -76,13 +76,6 @@ struct gs_ls_dplan {
     bool single;                      /* values stored in float instead (gs_ts_plan_opts.single) */
     float *ell_val_f, *rem_val_f, *dinv_f; /* NULL without single; dinv_f = (float)(1 / t_ii) */
     gs_int *h_level_ptr; /* host copy of level_ptr (gs_malloc) */
-    /* the parts schedule of the sync-free solver (part_rows > 0; trisolve_impl.h): positions band by band
-     * (band_levels levels each) in dependency order, cut into nparts parts of part_rows positions;
-     * level_ptr then holds no level pointers (h_level_ptr still does, from a level histogram) */
-    gs_int part_rows, band_levels, nparts;
-    gs_int *step;       /* npos: level of the row minus the smallest level of its part */
-    gs_int *part_steps; /* nparts: levels spanned by the part (largest - smallest + 1) */
-    long long internal; /* off-diagonal entries whose column lies in the row's own part */
 };
 
 /* Free the device and host arrays (the stream is synchronized first); keeps the statistics. */
@@ -118,10 +111,9 @@ struct gs_ts_analysis {
 struct gs_ts_plan_opts {
     gs_int max_width;     /* ELL width limit of the level order (1 .. GS_LS_ELL_MAX_WIDTH) */
     bool position_cols;   /* entry columns as positions */
-    /* the sync-free schedule from the row statistics; NULL: always the level order */
-    gs_sf_schedule (*schedule)(const gs_ts_row_stats *s);
-    gs_sf_schedule forced; /* not GS_SF_AUTO: this schedule whatever the rule says */
-    gs_int band_levels;    /* levels per band of the parts schedule */
+    /* rows per run from the row statistics (1 or GS_SF_RUN_ROWS); NULL: always the level order */
+    gs_int (*run_rows)(const gs_ts_row_stats *s);
+    gs_int forced_run_rows; /* > 0: this many rows per run whatever run_rows says (1 or GS_SF_RUN_ROWS) */
     gs_int run_max_width;   /* ELL width limit of the run schedule */
     bool single;            /* the plan's values (ELL, remainder, 1/diagonal) in float */
 };

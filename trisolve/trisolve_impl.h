@@ -127,30 +127,13 @@ typedef struct gs_ts_row_stats {
     long long linked_rows; /* rows that read the row before them in dependency order */
 } gs_ts_row_stats;
 
-/* "parts": rows renumbered band by band (a band = GS_SF_BAND_LEVELS consecutive levels), in dependency
- * order inside a band (lower: increasing row, upper: decreasing), and cut into PARTS of GS_SF_PART_ROWS
- * consecutive positions; a thread block takes a part and solves it step by step (a step = one level of
- * the part), with a block barrier between steps: dependencies inside the part are read from shared
- * memory, the others are polled from the ready values of the other parts (prefetched a few steps
- * ahead). A row only reads rows of smaller level and, in its band, of smaller dependency index, so a
- * part only reads itself and earlier parts. On a PDE factor in natural order a part is a compact patch
- * of the grid (2D 1024^2: 16 grid lines x 32 levels), so most dependency steps on the critical path
- * are block steps instead of cross-SM hops. */
-#define GS_SF_PART_ROWS 512   /* rows per part = threads per block of the part kernel */
-#define GS_SF_BAND_LEVELS 32  /* levels per band (default; GS_SF_BAND overrides it for measurements) */
-
-/* The schedules of the sync-free solver (0: none chosen yet, the rule decides). */
-typedef enum gs_sf_schedule { GS_SF_AUTO = 0, GS_SF_LEVELS = 1, GS_SF_RUNS = 2, GS_SF_PARTS = 3 } gs_sf_schedule;
-
-/* The schedule rule of the sync-free solver (trisolve.c, beside auto's rule). */
-gs_sf_schedule gs_ts_syncfree_rule(const gs_ts_row_stats *s);
+/* The schedule rule of the sync-free solver (trisolve.c, beside auto's rule): rows per run, 1 = the
+ * level order, GS_SF_RUN_ROWS = runs. */
+gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s);
 /* The schedule forced by the environment variable GS_SYNCFREE_SCHEDULE (tests, measurements):
- * "levels", "runs", "parts"; unset, empty or "auto" -> GS_SF_AUTO (the rule decides); anything else is
- * GS_ERR_ARG. */
-gs_status gs_ts_syncfree_forced(gs_sf_schedule *sched);
-/* Levels per band of the parts schedule: GS_SF_BAND (environment, 1 .. 4096, measurements) or
- * GS_SF_BAND_LEVELS; GS_ERR_ARG for a malformed value. */
-gs_status gs_ts_syncfree_band(gs_int *band);
+ * "levels" -> *run_rows = 1, "runs" -> GS_SF_RUN_ROWS, unset, empty or "auto" -> 0 (the rule decides);
+ * anything else is GS_ERR_ARG. */
+gs_status gs_ts_syncfree_forced(gs_int *run_rows);
 
 /* Levels of the plan of an analysed cuda syncfree solver (its units: rows or runs); -1 when ts is not one
  * (syncfree_cuda.cu; trisolve_nocuda.c without CUDA). auto's rule reads it. */

@@ -217,7 +217,7 @@ static void test_pde_runs_and_rule(void **state)
         assert_true(P.nlevels < L.nlevels);
         assert_int_equal(P.max_row_length, 3);
         gs_ts_row_stats rs = {T.nrows, P.max_row_length, (long long)(T.nnz - (side == 0 ? 0 : T.nrows)), P.linked_rows};
-        assert_int_equal(gs_ts_syncfree_rule(&rs), GS_SF_LEVELS); /* runs measured slower: levels (trisolve.c) */
+        assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* runs measured slower: levels (trisolve.c) */
         gs_sf_runs_plan_free(&P);
         gs_ls_plan_free(&L);
         gs_csr_free(&T);
@@ -228,51 +228,34 @@ static void test_pde_runs_and_rule(void **state)
     gs_sf_runs_plan P;
     GS_ASSERT_OK(gs_sf_runs_plan_build(&T, GS_LOWER, false, GS_SF_RUN_ROWS, GS_SF_RUN_ELL, &P));
     gs_ts_row_stats rs = {T.nrows, P.max_row_length, (long long)(T.nnz - T.nrows), P.linked_rows};
-    assert_int_equal(gs_ts_syncfree_rule(&rs), GS_SF_LEVELS); /* a dense row: levels */
+    assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* a dense row: levels */
     rs.max_row_length = 2;
     rs.linked_rows = T.nrows / 2 - 1;
-    assert_int_equal(gs_ts_syncfree_rule(&rs), GS_SF_LEVELS); /* fewer than half the rows linked */
+    assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* fewer than half the rows linked */
     rs.linked_rows = (T.nrows + 1) / 2;
-    assert_int_equal(gs_ts_syncfree_rule(&rs), GS_SF_LEVELS); /* would be runs; measured slower */
+    assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* would be runs; measured slower */
     rs.n = 0;
-    assert_int_equal(gs_ts_syncfree_rule(&rs), GS_SF_LEVELS);
+    assert_int_equal(gs_ts_syncfree_rule(&rs), 1);
     gs_sf_runs_plan_free(&P);
     gs_csr_free(&T);
 
     /* the override */
-    gs_sf_schedule forced = GS_SF_PARTS;
+    gs_int forced = -1;
     unsetenv("GS_SYNCFREE_SCHEDULE");
     GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, GS_SF_AUTO);
+    assert_int_equal(forced, 0);
     setenv("GS_SYNCFREE_SCHEDULE", "runs", 1);
     GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, GS_SF_RUNS);
+    assert_int_equal(forced, GS_SF_RUN_ROWS);
     setenv("GS_SYNCFREE_SCHEDULE", "levels", 1);
     GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, GS_SF_LEVELS);
-    setenv("GS_SYNCFREE_SCHEDULE", "parts", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, GS_SF_PARTS);
+    assert_int_equal(forced, 1);
     setenv("GS_SYNCFREE_SCHEDULE", "auto", 1);
     GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, GS_SF_AUTO);
+    assert_int_equal(forced, 0);
     setenv("GS_SYNCFREE_SCHEDULE", "chunked", 1);
     GS_ASSERT_FAILS(gs_ts_syncfree_forced(&forced), GS_ERR_ARG,
-                    "environment variable GS_SYNCFREE_SCHEDULE is 'chunked'; expected levels, runs, parts or auto");
-    /* the band of the parts schedule */
-    gs_int band = 0;
-    unsetenv("GS_SF_BAND");
-    GS_ASSERT_OK(gs_ts_syncfree_band(&band));
-    assert_int_equal(band, GS_SF_BAND_LEVELS);
-    setenv("GS_SF_BAND", "48", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_band(&band));
-    assert_int_equal(band, 48);
-    const char *bad[] = {"0", "4097", "12x", "-3"};
-    for (int k = 0; k < 4; k++) {
-        setenv("GS_SF_BAND", bad[k], 1);
-        GS_ASSERT_FAILS(gs_ts_syncfree_band(&band), GS_ERR_ARG, "environment variable GS_SF_BAND is");
-    }
-    unsetenv("GS_SF_BAND");
+                    "environment variable GS_SYNCFREE_SCHEDULE is 'chunked'; expected levels, runs or auto");
     unsetenv("GS_SYNCFREE_SCHEDULE");
 }
 
