@@ -318,6 +318,7 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
 
     /* preconditioner: a numerical failure in setup (zero pivot) is a solve outcome, not a crash */
     GS_TRY(gs_pc_create(gs_config_string(cfg, "preconditioner.type"), be, cfg, &pc));
+    GS_TRY(gs_pc_set_operator(pc, M)); /* a GPU factorization reads A there */
     /* the preconditioner's own diagnostics follow under preconditioner.* / trisolve.* */
     gs_status setup_st = gs_pc_setup_symbolic(pc, Asolve);
     if (setup_st == GS_OK) setup_st = gs_pc_setup_numeric(pc, Asolve);

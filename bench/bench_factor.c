@@ -190,7 +190,7 @@ static gs_status time_device(gs_backend *be, const gs_csr *A, bool ic, const gs_
         if (ic) {
             gs_csr_free(&L);
             gs_csr_free(&U);
-            GS_TRY(gs_ic0_numeric_cuda(be, A, NULL, &L, &U, NULL, &ft, NULL));
+            GS_TRY(gs_ic0_numeric_cuda(be, A, NULL, NULL, &L, &U, NULL, &ft, NULL));
         } else {
             GS_TRY(gs_ilu_numeric_cuda(be, A, NULL, &L, &U, NULL, &ft, NULL));
         }

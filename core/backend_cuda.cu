@@ -1234,6 +1234,20 @@ void *gs_backend_cuda_stream(gs_backend *be)
     return (void *)ctx_of(be)->stream;
 }
 
+bool gs_mat_cuda_csr(const gs_matrix *M, gs_csr_dev *view)
+{
+    memset(view, 0, sizeof *view);
+    if (!M || !M->be || M->be->kind != GS_BACKEND_CUDA || !M->impl) return false;
+    const cuda_mat *m = (const cuda_mat *)M->impl;
+    view->nrows = M->nrows;
+    view->ncols = M->ncols;
+    view->nnz = M->nnz;
+    view->rowptr = m->rowptr;
+    view->colind = m->colind;
+    view->val = m->val;
+    return true;
+}
+
 gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode)
 {
     cuda_ctx *c = NULL;

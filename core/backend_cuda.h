@@ -1,5 +1,6 @@
 /* CUDA-backend accessors for plug-ins that call vendor libraries themselves (e.g. cuSPARSE SpSV):
- * the backend's stream, so that their work is ordered with the backend's. Only for *_cuda.cu files. */
+ * the backend's stream, so that their work is ordered with the backend's; the device arrays of a matrix.
+ * Declarations in plain C: a build without CUDA links the stand-ins of backend_cuda_nocuda.c. */
 #ifndef GS_BACKEND_CUDA_H
 #define GS_BACKEND_CUDA_H
 
@@ -11,6 +12,11 @@ extern "C" {
 
 /* The backend's cudaStream_t (as void *); NULL for a non-cuda backend. */
 void *gs_backend_cuda_stream(gs_backend *be);
+
+/* The device arrays of a matrix created on a cuda backend (gs_mat_create), borrowed: valid until
+ * gs_mat_destroy, to be only read, on the backend's stream (a GPU factorization reads A there instead
+ * of uploading it again). false (view zeroed) for any other matrix. */
+bool gs_mat_cuda_csr(const gs_matrix *M, gs_csr_dev *view);
 
 #ifdef __cplusplus
 }

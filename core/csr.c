@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "core/mem.h"
 
 gs_status gs_csr_alloc(gs_csr *A, gs_int nrows, gs_int ncols, gs_int nnz, bool with_values)
@@ -373,15 +377,29 @@ gs_int gs_csr_levels(const gs_csr *T, bool lower, gs_int *level)
     return nlev;
 }
 
-/* true when every row's columns increase strictly (sorted, no duplicates) */
-static bool rows_strictly_sorted(const gs_csr *A)
+/* Threads of the symmetry scan. It is memory bound and a few threads saturate it; as in
+ * core/parallel_copy.c, two cores of a larger host are left to the CUDA driver's threads, because a
+ * region lasts as long as its slowest thread and a thread preempted by them stalls the whole scan for a
+ * scheduler time slice (the IC(0) check took ~5 ms with all 16 threads of the H100 host). */
+#define SYM_MAX_THREADS 6
+/* Below this many entries one thread is faster than waking the team. */
+#define SYM_PARALLEL_NNZ 100000
+/* Rows handed out at a time: dynamic, so that a preempted thread's remaining rows go to the others. */
+#define SYM_ROW_CHUNK 4096
+/* "No pair found" in the lexicographic (row, column) key of the first asymmetric pair. */
+#define SYM_NO_KEY INT64_MAX
+
+static int symmetry_threads(void)
 {
-    bool ok = true;
-#pragma omp parallel for schedule(static) reduction(&& : ok) if (A->nnz > 100000)
-    for (gs_int i = 0; i < A->nrows; i++)
-        for (gs_int p = A->rowptr[i] + 1; p < A->rowptr[i + 1]; p++)
-            if (A->colind[p] <= A->colind[p - 1]) ok = false;
-    return ok;
+#ifdef _OPENMP
+    const int procs = omp_get_num_procs();
+    int t = procs > 4 ? procs - 2 : procs;
+    if (t > SYM_MAX_THREADS) t = SYM_MAX_THREADS;
+    if (t > omp_get_max_threads()) t = omp_get_max_threads();
+    return t < 1 ? 1 : t;
+#else
+    return 1;
+#endif
 }
 
 /* Position of column j in the sorted row i, or -1. */
@@ -397,28 +415,136 @@ static gs_int find_in_row(const gs_csr *A, gs_int i, gs_int j)
     return -1;
 }
 
+/* Position of column j > i in the sorted row i, or -1: scanned from the row's end in a short (stencil)
+ * row, where the upper entries sit, bisected in a long one. */
+static inline gs_int find_upper(const gs_int *rowptr, const gs_int *colind, gs_int i, gs_int j)
+{
+    gs_int lo = rowptr[i], hi = rowptr[i + 1] - 1;
+    if (hi - lo < 8) {
+        for (; hi >= lo && colind[hi] > j; hi--) {
+        }
+        return hi >= lo && colind[hi] == j ? hi : -1;
+    }
+    while (lo <= hi) {
+        gs_int mid = lo + (hi - lo) / 2;
+        if (colind[mid] == j) return mid;
+        if (colind[mid] < j) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* a_p, 1 for a pattern-only matrix (as gs_csr_from_coo reads it). */
+static inline double entry_value(const gs_csr *A, gs_int p)
+{
+    return A->val ? A->val[p] : 1.0;
+}
+
+/* gs_csr_symmetry's numerical test of a stored pair: |x - y| > tol * max(|x|, |y|). With a NaN the
+ * difference is NaN and the test false whatever the maximum, so a plain comparison serves for fmax (a
+ * libm call that is not inlined). */
+static inline bool values_differ(double x, double y, double tol)
+{
+    const double ax = fabs(x), ay = fabs(y);
+    return fabs(x - y) > tol * (ax > ay ? ax : ay);
+}
+
+/* The first-pair test of gs_csr_find_asymmetry: values_differ, or exactly one of x, y NaN. */
+static inline bool pair_differs(double x, double y, double tol)
+{
+    return values_differ(x, y, tol) || (isnan(x) != isnan(y));
+}
+
+static inline int64_t pair_key(gs_int i, gs_int j)
+{
+    return ((int64_t)i << 32) | (int64_t)(uint32_t)j;
+}
+
+/* What one pass over a square matrix finds out. */
+typedef struct sym_scan {
+    bool sorted;     /* every row's columns strictly increase; when false the rest is meaningless */
+    bool structural; /* a_ij stored <=> a_ji stored */
+    bool numerical;  /* structural, and no stored pair passes values_differ */
+    int64_t first;   /* key of the first (i, j) in row order failing pair_differs, a missing entry being 0;
+                      * SYM_NO_KEY when none (only computed when asked) */
+} sym_scan;
+
+/* One parallel pass over the lower triangle: each a_ij with j < i is compared with its mirror a_ji, found
+ * in the upper part of row j (the rows being sorted: no transpose). Row j was streamed shortly before for
+ * a banded matrix, so the mirror is mostly in cache. The upper triangle is only counted: every lower entry
+ * having its mirror maps the lower entries one-to-one into the upper ones, so equal counts mean the
+ * patterns match. The set of failing pairs is symmetric and the diagonal never fails, so the first failing
+ * (i, j) in row order has i < j: either a_ji is stored (met here from row j), or a_ji is missing while
+ * a_ij is stored, which only a nonsymmetric pattern allows and a second pass over the upper triangle
+ * finds. */
+static void symmetry_scan(const gs_csr *A, double tol, bool want_first, sym_scan *out)
+{
+    const gs_int n = A->nrows;
+    const int threads = symmetry_threads();
+    bool sorted = true, mirrored = true, num = true;
+    long long nlow = 0, nup = 0;
+    int64_t first = SYM_NO_KEY;
+    const gs_int *rowptr = A->rowptr, *colind = A->colind;
+    const double *val = A->val;
+    (void)threads; /* without OpenMP */
+#pragma omp parallel for schedule(dynamic, SYM_ROW_CHUNK) num_threads(threads) if (A->nnz > SYM_PARALLEL_NNZ) \
+    reduction(&& : sorted, mirrored, num) reduction(+ : nlow, nup) reduction(min : first)
+    for (gs_int i = 0; i < n; i++) {
+        const gs_int pb = rowptr[i], pe = rowptr[i + 1];
+        bool row_done = !want_first; /* keys (j, i) grow with j: the row's first failure is its smallest */
+        gs_int p = pb;
+        for (; p < pe && colind[p] < i; p++) {
+            const gs_int j = colind[p];
+            if (p > pb && j <= colind[p - 1]) sorted = false;
+            const gs_int q = find_upper(rowptr, colind, j, i);
+            const double x = val ? val[p] : 1.0, y = q < 0 ? 0.0 : val ? val[q] : 1.0;
+            const bool differ = values_differ(x, y, tol);
+            if (q < 0) mirrored = false;
+            else if (differ) num = false;
+            if (!row_done && (differ || isnan(x) != isnan(y))) {
+                row_done = true;
+                const int64_t key = pair_key(j, i);
+                if (key < first) first = key;
+            }
+        }
+        nlow += p - pb;
+        if (p < pe && colind[p] == i) p++; /* the diagonal */
+        if (p < pe && p > pb && colind[p] <= colind[p - 1]) sorted = false;
+        nup += pe - p;
+        for (p++; p < pe; p++)
+            if (colind[p] <= colind[p - 1]) sorted = false;
+    }
+    out->sorted = sorted;
+    out->structural = sorted && mirrored && nlow == nup;
+    out->numerical = out->structural && num;
+    if (want_first && sorted && !out->structural) {
+        /* a stored upper entry a_ij (j > i) whose mirror a_ji is missing: the pair (i, j), 0 on the side of
+         * a_ji */
+#pragma omp parallel for schedule(dynamic, SYM_ROW_CHUNK) num_threads(threads) \
+    if (A->nnz > SYM_PARALLEL_NNZ) reduction(min : first)
+        for (gs_int i = 0; i < n; i++) {
+            for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+                const gs_int j = A->colind[p];
+                if (j > i && find_in_row(A, j, i) < 0 && pair_differs(entry_value(A, p), 0.0, tol)) {
+                    const int64_t key = pair_key(i, j);
+                    if (key < first) first = key;
+                    break; /* later columns give larger keys */
+                }
+            }
+        }
+    }
+    out->first = want_first ? first : SYM_NO_KEY;
+}
+
 gs_status gs_csr_symmetry(const gs_csr *A, double rel_tol, bool *structural, bool *numerical)
 {
     gs_csr AT = {0};
     bool s = A->nrows == A->ncols, num = s;
-    if (s && rows_strictly_sorted(A)) {
-        /* Sorted rows: look each a_ij's mirror a_ji up in row j (binary search), in parallel, with no
-         * transpose to build (the IC(0)/ParIC setup calls this on every matrix). */
-#pragma omp parallel for schedule(static) reduction(&& : s, num) if (A->nnz > 100000)
-        for (gs_int i = 0; i < A->nrows; i++) {
-            for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-                gs_int j = A->colind[p];
-                gs_int q = j == i ? p : find_in_row(A, j, i);
-                if (q < 0) {
-                    s = false;
-                    continue;
-                }
-                if (A->val) {
-                    double x = A->val[p], y = A->val[q];
-                    if (fabs(x - y) > rel_tol * fmax(fabs(x), fabs(y))) num = false;
-                }
-            }
-        }
+    sym_scan scan = {0};
+    if (s) symmetry_scan(A, rel_tol, false, &scan);
+    if (s && scan.sorted) {
+        s = scan.structural;
+        num = scan.numerical;
     } else if (s) { /* unsorted or duplicated columns: compare with the transpose entry by entry */
         GS_CALL(gs_csr_transpose(A, &AT));
         for (gs_int i = 0; i < A->nrows && s; i++) {
@@ -443,5 +569,56 @@ gs_status gs_csr_symmetry(const gs_csr *A, double rel_tol, bool *structural, boo
     }
     if (structural) *structural = s;
     if (numerical) *numerical = s && num;
+    return GS_OK;
+}
+
+/* Unsorted rows: merge each row of A with the same row of A^T (the mirrors), in stored order. */
+static gs_status first_asymmetry_by_transpose(const gs_csr *A, double tol, gs_csr_asymmetry *first)
+{
+    gs_csr AT = {0};
+    GS_CALL(gs_csr_transpose(A, &AT));
+    for (gs_int i = 0; i < A->nrows && !first->found; i++) {
+        gs_int p = A->rowptr[i], pe = A->rowptr[i + 1], q = AT.rowptr[i], qe = AT.rowptr[i + 1];
+        while ((p < pe || q < qe) && !first->found) {
+            gs_int cj = p < pe ? A->colind[p] : GS_INT_MAX;
+            gs_int ct = q < qe ? AT.colind[q] : GS_INT_MAX;
+            gs_int j = cj < ct ? cj : ct;
+            double x = cj == j ? entry_value(A, p++) : 0.0;  /* a_ij */
+            double y = ct == j ? entry_value(&AT, q++) : 0.0; /* (A^T)_ij = a_ji */
+            if (pair_differs(x, y, tol)) {
+                first->found = true;
+                first->i = i;
+                first->j = j;
+                first->aij = x;
+                first->aji = y;
+            }
+        }
+    }
+    gs_csr_free(&AT);
+    return GS_OK;
+}
+
+gs_status gs_csr_find_asymmetry(const gs_csr *A, double rel_tol, bool *numerical, gs_csr_asymmetry *first)
+{
+    sym_scan scan = {0};
+    memset(first, 0, sizeof *first);
+    first->i = first->j = -1;
+    *numerical = false;
+    if (A->nrows != A->ncols) return GS_OK; /* no mirror to compare with */
+    symmetry_scan(A, rel_tol, true, &scan);
+    if (!scan.sorted) {
+        GS_CALL(gs_csr_symmetry(A, rel_tol, NULL, numerical));
+        return first_asymmetry_by_transpose(A, rel_tol, first);
+    }
+    *numerical = scan.numerical;
+    if (scan.first != SYM_NO_KEY) {
+        const gs_int i = (gs_int)(scan.first >> 32), j = (gs_int)(scan.first & 0xffffffff);
+        const gs_int p = find_in_row(A, i, j), q = find_in_row(A, j, i);
+        first->found = true;
+        first->i = i;
+        first->j = j;
+        first->aij = p < 0 ? 0.0 : entry_value(A, p);
+        first->aji = q < 0 ? 0.0 : entry_value(A, q);
+    }
     return GS_OK;
 }

@@ -87,6 +87,22 @@ gs_int gs_csr_levels(const gs_csr *T, bool lower, gs_int *level);
 /* Structural and numerical symmetry (numerical within rel_tol on |a_ij - a_ji| / max(|a_ij|,|a_ji|)). */
 gs_status gs_csr_symmetry(const gs_csr *A, double rel_tol, bool *structural, bool *numerical);
 
+/* The pair a symmetry check names in its error message. */
+typedef struct gs_csr_asymmetry {
+    bool found;      /* some pair fails (below) */
+    gs_int i, j;     /* the first failing (i, j) in row order (0-based; i < j for sorted rows); -1 if none */
+    double aij, aji; /* its two values, 0 for a missing entry */
+} gs_csr_asymmetry;
+
+/* The symmetry check of IC(0) and ParIC for a square matrix: *numerical as gs_csr_symmetry's, and in
+ * *first the first (i, j) in row order with |a_ij - a_ji| > rel_tol * max(|a_ij|, |a_ji|) or exactly one
+ * of them NaN, a missing entry being 0 (so an explicit zero facing a missing entry passes). Sorted rows:
+ * one parallel pass, no transpose; unsorted: through the transpose. Refusing A when !*numerical and
+ * first->found (a NaN facing a number in a symmetric pattern passes gs_csr_symmetry, hence the check) is
+ * the verdict of the check it replaces. A pattern-only matrix reads as 1.0. A non-square matrix gives
+ * *numerical false and nothing found. */
+gs_status gs_csr_find_asymmetry(const gs_csr *A, double rel_tol, bool *numerical, gs_csr_asymmetry *first);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1533,8 +1533,8 @@ cleanup:
 
 /* ---------------------------------------------------------------- IC(0) */
 
-gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT,
-                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
+gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev *A_dev, const gs_factor_opts *o,
+                              gs_csr *L, gs_csr *LT, gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
     gs_status st = GS_OK;
     void *arena = NULL, *arena2 = NULL;
@@ -1566,6 +1566,13 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     const gs_int n = A->nrows;
     if ((int64_t)A->nnz + n > (int64_t)GS_INT_MAX)
         return GS_ERROR(GS_ERR_MEM, "IC(0): the factor may have more than %d nonzeros", (int)GS_INT_MAX);
+    if (A_dev && (A_dev->nrows != A->nrows || A_dev->ncols != A->ncols || A_dev->nnz != A->nnz ||
+                  (A->nnz > 0 && (!A_dev->colind || !A_dev->val)) || (n > 0 && !A_dev->rowptr)))
+        return GS_ERROR(GS_ERR_ARG,
+                        "IC(0) on the GPU: the device copy of A is %d x %d with %d entries, the host matrix %d x %d "
+                        "with %d; pass the upload of the same matrix",
+                        (int)A_dev->nrows, (int)A_dev->ncols, (int)A_dev->nnz, (int)A->nrows, (int)A->ncols,
+                        (int)A->nnz);
     if (n == 0) {
         GS_TRY(gs_csr_alloc(&F1, 0, 0, 0, true));
         GS_TRY(gs_csr_alloc(&F2, 0, 0, 0, true));
@@ -1580,15 +1587,17 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
         }
         gs_carver c = {NULL, 0};
         fc_stats *d_stats = NULL;
-        gs_int *d_ap = NULL, *d_ac = NULL, *d_cnt = NULL, *d_lp = NULL;
-        double *d_av = NULL;
+        gs_int *up_ap = NULL, *up_ac = NULL, *d_cnt = NULL, *d_lp = NULL;
+        double *up_av = NULL;
         void *d_scan = NULL;
+        /* A's room in the arena only when it is uploaded here */
+        const size_t own_n1 = A_dev ? 0 : nn + 1, own_na = A_dev ? 0 : na;
         for (int pass = 0; pass < 2; pass++) {
             c.off = 0;
             d_stats = c.take<fc_stats>(1);
-            d_ap = c.take<gs_int>(nn + 1);
-            d_ac = c.take<gs_int>(na);
-            d_av = c.take<double>(na);
+            up_ap = c.take<gs_int>(own_n1);
+            up_ac = c.take<gs_int>(own_na);
+            up_av = c.take<double>(own_na);
             d_cnt = c.take<gs_int>(nn + 1);
             d_lp = c.take<gs_int>(nn + 1);
             d_scan = c.take<char>(scan_bytes);
@@ -1598,15 +1607,24 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             }
         }
 
-        /* upload: A, through the pinned staging buffer (released before the kernels) */
-        t0 = gs_wtime();
-        GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
-        GS_TRY(gs_stage_copy(&S, d_ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
-        GS_TRY(gs_stage_copy(&S, d_ac, A->colind, na * sizeof(gs_int), s));
-        GS_TRY(gs_stage_copy(&S, d_av, A->val, na * sizeof(double), s));
-        GS_TRY(gs_stage_end(&S));
-        GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
-        tm.upload = gs_wtime() - t0;
+        /* A on the device: the caller's copy (written on this stream, only read here), or an upload
+         * through the pinned staging buffer (released before the kernels) */
+        const gs_int *d_ap = up_ap, *d_ac = up_ac;
+        const double *d_av = up_av;
+        if (A_dev) {
+            d_ap = A_dev->rowptr;
+            d_ac = A_dev->colind;
+            d_av = A_dev->val;
+        } else {
+            t0 = gs_wtime();
+            GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
+            GS_TRY(gs_stage_copy(&S, up_ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
+            GS_TRY(gs_stage_copy(&S, up_ac, A->colind, na * sizeof(gs_int), s));
+            GS_TRY(gs_stage_copy(&S, up_av, A->val, na * sizeof(double), s));
+            GS_TRY(gs_stage_end(&S));
+            GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
+            tm.upload = gs_wtime() - t0;
+        }
 
         /* checks of A, then L's row pointers: (entries left of the diagonal + 1) summed */
         t0 = gs_wtime();

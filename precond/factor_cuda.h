@@ -65,9 +65,12 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_
 
 /* gs_ic0 on the device of be: L (lower triangle of A, diagonal last in each row) and LT = L^T, both new
  * host CSR (zeroed on failure). t may be NULL. With keep, the factors stay on the device in *keep and
- * L, LT get only their sizes (nrows, ncols, nnz; no arrays). */
-gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT,
-                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep);
+ * L, LT get only their sizes (nrows, ncols, nnz; no arrays). A_dev: a device copy of A on be (the
+ * solver's operator, gs_mat_cuda_csr), read instead of uploading A -- only read, during the call, on the
+ * backend's stream; its sizes must be A's (GS_ERR_ARG otherwise); the host A still gives the sizes and
+ * the error messages. NULL: A is uploaded. */
+gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev *A_dev, const gs_factor_opts *o,
+                              gs_csr *L, gs_csr *LT, gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep);
 
 #ifdef __cplusplus
 }

@@ -47,12 +47,13 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_
     return unsupported("ILU(0) factorization", t);
 }
 
-gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT,
-                              gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
+gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev *A_dev, const gs_factor_opts *o,
+                              gs_csr *L, gs_csr *LT, gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
     (void)keep;
     (void)be;
     (void)A;
+    (void)A_dev;
     (void)o;
     (void)L;
     (void)LT;

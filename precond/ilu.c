@@ -3,10 +3,10 @@
  * way, precond/factor_cuda.h; with fill level 0 the GPU builds the pattern too), then
  * z = U^{-1} (L^{-1} r) with the configured triangular solvers (L unit lower for the ILUs, L with its
  * diagonal and U = L^T for IC(0)). */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/backend_cuda.h"
 #include "core/mem.h"
 #include "precond/factor.h"
 #include "precond/factor_cuda.h"
@@ -123,49 +123,21 @@ static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
     return GS_OK;
 }
 
-/* First (i, j) in row order with |a_ij - a_ji| > tol * max(|a_ij|, |a_ji|), a missing entry being 0.
- * Returns false when the values are symmetric (the patterns may still differ by explicit zeros). */
-static gs_status find_asymmetry(const gs_csr *A, double tol, bool *found, gs_int *fi, gs_int *fj, double *aij,
-                                double *aji)
-{
-    gs_csr AT = {0};
-    *found = false;
-    GS_CALL(gs_csr_transpose(A, &AT));
-    for (gs_int i = 0; i < A->nrows && !*found; i++) {
-        gs_int p = A->rowptr[i], pe = A->rowptr[i + 1], q = AT.rowptr[i], qe = AT.rowptr[i + 1];
-        while ((p < pe || q < qe) && !*found) {
-            gs_int cj = p < pe ? A->colind[p] : GS_INT_MAX;
-            gs_int ct = q < qe ? AT.colind[q] : GS_INT_MAX;
-            gs_int j = cj < ct ? cj : ct;
-            double x = cj == j ? A->val[p++] : 0.0; /* a_ij */
-            double y = ct == j ? AT.val[q++] : 0.0; /* (A^T)_ij = a_ji */
-            if (fabs(x - y) > tol * fmax(fabs(x), fabs(y)) || (isnan(x) != isnan(y))) {
-                *found = true;
-                *fi = i;
-                *fj = j;
-                *aij = x;
-                *aji = y;
-            }
-        }
-    }
-    gs_csr_free(&AT);
-    return GS_OK;
-}
-
+/* GS_ERR_ARG naming the first (i, j) in row order with |a_ij - a_ji| > tol * max(|a_ij|, |a_ji|) (a missing
+ * entry being 0) when A is not numerically symmetric; explicit zeros facing missing entries pass. One
+ * parallel pass over A (core/csr.h), no transpose: it runs on every numeric setup. */
 static gs_status check_symmetric(const gs_pc *pc, const gs_csr *A)
 {
-    bool structural = false, numerical = false, found = false;
-    gs_int i = -1, j = -1;
-    double aij = 0.0, aji = 0.0;
-    GS_CALL(gs_csr_symmetry(A, IC0_SYMMETRY_TOL, &structural, &numerical));
-    if (numerical) return GS_OK;
-    GS_CALL(find_asymmetry(A, IC0_SYMMETRY_TOL, &found, &i, &j, &aij, &aji));
-    if (!found) return GS_OK; /* only explicit zeros differ between the triangles */
+    bool numerical = false;
+    gs_csr_asymmetry first;
+    GS_CALL(gs_csr_find_asymmetry(A, IC0_SYMMETRY_TOL, &numerical, &first));
+    if (numerical || !first.found) return GS_OK; /* only explicit zeros differ between the triangles */
     return GS_ERROR(GS_ERR_ARG,
                     "preconditioner %s needs a symmetric matrix, but A(%d,%d) = %.17g while A(%d,%d) = "
                     "%.17g (1-based; relative tolerance %g); use ilu0 (with bicgstab or gmres) for a "
                     "nonsymmetric matrix",
-                    pc->type, (int)i + 1, (int)j + 1, aij, (int)j + 1, (int)i + 1, aji, IC0_SYMMETRY_TOL);
+                    pc->type, (int)first.i + 1, (int)first.j + 1, first.aij, (int)first.j + 1, (int)first.i + 1,
+                    first.aji, IC0_SYMMETRY_TOL);
 }
 
 static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
@@ -211,8 +183,13 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
         gs_csr_free(&d->L);
         gs_csr_free(&d->U);
         memset(&d->ftimes, 0, sizeof d->ftimes);
-        if (d->on_device)
-            GS_TRY(gs_ic0_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep_ptr));
+        if (d->on_device) {
+            /* A from the solver's device copy when there is one (no second upload) */
+            gs_csr_dev Av;
+            bool have = pc->op && gs_mat_cuda_csr(pc->op, &Av) && Av.nrows == A->nrows && Av.nnz == A->nnz;
+            GS_TRY(gs_ic0_numeric_cuda(pc->be, A, have ? &Av : NULL, &d->opts, &d->L, &d->U, &d->info, &d->ftimes,
+                                       keep_ptr));
+        }
         else GS_TRY(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
         break;
     }

@@ -101,6 +101,18 @@ void gs_pc_view(const gs_pc *pc, gs_report *rep)
     if (pc->ops->view) pc->ops->view(pc, rep);
 }
 
+gs_status gs_pc_set_operator(gs_pc *pc, const gs_matrix *M)
+{
+    if (!pc || !M) return GS_ERROR(GS_ERR_ARG, "gs_pc_set_operator: preconditioner or matrix is NULL");
+    if (M->be != pc->be)
+        return GS_ERROR(GS_ERR_ARG, "preconditioner %s: the operator lives on another backend", pc->type);
+    if (pc->state >= GS_PC_SYMBOLIC && M->nrows != pc->n)
+        return GS_ERROR(GS_ERR_ARG, "preconditioner %s: operator with %d rows after a setup with %d", pc->type,
+                        (int)M->nrows, (int)pc->n);
+    pc->op = M;
+    return GS_OK;
+}
+
 void gs_pc_destroy(gs_pc **pc)
 {
     if (!pc || !*pc) return;

@@ -38,6 +38,7 @@ struct gs_pc {
     bool variable;        /* the operator may change between applications (needs FGMRES) */
     bool identity;        /* apply is z = r (type none): Krylov methods skip it */
     double time_symbolic, time_numeric; /* seconds, filled by the public entry points */
+    const gs_matrix *op;  /* the operator A on the backend (gs_pc_set_operator), or NULL */
 };
 
 typedef gs_status (*gs_pc_create_fn)(gs_pc *pc);
@@ -51,6 +52,11 @@ extern const gs_pc_entry gs_pc_registry[]; /* NULL-name terminated */
 gs_status gs_pc_create(const char *type, gs_backend *be, const gs_config *cfg, gs_pc **pc);
 gs_status gs_pc_setup_symbolic(gs_pc *pc, const gs_csr *A);
 gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A);
+/* Tells the preconditioner that M (created on its backend from the A given to the following numeric
+ * setups, same values) is resident there: a GPU factorization then reads A from M instead of uploading
+ * it again. M is only read during the setups and must outlive them. GS_ERR_ARG for another backend or
+ * other sizes. */
+gs_status gs_pc_set_operator(gs_pc *pc, const gs_matrix *M);
 gs_status gs_pc_apply(gs_pc *pc, const gs_vector *r, gs_vector *z);
 void gs_pc_view(const gs_pc *pc, gs_report *rep);
 void gs_pc_destroy(gs_pc **pc);

@@ -17,6 +17,7 @@
 
 #include "cfg/config.h"
 #include "core/generate.h"
+#include "core/backend_cuda.h"
 #include "core/mem.h"
 #include "core/report.h"
 #include "factor_dense.h"
@@ -271,7 +272,7 @@ static void ic_case(const char *name, const gs_csr *A, const gs_factor_opts *o)
     snprintf(what, sizeof what, "%s, IC(0), zero_pivot %s", name, policy(o));
     gs_status hs = host_outcome(gs_ic0(A, o, &L, &LT, &ih), hmsg, sizeof hmsg);
     gs_error_clear();
-    gs_status ds = gs_ic0_numeric_cuda(dev, A, o, &Ld, &LTd, &id, &t, NULL);
+    gs_status ds = gs_ic0_numeric_cuda(dev, A, NULL, o, &Ld, &LTd, &id, &t, NULL);
     if (hs != GS_OK) {
         same_failure(what, hs, hmsg, ds);
         assert_null(Ld.rowptr);
@@ -297,7 +298,7 @@ static void ic_case(const char *name, const gs_csr *A, const gs_factor_opts *o)
         /* kept on the device: L and L^T there equal the downloaded ones; the host gets the sizes only */
         gs_factor_dev keep = {0};
         gs_csr K = {0}, KT = {0};
-        GS_ASSERT_OK(gs_ic0_numeric_cuda(dev, A, o, &K, &KT, &id, NULL, &keep));
+        GS_ASSERT_OK(gs_ic0_numeric_cuda(dev, A, NULL, o, &K, &KT, &id, NULL, &keep));
         assert_int_equal(K.nnz, L.nnz);
         assert_int_equal(KT.nnz, LT.nnz);
         assert_null(K.rowptr);
@@ -306,6 +307,24 @@ static void ic_case(const char *name, const gs_csr *A, const gs_factor_opts *o)
         same_as_kept(what, &Ld, &keep.L);
         same_as_kept(what, &LTd, &keep.U);
         gs_factor_dev_free(&keep);
+
+        /* A read from the solver's device copy (gs_mat_cuda_csr) instead of uploaded: the same factors,
+         * no upload; a copy of other sizes is refused */
+        gs_matrix *M = NULL;
+        gs_csr_dev Av;
+        gs_factor_cuda_times ta;
+        GS_ASSERT_OK(gs_mat_create(dev, A, &M));
+        assert_true(gs_mat_cuda_csr(M, &Av));
+        GS_ASSERT_OK(gs_ic0_numeric_cuda(dev, A, &Av, o, &K, &KT, &id, &ta, &keep));
+        assert_true(ta.upload == 0.0);
+        compare_info(what, &ih, &id);
+        same_as_kept(what, &Ld, &keep.L);
+        same_as_kept(what, &LTd, &keep.U);
+        gs_factor_dev_free(&keep);
+        Av.nnz--;
+        GS_ASSERT_FAILS(gs_ic0_numeric_cuda(dev, A, &Av, o, &K, &KT, &id, NULL, &keep), GS_ERR_ARG,
+                        "the device copy of A is");
+        gs_mat_destroy(&M);
     }
     fprintf(stderr, "  %s: n = %d, nnz(L) = %d, %d levels, %d lanes/row; upload %.2f ms, kernel %.2f ms, "
                     "download %.2f ms\n",
@@ -587,7 +606,7 @@ static void test_invalid_input(void **state)
     same_failure("unsorted row", hs, hmsg, gs_ilu_numeric_cuda(dev, &A, NULL, &L2, &U2, NULL, NULL, NULL));
     ilu0_dev_case("unsorted row 778", &A, &opts_error); /* the symbolic factorization's message */
     hs = host_outcome(gs_ic0(&A, NULL, &F, &FT, NULL), hmsg, sizeof hmsg);
-    same_failure("unsorted row, IC(0)", hs, hmsg, gs_ic0_numeric_cuda(dev, &A, NULL, &F, &FT, NULL, NULL, NULL));
+    same_failure("unsorted row, IC(0)", hs, hmsg, gs_ic0_numeric_cuda(dev, &A, NULL, NULL, &F, &FT, NULL, NULL, NULL));
     A.colind[p + 1] = A.colind[p];
     A.colind[p] = tmp;
 

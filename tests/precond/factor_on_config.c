@@ -79,11 +79,11 @@ static void test_gpu_entry_points_refuse_host_backend(void **state)
 #ifdef GS_HAVE_CUDA
     assert_true(gs_factor_cuda_available());
     GS_ASSERT_FAILS(gs_ilu_numeric_cuda(f->be, &A, NULL, &L, &U, &info, &t, NULL), GS_ERR_ARG, "needs the cuda backend");
-    GS_ASSERT_FAILS(gs_ic0_numeric_cuda(f->be, &A, NULL, &F, &FT, &info, &t, NULL), GS_ERR_ARG, "needs the cuda backend");
+    GS_ASSERT_FAILS(gs_ic0_numeric_cuda(f->be, &A, NULL, NULL, &F, &FT, &info, &t, NULL), GS_ERR_ARG, "needs the cuda backend");
 #else
     assert_false(gs_factor_cuda_available());
     GS_ASSERT_FAILS(gs_ilu_numeric_cuda(f->be, &A, NULL, &L, &U, &info, &t, NULL), GS_ERR_UNSUPPORTED, "without CUDA");
-    GS_ASSERT_FAILS(gs_ic0_numeric_cuda(f->be, &A, NULL, &F, &FT, &info, &t, NULL), GS_ERR_UNSUPPORTED, "without CUDA");
+    GS_ASSERT_FAILS(gs_ic0_numeric_cuda(f->be, &A, NULL, NULL, &F, &FT, &info, &t, NULL), GS_ERR_UNSUPPORTED, "without CUDA");
 #endif
     assert_null(L.val);
     assert_null(U.val);
