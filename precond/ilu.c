@@ -3,6 +3,7 @@
  * way, precond/factor_cuda.h; with fill level 0 the GPU builds the pattern too), then
  * z = U^{-1} (L^{-1} r) with the configured triangular solvers (L unit lower for the ILUs, L with its
  * diagonal and U = L^T for IC(0)). */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,20 +125,70 @@ static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
 }
 
 /* GS_ERR_ARG naming the first (i, j) in row order with |a_ij - a_ji| > tol * max(|a_ij|, |a_ji|) (a missing
- * entry being 0) when A is not numerically symmetric; explicit zeros facing missing entries pass. One
- * parallel pass over A (core/csr.h), no transpose: it runs on every numeric setup. */
-static gs_status check_symmetric(const gs_pc *pc, const gs_csr *A)
+ * entry being 0) when the check found A not numerically symmetric; explicit zeros facing missing entries
+ * pass. */
+static gs_status asymmetry_error(const gs_pc *pc, bool numerical, const gs_csr_asymmetry *first)
 {
-    bool numerical = false;
-    gs_csr_asymmetry first;
-    GS_CALL(gs_csr_find_asymmetry(A, IC0_SYMMETRY_TOL, &numerical, &first));
-    if (numerical || !first.found) return GS_OK; /* only explicit zeros differ between the triangles */
+    if (numerical || !first->found) return GS_OK; /* only explicit zeros differ between the triangles */
     return GS_ERROR(GS_ERR_ARG,
                     "preconditioner %s needs a symmetric matrix, but A(%d,%d) = %.17g while A(%d,%d) = "
                     "%.17g (1-based; relative tolerance %g); use ilu0 (with bicgstab or gmres) for a "
                     "nonsymmetric matrix",
-                    pc->type, (int)first.i + 1, (int)first.j + 1, first.aij, (int)first.j + 1, (int)first.i + 1,
-                    first.aji, IC0_SYMMETRY_TOL);
+                    pc->type, (int)first->i + 1, (int)first->j + 1, first->aij, (int)first->j + 1, (int)first->i + 1,
+                    first->aji, IC0_SYMMETRY_TOL);
+}
+
+/* The symmetry check (one parallel pass over A, core/csr.h), run on a host thread of its own while the
+ * GPU factorizes: the factorization's host thread mostly waits for the device. */
+typedef struct sym_job {
+    const gs_csr *A;
+    gs_status st; /* of gs_csr_find_asymmetry (its message stays on the job's thread: re-run on failure) */
+    bool numerical;
+    gs_csr_asymmetry first;
+} sym_job;
+
+static void *sym_run(void *arg)
+{
+    sym_job *J = arg;
+    J->st = gs_csr_find_asymmetry(J->A, IC0_SYMMETRY_TOL, &J->numerical, &J->first);
+    gs_error_clear();
+    return NULL;
+}
+
+static gs_status check_symmetric(const gs_pc *pc, const gs_csr *A)
+{
+    sym_job J = {A, GS_OK, false, {false, -1, -1, 0.0, 0.0}};
+    GS_CALL(gs_csr_find_asymmetry(A, IC0_SYMMETRY_TOL, &J.numerical, &J.first));
+    return asymmetry_error(pc, J.numerical, &J.first);
+}
+
+/* IC(0) on the GPU with the symmetry check beside it; an asymmetric A is refused whatever the
+ * factorization gave (the verdict of checking first), and then no factors are kept. Without a thread the
+ * check runs first, as on the host. */
+static gs_status ic0_device(gs_pc *pc, const gs_csr *A, gs_factor_dev *keep)
+{
+    ilu_data *d = pc->data;
+    sym_job J = {A, GS_OK, false, {false, -1, -1, 0.0, 0.0}};
+    pthread_t th;
+    bool threaded = pthread_create(&th, NULL, sym_run, &J) == 0;
+    if (!threaded) GS_CALL(check_symmetric(pc, A));
+    /* A from the solver's device copy when there is one (no second upload) */
+    gs_csr_dev Av;
+    bool have = pc->op && gs_mat_cuda_csr(pc->op, &Av) && Av.nrows == A->nrows && Av.nnz == A->nnz;
+    gs_status fst = gs_ic0_numeric_cuda(pc->be, A, have ? &Av : NULL, &d->opts, &d->L, &d->U, &d->info, &d->ftimes,
+                                        keep);
+    if (threaded) {
+        pthread_join(th, NULL);
+        if (J.st != GS_OK || (!J.numerical && J.first.found)) {
+            gs_factor_dev_free(keep);
+            gs_error_clear(); /* the check's verdict replaces whatever the factorization said */
+            if (J.st != GS_OK)
+                return GS_ERROR(J.st, "preconditioner %s: the symmetry check of A failed (%s)", pc->type,
+                                J.st == GS_ERR_MEM ? "out of memory" : "internal error");
+            return asymmetry_error(pc, J.numerical, &J.first);
+        }
+    }
+    return fst;
 }
 
 static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
@@ -179,18 +230,15 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
         GS_TRY(gs_ilut(A, &d->opts, &d->L, &d->U, &d->info));
         break;
     case KIND_IC0:
-        GS_TRY(check_symmetric(pc, A));
         gs_csr_free(&d->L);
         gs_csr_free(&d->U);
         memset(&d->ftimes, 0, sizeof d->ftimes);
         if (d->on_device) {
-            /* A from the solver's device copy when there is one (no second upload) */
-            gs_csr_dev Av;
-            bool have = pc->op && gs_mat_cuda_csr(pc->op, &Av) && Av.nrows == A->nrows && Av.nnz == A->nnz;
-            GS_TRY(gs_ic0_numeric_cuda(pc->be, A, have ? &Av : NULL, &d->opts, &d->L, &d->U, &d->info, &d->ftimes,
-                                       keep_ptr));
+            GS_TRY(ic0_device(pc, A, keep_ptr));
+        } else {
+            GS_TRY(check_symmetric(pc, A));
+            GS_TRY(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
         }
-        else GS_TRY(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
         break;
     }
     d->nnz_A = A->nnz;

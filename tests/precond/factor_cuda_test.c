@@ -683,7 +683,12 @@ static void plugin_case(gs_config *cfg, const char *type, const gs_csr *A)
         GS_ASSERT_OK(gs_config_set(cfg, set));
         gs_pc *pc = NULL;
         gs_report *rep = NULL;
+        gs_matrix *M = NULL;
         GS_ASSERT_OK(gs_pc_create(type, dev, cfg, &pc));
+        if (w == 0) { /* the solver's operator on the device: IC(0) reads A there */
+            GS_ASSERT_OK(gs_mat_create(dev, A, &M));
+            GS_ASSERT_OK(gs_pc_set_operator(pc, M));
+        }
         GS_ASSERT_OK(gs_pc_setup_symbolic(pc, A));
         GS_ASSERT_OK(gs_pc_setup_numeric(pc, A));
         if (w == 0) GS_ASSERT_OK(gs_pc_setup_numeric(pc, A)); /* a second numeric setup on the same pattern */
@@ -706,13 +711,16 @@ static void plugin_case(gs_config *cfg, const char *type, const gs_csr *A)
         if (w == 0) {
             assert_non_null(tk);
             assert_true(tk->d > 0.0);
-            assert_non_null(gs_report_find(rep, "preconditioner.time_factor_upload"));
+            const gs_report_entry *tu = gs_report_find(rep, "preconditioner.time_factor_upload");
+            assert_non_null(tu);
+            if (strcmp(type, "ic0") == 0) assert_true(tu->d == 0.0); /* A read from the operator */
             assert_non_null(gs_report_find(rep, "preconditioner.time_factor_download"));
         } else {
             assert_null(tk);
         }
         gs_report_destroy(&rep);
         gs_pc_destroy(&pc);
+        gs_mat_destroy(&M);
     }
     /* the factors' sizes are reported the same way whether they stayed on the device or not */
     assert_true(nnz_lu[0][0] == nnz_lu[1][0] && nnz_lu[0][1] == nnz_lu[1][1]);
@@ -762,6 +770,50 @@ static void test_plugins(void **state)
     gs_config_destroy(&cfg);
 }
 
+/* IC(0) on the device checks symmetry on a host thread while the GPU factorizes: an asymmetric A is
+ * refused with the host check's message (the first pair in row order), with or without the operator, and
+ * a symmetric one after it is accepted by the same preconditioner. */
+static void test_ic0_device_asymmetric(void **state)
+{
+    gs_config *cfg = NULL;
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_config_create(&cfg));
+    GS_ASSERT_OK(gs_config_set(cfg, "preconditioner.factor_on=device"));
+    GS_ASSERT_OK(gs_gen_poisson2d(47, 39, &A));
+    /* a_ij for the last upper entry of row 700 and the first upper entry of row 1200 (0-based) */
+    gs_int r1 = 700, q1 = A.rowptr[r1 + 1] - 1, r2 = 1200, q2 = A.rowptr[r2] + 3;
+    assert_true(A.colind[q1] > r1 && A.colind[q2] > r2);
+    double keep1 = A.val[q1], keep2 = A.val[q2];
+    A.val[q2] *= 1.5;
+    A.val[q1] *= 1.25;
+    char want[256];
+    snprintf(want, sizeof want, "preconditioner ic0 needs a symmetric matrix, but A(%d,%d) = %.17g while A(%d,%d) = ",
+             (int)r1 + 1, (int)A.colind[q1] + 1, A.val[q1], (int)A.colind[q1] + 1, (int)r1 + 1);
+    for (int with_op = 0; with_op < 2; with_op++) {
+        gs_pc *pc = NULL;
+        gs_matrix *M = NULL;
+        GS_ASSERT_OK(gs_pc_create("ic0", dev, cfg, &pc));
+        if (with_op) {
+            GS_ASSERT_OK(gs_mat_create(dev, &A, &M));
+            GS_ASSERT_OK(gs_pc_set_operator(pc, M));
+        }
+        GS_ASSERT_OK(gs_pc_setup_symbolic(pc, &A));
+        GS_ASSERT_FAILS(gs_pc_setup_numeric(pc, &A), GS_ERR_ARG, want);
+        gs_mat_destroy(&M);
+        A.val[q1] = keep1; /* symmetric again: accepted */
+        A.val[q2] = keep2;
+        if (with_op) GS_ASSERT_OK(gs_mat_create(dev, &A, &M));
+        if (with_op) GS_ASSERT_OK(gs_pc_set_operator(pc, M));
+        GS_ASSERT_OK(gs_pc_setup_numeric(pc, &A));
+        gs_pc_destroy(&pc);
+        gs_mat_destroy(&M);
+        A.val[q2] *= 1.5;
+        A.val[q1] *= 1.25;
+    }
+    gs_csr_free(&A);
+    gs_config_destroy(&cfg);
+}
+
 static int setup(void **state)
 {
     if (gs_backend_create("cuda", 0, &dev) != GS_OK) {
@@ -791,6 +843,7 @@ int main(void)
         cmocka_unit_test(test_nonfinite_and_row_names),
         cmocka_unit_test(test_invalid_input),
         cmocka_unit_test(test_plugins),
+        cmocka_unit_test(test_ic0_device_asymmetric),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
