@@ -913,32 +913,17 @@ cleanup:
  * naming it, GS_OK when the values are symmetric. */
 static gs_status check_symmetric(const gs_parilu *p, const gs_csr *A)
 {
-    gs_status st = GS_OK;
-    bool structural = false, numerical = false;
-    gs_csr AT = {0};
-    GS_CALL(gs_csr_symmetry(A, PARIC_SYMMETRY_TOL, &structural, &numerical));
-    if (numerical) return GS_OK;
-    GS_TRY(gs_csr_transpose(A, &AT));
-    for (gs_int i = 0; i < A->nrows; i++) {
-        gs_int pa = A->rowptr[i], pe = A->rowptr[i + 1], qa = AT.rowptr[i], qe = AT.rowptr[i + 1];
-        while (pa < pe || qa < qe) {
-            gs_int ca = pa < pe ? A->colind[pa] : GS_INT_MAX, ct = qa < qe ? AT.colind[qa] : GS_INT_MAX;
-            gs_int j = ca < ct ? ca : ct;
-            double x = ca == j ? A->val[pa++] : 0.0, y = ct == j ? AT.val[qa++] : 0.0;
-            if (fabs(x - y) > PARIC_SYMMETRY_TOL * fmax(fabs(x), fabs(y)) || isnan(x) != isnan(y)) {
-                const gs_int *nm = p->blocks ? p->ext_rows : NULL;
-                GS_FAIL(GS_ERR_ARG,
-                        "ParIC (preconditioner.symmetric = true) needs a symmetric matrix, but A(%d,%d) = %.17g "
-                        "while A(%d,%d) = %.17g (1-based; relative tolerance %g); use ParILU "
-                        "(preconditioner.symmetric = false) with bicgstab or gmres",
-                        (int)row_name(nm, i) + 1, (int)row_name(nm, j) + 1, x, (int)row_name(nm, j) + 1,
-                        (int)row_name(nm, i) + 1, y, PARIC_SYMMETRY_TOL);
-            }
-        }
-    }
-cleanup:
-    gs_csr_free(&AT);
-    return st;
+    bool numerical = false;
+    gs_csr_asymmetry f;
+    GS_CALL(gs_csr_find_asymmetry(A, PARIC_SYMMETRY_TOL, &numerical, &f)); /* one parallel pass (core/csr.h) */
+    if (numerical || !f.found) return GS_OK; /* only explicit zeros differ between the triangles */
+    const gs_int *nm = p->blocks ? p->ext_rows : NULL;
+    return GS_ERROR(GS_ERR_ARG,
+                    "ParIC (preconditioner.symmetric = true) needs a symmetric matrix, but A(%d,%d) = %.17g "
+                    "while A(%d,%d) = %.17g (1-based; relative tolerance %g); use ParILU "
+                    "(preconditioner.symmetric = false) with bicgstab or gmres",
+                    (int)row_name(nm, f.i) + 1, (int)row_name(nm, f.j) + 1, f.aij, (int)row_name(nm, f.j) + 1,
+                    (int)row_name(nm, f.i) + 1, f.aji, PARIC_SYMMETRY_TOL);
 }
 
 /* The error for the non-finite value v at position q (row i) of factor f (0: L, 1: U). */
