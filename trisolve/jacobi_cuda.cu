@@ -65,6 +65,7 @@ bool gs_jacobi_in_place(const gs_trisolve *ts);
 bool gs_jacobi_descending(const gs_trisolve *ts);
 void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
                            gs_int max_row);
+gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, bool in_place, int *lanes);
 }
 
 #define JAC_GRAPH_MAX_LAUNCHES 64 /* longer launch sequences are not worth a graph of that many nodes */
@@ -86,6 +87,7 @@ struct jac_dev {
     const gs_int *__restrict__ blk_long;  /* row_blocks + 1: long rows of row block r are
                                              long_rows[blk_long[r] .. blk_long[r+1]-1] (async only) */
     double *w;                            /* n: the second Jacobi buffer (synchronous only) */
+    int lanes;                            /* synchronous sweep: lanes per short row (1, 2, 4, 8 or 16) */
 };
 
 /* b and x of the current solve, read by the graph's kernels. */
@@ -99,6 +101,7 @@ typedef struct jac_cuda_data {
     gs_int long_row, threads, local_sweeps; /* the layout (gs_jacobi_layout) */
     bool in_place, descending;
     bool single;      /* values stored in float */
+    int lanes;        /* of the synchronous sweep's short rows (gs_jacobi_row_lanes, jacobi_ref.c) */
     bool from_device; /* the last analysis read a factor in device memory (analyse_dev) */
     int sweeps;
     void *arena; /* one device allocation holding the arrays below */
@@ -154,7 +157,9 @@ static __global__ void jac_start_kernel(jac_dev<V> M, const jac_args *args)
 }
 
 /* One synchronous sweep  out_i = D^{-1} (b_i - sum_{j != i} t_ij in_j)  (in = x_0 = D^{-1} b when FIRST).
- * Blocks [0, row_blocks): a thread per row (long rows skipped); blocks after them: a warp per long row.
+ * Blocks [0, row_blocks): M.lanes threads per row (long rows skipped): one thread sums the row in order,
+ * or G lanes sum entries a + l, a + l + G, ... and a shuffle tree adds them (jac_row in jacobi_ref.c);
+ * blocks after them: a warp per long row.
  * in_w / out_w select the buffers: 1 = the work vector w, 0 = the caller's x (never equal). */
 template <typename V, bool UNIT, bool FIRST>
 static __global__ void jac_sweep_kernel(jac_dev<V> M, const jac_args *args, int in_w, int out_w)
@@ -162,7 +167,23 @@ static __global__ void jac_sweep_kernel(jac_dev<V> M, const jac_args *args, int 
     const double *b = args->b;
     const double *in = in_w ? M.w : args->x;
     double *out = out_w ? M.w : args->x;
-    if ((gs_int)blockIdx.x < M.row_blocks) {
+    if ((gs_int)blockIdx.x < M.row_blocks && M.lanes > 1) {
+        /* G lanes per row: the G lanes of a row are consecutive lanes of one warp and take the same path */
+        const int G = M.lanes;
+        long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+        gs_int i = (gs_int)(g / G), l = (gs_int)(g % G);
+        if (i >= M.n) return;
+        gs_int a = M.rp[i], e = M.rp[i + 1];
+        if (e - a > M.long_row) return;
+        double p = 0.0;
+        for (gs_int q = a + l; q < e; q += G) {
+            gs_int j = M.ci[q];
+            p += (double)M.val[q] * (FIRST ? jac_x0<V, UNIT>(M, b, j) : in[j]);
+        }
+        unsigned lane = threadIdx.x % JAC_WARP, mask = ((1u << G) - 1u) << (lane & ~(unsigned)(G - 1));
+        for (int off = G / 2; off > 0; off >>= 1) p += __shfl_down_sync(mask, p, off, G);
+        if (l == 0) out[i] = UNIT ? b[i] - p : (b[i] - p) * (double)M.dinv[i];
+    } else if ((gs_int)blockIdx.x < M.row_blocks) {
         gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
         if (i >= M.n) return;
         gs_int a = M.rp[i], e = M.rp[i + 1];
@@ -264,6 +285,7 @@ static jac_dev<V> jac_device_view(const jac_cuda_data *d)
     M.long_rows = d->long_rows;
     M.blk_long = d->blk_long;
     M.w = d->w;
+    M.lanes = 1;
     return M;
 }
 
@@ -295,9 +317,12 @@ static gs_status jac_enqueue_values(const jac_cuda_data *d, bool unit, cudaStrea
         }
         return GS_OK;
     }
-    /* sweep k (1-based) writes x when sweeps - k is even, else w; it reads what sweep k-1 wrote */
+    /* sweep k (1-based) writes x when sweeps - k is even, else w; it reads what sweep k-1 wrote; the
+     * short rows take d->lanes threads each */
     unsigned warps_per_block = threads / JAC_WARP;
-    unsigned blocks = row_blocks + (unsigned)((d->nlong + (gs_int)warps_per_block - 1) / (gs_int)warps_per_block);
+    M.lanes = d->lanes;
+    M.row_blocks = (gs_int)(((long long)d->n * d->lanes + threads - 1) / threads);
+    unsigned blocks = (unsigned)M.row_blocks + (unsigned)((d->nlong + (gs_int)warps_per_block - 1) / (gs_int)warps_per_block);
     for (int k = 1; k <= d->sweeps; k++) {
         int out_w = (d->sweeps - k) % 2 != 0;
         int in_w = !out_w;
@@ -727,6 +752,7 @@ static gs_status jac_analyse_any(gs_trisolve *ts, const gs_csr *hT, const gs_csr
             GS_FAIL(GS_ERR_INTERNAL, "Jacobi split: factor with n = %d has only %d entries", (int)T.n, (int)T.nnz);
         d->nlong = hs.nlong;
         d->max_row = hs.max_row;
+        GS_TRY(gs_jacobi_row_lanes(T.n, (long long)d->nnz_off, d->in_place, &d->lanes));
 
         /* 3. the solver's arrays */
         GS_TRY(gs_backend_alloc(be, &d->arena, jac_arena_carve(NULL, d, unit)));
@@ -804,6 +830,7 @@ static void jac_cuda_view(const gs_trisolve *ts, gs_report *rep, const char *pre
     gs_ts_report_int(rep, prefix, "nnz_offdiag", d->nnz_off);
     gs_ts_report_int(rep, prefix, "factor_bytes", d->factor_bytes);
     gs_ts_report_int(rep, prefix, "kernels_per_solve", d->launches);
+    gs_ts_report_int(rep, prefix, "row_lanes", d->lanes); /* threads per short row of a synchronous sweep */
     gs_ts_report_string(rep, prefix, "graph", d->exec ? "yes" : "no (launched directly)");
     gs_ts_report_string(rep, prefix, "factor_source", d->from_device ? "device (analyse_dev)" : "host (uploaded)");
     gs_ts_report_string(rep, prefix, "upload_path", d->from_device ? "none" : "pageable");

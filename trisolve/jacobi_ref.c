@@ -21,13 +21,15 @@
  * error contracts at least by the factor ||D^{-1}(T - D)||_inf per global sweep.
  *
  * `jacobi` here reproduces the GPU arithmetic: rows with at most GS_JACOBI_LONG_ROW off-diagonal
- * entries are summed sequentially (a thread per row on the GPU), longer rows in 32 lane-strided partial
- * sums combined by the warp's shuffle tree (a warp per row), so host and GPU differ only by rounding
- * (fused multiply-adds on the GPU). The twin stores double values only (trisolve.c refuses
+ * entries are summed sequentially (a thread per row on the GPU) or, on factors of long-ish rows
+ * (gs_jacobi_row_lanes), in G lane-strided partial sums combined by a shuffle tree (G lanes per row);
+ * longer rows in 32 such sums (a warp per row), so host and GPU differ only by rounding (fused
+ * multiply-adds on the GPU). The twin stores double values only (trisolve.c refuses
  * preconditioner.precision = "single" on the host backend); the GPU's single mode is this twin run on
  * the factor with its values rounded as the GPU stores them (t_ij -> float, 1/t_ii -> float).
  *
  * The creation functions of both registry types live here and pick the implementation by backend. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -43,6 +45,7 @@ bool gs_jacobi_in_place(const gs_trisolve *ts);
 bool gs_jacobi_descending(const gs_trisolve *ts);
 void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
                            gs_int max_row);
+gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, bool in_place, int *lanes);
 
 /* The layout both implementations share (the GPU takes it from gs_jacobi_layout, so the host model
  * and the kernels cannot drift apart):
@@ -58,6 +61,19 @@ void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *pr
 #define GS_JACOBI_ROWS_PER_BLOCK 256
 #define JACOBI_ASYNC_LOCAL_SWEEPS 2
 
+/* Lanes per row of the synchronous sweep for its rows of at most GS_JACOBI_LONG_ROW entries: a thread
+ * per row reads its row's entries at a stride of the row length across the warp, so each load
+ * instruction of rows of ~13 entries (27-point stencils) touches ~13 times the sectors it uses (one
+ * sweep measured 52-70% of the copy bandwidth on laplace27 64^3, against 84-92% on the 5/7-point
+ * factors). With G lanes per row a warp reads 32/G rows' entries more contiguously. Measured on the
+ * H100, laplace27 64^3 L / U (us): G = 1 24.5 / 35.4, 2 22.6 / 26.1, 4 26.3 / 30.5, 8 30.7 / 33.1,
+ * 16 41.9 / 49.2; on the 7-point factor G = 4 doubles the time. So G = JACOBI_SUB_LANES = 2 when the
+ * factor averages at least JACOBI_SUB_MIN_AVG off-diagonal entries per row, else a thread per row;
+ * GS_JACOBI_LANES (1, 2, 4, 8 or 16) forces G for tests and measurements. The asynchronous sweeps keep
+ * a thread per row. */
+#define JACOBI_SUB_LANES 2
+#define JACOBI_SUB_MIN_AVG 8
+
 /* host twin: a sweep is an OpenMP loop when it touches at least this many entries (rows + nnz);
  * below it the fork/join would cost more than the sweep */
 #define JACOBI_HOST_PARALLEL_WORK 50000
@@ -67,6 +83,22 @@ void gs_jacobi_layout(gs_int *long_row, gs_int *rows_per_block, gs_int *local_sw
     *long_row = GS_JACOBI_LONG_ROW;
     *rows_per_block = GS_JACOBI_ROWS_PER_BLOCK;
     *local_sweeps = JACOBI_ASYNC_LOCAL_SWEEPS;
+}
+
+gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, bool in_place, int *lanes)
+{
+    const char *e = getenv("GS_JACOBI_LANES");
+    *lanes = 1;
+    if (e && e[0]) {
+        char *end = NULL;
+        long v = strtol(e, &end, 10);
+        if (*end != '\0' || (v != 1 && v != 2 && v != 4 && v != 8 && v != 16))
+            return GS_ERROR(GS_ERR_ARG, "environment variable GS_JACOBI_LANES is '%s'; expected 1, 2, 4, 8 or 16", e);
+        if (!in_place) *lanes = (int)v;
+        return GS_OK;
+    }
+    if (!in_place && n > 0 && nnz_off >= (long long)JACOBI_SUB_MIN_AVG * n) *lanes = JACOBI_SUB_LANES;
+    return GS_OK;
 }
 
 /* async-jacobi with asynchronous (in-place) sweeps; deterministic async-jacobi and jacobi are
@@ -158,24 +190,27 @@ typedef struct jac_host_data {
     double *dinv;  /* 1 / t_ii; NULL for a unit diagonal */
     double *w;     /* n: the second Jacobi buffer, or the block staging of the asynchronous model */
     gs_int nlong, max_row;
+    int lanes; /* of the synchronous sweep's short rows (gs_jacobi_row_lanes) */
     double time_analyse;
 } jac_host_data;
 
 /* D^{-1} (b_i - sum_{j != i} t_ij xin_j) in the GPU's summation order (see the file comment). */
-static double jac_row(const gs_csr *N, const double *dinv, const double *b, const double *xin, gs_int i)
+static double jac_row(const gs_csr *N, const double *dinv, const double *b, const double *xin, gs_int i,
+                      int lanes)
 {
     gs_int a = N->rowptr[i], e = N->rowptr[i + 1];
     const gs_int *ci = N->colind;
     const double *v = N->val;
     double r;
-    if (e - a <= GS_JACOBI_LONG_ROW) {
+    if (e - a <= GS_JACOBI_LONG_ROW && lanes == 1) {
         double s = b[i];
         for (gs_int q = a; q < e; q++) s -= v[q] * xin[ci[q]];
         r = s;
     } else {
-        double p[32] = {0}; /* lane l sums entries a + l, a + l + 32, ... */
-        for (gs_int q = a; q < e; q++) p[(q - a) & 31] += v[q] * xin[ci[q]];
-        for (int off = 16; off > 0; off >>= 1) /* __shfl_down_sync tree: lane l += lane l + off */
+        int g = e - a > GS_JACOBI_LONG_ROW ? 32 : lanes; /* a warp, or the row's lanes */
+        double p[32] = {0}; /* lane l sums entries a + l, a + l + g, ... */
+        for (gs_int q = a; q < e; q++) p[(q - a) & (g - 1)] += v[q] * xin[ci[q]];
+        for (int off = g / 2; off > 0; off >>= 1) /* __shfl_down_sync tree: lane l += lane l + off */
             for (int l = 0; l < off; l++) p[l] += p[l + off];
         r = b[i] - p[0];
     }
@@ -210,6 +245,7 @@ static gs_status jac_host_analyse(gs_trisolve *ts, const gs_csr *T)
         if (len > GS_JACOBI_LONG_ROW) d->nlong++;
         if (len > d->max_row) d->max_row = len;
     }
+    GS_TRY(gs_jacobi_row_lanes(T->nrows, (long long)d->N.nnz, gs_jacobi_in_place(ts), &d->lanes));
     d->time_analyse = gs_wtime() - t0;
 cleanup:
     if (st != GS_OK) {
@@ -233,7 +269,7 @@ static void jac_host_sync(const jac_host_data *d, int sweeps, const double *b, d
         double *out = (cur == x) ? d->w : x;
         const double *in = cur;
 #pragma omp parallel for schedule(static) if (par)
-        for (gs_int i = 0; i < n; i++) out[i] = jac_row(&d->N, d->dinv, b, in, i);
+        for (gs_int i = 0; i < n; i++) out[i] = jac_row(&d->N, d->dinv, b, in, i, d->lanes);
         cur = out;
     }
 }
@@ -250,7 +286,7 @@ static void jac_host_async(const jac_host_data *d, int sweeps, bool descending, 
             gs_int r = descending ? nblocks - 1 - k : k;
             gs_int i0 = r * rb, i1 = i0 + rb < n ? i0 + rb : n;
             for (int ls = 0; ls < JACOBI_ASYNC_LOCAL_SWEEPS; ls++) {
-                for (gs_int i = i0; i < i1; i++) d->w[i] = jac_row(&d->N, d->dinv, b, x, i);
+                for (gs_int i = i0; i < i1; i++) d->w[i] = jac_row(&d->N, d->dinv, b, x, i, 1);
                 memcpy(x + i0, d->w + i0, (size_t)(i1 - i0) * sizeof *x);
             }
         }

@@ -11,6 +11,7 @@
  *     after 1 and 2 sweeps, and the tight bound (TRI_TOL) after `levels` sweeps, in every one of
  *     several repeated solves; deterministic = true is bit-identical to GPU `jacobi`; variability flags. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -639,6 +640,9 @@ static void test_analyse_dev_faults(void **state)
 int main(void)
 {
     gs_test_require_gpu();
+#ifdef JAC_TEST_LANES /* lanes per short row of the synchronous sweep, forced for the whole executable */
+    setenv("GS_JACOBI_LANES", JAC_TEST_LANES, 1);
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_twin),
         cmocka_unit_test(test_repeat_reanalyse),

@@ -12,6 +12,7 @@
  *  - an ILU(0) preconditioner (and BILU, RAS) with trisolve.lower.type = "async-jacobi" is variable:
  *    GMRES refuses it, FGMRES accepts and converges; with deterministic = true GMRES accepts it. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -527,9 +528,60 @@ static void test_pc_variable_ilu0(void **state) { check_pc_variability("ilu0", N
 static void test_pc_variable_bilu(void **state) { check_pc_variability("bilu", "preconditioner.blocks=4"); }
 static void test_pc_variable_ras(void **state) { check_pc_variability("ras", "preconditioner.blocks=4"); }
 
+/* The lanes rule of the synchronous sweep (jacobi_ref.c), shared by the twin and the GPU: 2 lanes from
+ * JACOBI_SUB_MIN_AVG = 8 off-diagonal entries per row on average, a thread per row below it and for the
+ * asynchronous sweeps; GS_JACOBI_LANES forces it (1, 2, 4, 8, 16), anything else is refused. The twin with
+ * forced lanes still converges to the exact solve after `levels` sweeps. */
+gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, bool in_place, int *lanes);
+static void test_row_lanes(void **state)
+{
+    int lanes = 0;
+    unsetenv("GS_JACOBI_LANES");
+    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 800, false, &lanes));
+    assert_int_equal(lanes, 2);
+    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 799, false, &lanes));
+    assert_int_equal(lanes, 1);
+    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 5000, true, &lanes));
+    assert_int_equal(lanes, 1);
+    GS_ASSERT_OK(gs_jacobi_row_lanes(0, 0, false, &lanes));
+    assert_int_equal(lanes, 1);
+    setenv("GS_JACOBI_LANES", "16", 1);
+    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 10, false, &lanes));
+    assert_int_equal(lanes, 16);
+    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 10, true, &lanes));
+    assert_int_equal(lanes, 1);
+    const char *bad[] = {"3", "32", "0", "4x"};
+    for (int k = 0; k < 4; k++) {
+        setenv("GS_JACOBI_LANES", bad[k], 1);
+        GS_ASSERT_FAILS(gs_jacobi_row_lanes(100, 10, false, &lanes), GS_ERR_ARG, "GS_JACOBI_LANES");
+    }
+    /* the twin with 4 and 8 lanes per row: exact after `levels` sweeps on a random factor (a dense row) */
+    gs_csr T = {0};
+    GS_ASSERT_OK(tri_random(1000, 12, GS_LOWER, false, 7, &T));
+    gs_int levels = gs_csr_levels(&T, true, NULL);
+    double *b = NULL, *x = NULL, *xr = NULL;
+    GS_ASSERT_OK(GS_MALLOC(b, T.nrows));
+    GS_ASSERT_OK(GS_MALLOC(x, T.nrows));
+    GS_ASSERT_OK(GS_MALLOC(xr, T.nrows));
+    tri_rhs(T.nrows, 11, b);
+    exact_solve(&T, GS_LOWER, false, b, xr);
+    const char *forced[] = {"4", "8"};
+    for (int k = 0; k < 2; k++) {
+        setenv("GS_JACOBI_LANES", forced[k], 1);
+        (void)solve_with("jacobi", &T, GS_LOWER, false, (int)levels, NULL, false, b, x);
+        assert_true(gs_test_rel_diff(T.nrows, x, xr) <= TRI_TOL);
+    }
+    unsetenv("GS_JACOBI_LANES");
+    gs_free(&b);
+    gs_free(&x);
+    gs_free(&xr);
+    gs_csr_free(&T);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_row_lanes),
         cmocka_unit_test(test_jacobi_exact_after_levels),
         cmocka_unit_test(test_jacobi_zero_sweeps),
         cmocka_unit_test(test_jacobi_monotone_on_ilu0),
