@@ -341,6 +341,29 @@ static void test_random_matrices(void **state)
     }
 }
 
+/* A matrix with unsorted rows: both checks give the reference's verdicts, pair and values. */
+static ref_result check_unsorted(const gs_csr *A)
+{
+    ref_result r;
+    reference(A, IC0_TOL, &r);
+    bool st = !r.structural, num = !r.numerical;
+    GS_ASSERT_OK(gs_csr_symmetry(A, IC0_TOL, &st, &num));
+    assert_int_equal(st, r.structural);
+    assert_int_equal(num, r.numerical);
+    gs_csr_asymmetry fa;
+    num = !r.numerical;
+    GS_ASSERT_OK(gs_csr_find_asymmetry(A, IC0_TOL, &num, &fa));
+    assert_int_equal(num, r.numerical);
+    assert_int_equal(fa.found, r.found);
+    assert_int_equal(fa.i, r.i);
+    assert_int_equal(fa.j, r.j);
+    if (r.found) {
+        assert_same_double(fa.aij, r.aij);
+        assert_same_double(fa.aji, r.aji);
+    }
+    return r;
+}
+
 /* Unsorted rows take the transpose path and give what it always gave; a pattern-only matrix reads 1.0. */
 static void test_unsorted_and_pattern(void **state)
 {
@@ -360,22 +383,7 @@ static void test_unsorted_and_pattern(void **state)
             }
         char what[64];
         snprintf(what, sizeof what, "unsorted seed %d", (int)seed);
-        ref_result r;
-        reference(&A, IC0_TOL, &r);
-        bool s = false, num = false;
-        GS_ASSERT_OK(gs_csr_symmetry(&A, IC0_TOL, &s, &num));
-        assert_int_equal(s, r.structural);
-        assert_int_equal(num, r.numerical);
-        gs_csr_asymmetry fa;
-        GS_ASSERT_OK(gs_csr_find_asymmetry(&A, IC0_TOL, &num, &fa));
-        assert_int_equal(num, r.numerical);
-        assert_int_equal(fa.found, r.found);
-        assert_int_equal(fa.i, r.i);
-        assert_int_equal(fa.j, r.j);
-        if (r.found) {
-            assert_same_double(fa.aij, r.aij);
-            assert_same_double(fa.aji, r.aji);
-        }
+        (void)check_unsorted(&A);
         /* pattern only */
         double *val = A.val;
         A.val = NULL;
@@ -398,19 +406,8 @@ static void test_unsorted_and_pattern(void **state)
             L.colind[L.rowptr[24] + k] = orders[o][k];
             L.val[L.rowptr[24] + k] = orders[o][k] == 24 ? 4.0 : -1.0;
         }
-        ref_result r;
-        reference(&L, IC0_TOL, &r);
+        ref_result r = check_unsorted(&L);
         assert_false(r.numerical);
-        bool s = true, num = true;
-        GS_ASSERT_OK(gs_csr_symmetry(&L, IC0_TOL, &s, &num));
-        assert_int_equal(s, r.structural);
-        assert_int_equal(num, r.numerical);
-        gs_csr_asymmetry fa;
-        GS_ASSERT_OK(gs_csr_find_asymmetry(&L, IC0_TOL, &num, &fa));
-        assert_int_equal(num, r.numerical);
-        assert_int_equal(fa.found, r.found);
-        assert_int_equal(fa.i, r.i);
-        assert_int_equal(fa.j, r.j);
         gs_csr_free(&L);
     }
     /* non-square: nothing to mirror */
