@@ -142,7 +142,7 @@ static gs_status asymmetry_error(const gs_pc *pc, bool numerical, const gs_csr_a
  * GPU factorizes: the factorization's host thread mostly waits for the device. */
 typedef struct sym_job {
     const gs_csr *A;
-    gs_status st; /* of gs_csr_find_asymmetry (its message stays on the job's thread: re-run on failure) */
+    gs_status st; /* of gs_csr_find_asymmetry (a failure's message stays on the job's thread) */
     bool numerical;
     gs_csr_asymmetry first;
 } sym_job;
@@ -157,9 +157,10 @@ static void *sym_run(void *arg)
 
 static gs_status check_symmetric(const gs_pc *pc, const gs_csr *A)
 {
-    sym_job J = {A, GS_OK, false, {false, -1, -1, 0.0, 0.0}};
-    GS_CALL(gs_csr_find_asymmetry(A, IC0_SYMMETRY_TOL, &J.numerical, &J.first));
-    return asymmetry_error(pc, J.numerical, &J.first);
+    bool numerical = false;
+    gs_csr_asymmetry first;
+    GS_CALL(gs_csr_find_asymmetry(A, IC0_SYMMETRY_TOL, &numerical, &first));
+    return asymmetry_error(pc, numerical, &first);
 }
 
 /* IC(0) on the GPU with the symmetry check beside it; an asymmetric A is refused whatever the
