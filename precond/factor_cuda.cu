@@ -1120,8 +1120,10 @@ static gs_status fc_hand_over(gs_backend *be, cudaStream_t s, gs_csr_dev l, gs_c
 
 /* Device arrays of one ILU factorization (pieces of one arena). */
 struct fc_ilu_dev {
-    gs_int *ap, *ac, *lp, *lc, *up, *uc, *level, *idx, *keys, *perm;
-    double *av, *lv, *uv;
+    const gs_int *ap, *ac; /* A: only read (an upload of ours, or the caller's device copy) */
+    const double *av;
+    gs_int *lp, *lc, *up, *uc, *level, *idx, *keys, *perm;
+    double *lv, *uv;
     int *flag;
     unsigned char *shifted;
     fc_stats *stats;
@@ -1215,14 +1217,16 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
         /* one device allocation for everything */
         gs_carver c = {NULL, 0};
         fc_ilu_dev D;
+        gs_int *d_ap = NULL, *d_ac = NULL;
+        double *d_av = NULL;
         memset(&D, 0, sizeof D);
         D.cub_bytes = sort_bytes;
         for (int pass = 0; pass < 2; pass++) {
             c.off = 0;
             D.stats = c.take<fc_stats>(1);
-            D.ap = c.take<gs_int>(nn + 1);
-            D.ac = c.take<gs_int>(na);
-            D.av = c.take<double>(na);
+            D.ap = d_ap = c.take<gs_int>(nn + 1);
+            D.ac = d_ac = c.take<gs_int>(na);
+            D.av = d_av = c.take<double>(na);
             D.lp = c.take<gs_int>(nn + 1);
             D.lc = c.take<gs_int>(nl);
             D.up = c.take<gs_int>(nn + 1);
@@ -1246,9 +1250,9 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
         t0 = gs_wtime();
         GS_TRY(gs_stage_begin(&S, 3 * (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double)) +
                                       (nl + nu) * sizeof(gs_int)));
-        GS_TRY(gs_stage_copy(&S, D.ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
-        GS_TRY(gs_stage_copy(&S, D.ac, A->colind, na * sizeof(gs_int), s));
-        GS_TRY(gs_stage_copy(&S, D.av, A->val, na * sizeof(double), s));
+        GS_TRY(gs_stage_copy(&S, d_ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, d_ac, A->colind, na * sizeof(gs_int), s));
+        GS_TRY(gs_stage_copy(&S, d_av, A->val, na * sizeof(double), s));
         GS_TRY(gs_stage_copy(&S, D.lp, L->rowptr, (nn + 1) * sizeof(gs_int), s));
         GS_TRY(gs_stage_copy(&S, D.lc, L->colind, nl * sizeof(gs_int), s));
         GS_TRY(gs_stage_copy(&S, D.up, U->rowptr, (nn + 1) * sizeof(gs_int), s));
@@ -1359,8 +1363,8 @@ static gs_status fc_ilu0_row_pattern(const gs_csr *A, gs_int r, gs_int **lrow, g
 /* Rounds a count up to a multiple of m (arrays carved after it stay 256-byte aligned). */
 static size_t fc_round_up(size_t count, size_t m) { return (count + m - 1) / m * m; }
 
-gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
-                               gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
+gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev *A_dev, const gs_factor_opts *o,
+                               gs_csr *L, gs_csr *U, gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
     gs_status st = GS_OK;
     void *arena = NULL;
@@ -1395,6 +1399,13 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_
         GS_CALL(gs_factor_check_input(A, who_sym));
         return GS_ERROR(GS_ERR_ARG, "ILU numeric factorization: the matrix has no values");
     }
+    if (A_dev && (A_dev->nrows != A->nrows || A_dev->ncols != A->ncols || A_dev->nnz != A->nnz ||
+                  (A->nnz > 0 && (!A_dev->colind || !A_dev->val)) || (n > 0 && !A_dev->rowptr)))
+        return GS_ERROR(GS_ERR_ARG,
+                        "ILU(0) on the GPU: the device copy of A is %d x %d with %d entries, the host matrix %d x %d "
+                        "with %d; pass the upload of the same matrix",
+                        (int)A_dev->nrows, (int)A_dev->ncols, (int)A_dev->nnz, (int)A->nrows, (int)A->ncols,
+                        (int)A->nnz);
     if (n == 0) {
         GS_TRY(gs_csr_alloc(&FL, 0, 0, 0, true));
         GS_TRY(gs_csr_alloc(&FU, 0, 0, 0, true));
@@ -1415,16 +1426,18 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_
         /* one device allocation: A, L and U (their entries within `cap`), the work arrays */
         gs_carver c = {NULL, 0};
         fc_ilu_dev D;
-        gs_int *lcnt = NULL, *ucnt = NULL, *cols = NULL;
-        double *vals = NULL;
+        gs_int *lcnt = NULL, *ucnt = NULL, *cols = NULL, *d_ap = NULL, *d_ac = NULL;
+        double *vals = NULL, *d_av = NULL;
+        /* A's room in the arena only when it is uploaded here */
+        const size_t own_n1 = A_dev ? 0 : nn + 1, own_na = A_dev ? 0 : na;
         memset(&D, 0, sizeof D);
         D.cub_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
         for (int pass = 0; pass < 2; pass++) {
             c.off = 0;
             D.stats = c.take<fc_stats>(1);
-            D.ap = c.take<gs_int>(nn + 1);
-            D.ac = c.take<gs_int>(na);
-            D.av = c.take<double>(na);
+            d_ap = c.take<gs_int>(own_n1);
+            d_ac = c.take<gs_int>(own_na);
+            d_av = c.take<double>(own_na);
             D.lp = c.take<gs_int>(nn + 1);
             D.up = c.take<gs_int>(nn + 1);
             lcnt = c.take<gs_int>(nn + 1);
@@ -1444,15 +1457,25 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_
             }
         }
 
-        /* upload: A only, through the pinned staging buffer (released before the kernels) */
-        t0 = gs_wtime();
-        GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
-        GS_TRY(gs_stage_copy(&S, D.ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
-        GS_TRY(gs_stage_copy(&S, D.ac, A->colind, na * sizeof(gs_int), s));
-        GS_TRY(gs_stage_copy(&S, D.av, A->val, na * sizeof(double), s));
-        GS_TRY(gs_stage_end(&S));
-        GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
-        tm.upload = gs_wtime() - t0;
+        /* A on the device: the caller's copy (written on this stream, only read here), or an upload of A
+         * only, through the pinned staging buffer (released before the kernels) */
+        if (A_dev) {
+            D.ap = A_dev->rowptr;
+            D.ac = A_dev->colind;
+            D.av = A_dev->val;
+        } else {
+            D.ap = d_ap;
+            D.ac = d_ac;
+            D.av = d_av;
+            t0 = gs_wtime();
+            GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
+            GS_TRY(gs_stage_copy(&S, d_ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
+            GS_TRY(gs_stage_copy(&S, d_ac, A->colind, na * sizeof(gs_int), s));
+            GS_TRY(gs_stage_copy(&S, d_av, A->val, na * sizeof(double), s));
+            GS_TRY(gs_stage_end(&S));
+            GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
+            tm.upload = gs_wtime() - t0;
+        }
 
         /* checks of A, then the row lengths of L and U and their prefix sums (the row pointers) */
         t0 = gs_wtime();

@@ -59,9 +59,10 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
  * lacks it), bit for bit, with the messages that pair gives (A's structural checks under the symbolic
  * factorization's name); the pattern is built on the device from A, so only A is uploaded. L and U are
  * new host CSR (zeroed on failure). t may be NULL. With keep, the factors stay on the device in *keep
- * and L, U get only their sizes (nrows, ncols, nnz; no arrays). */
-gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
-                               gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep);
+ * and L, U get only their sizes (nrows, ncols, nnz; no arrays). A_dev: a device copy of A, read instead
+ * of uploading A, as for gs_ic0_numeric_cuda below (NULL: A is uploaded). */
+gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev *A_dev, const gs_factor_opts *o,
+                               gs_csr *L, gs_csr *U, gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep);
 
 /* gs_ic0 on the device of be: L (lower triangle of A, diagonal last in each row) and LT = L^T, both new
  * host CSR (zeroed on failure). t may be NULL. With keep, the factors stay on the device in *keep and

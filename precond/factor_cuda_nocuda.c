@@ -34,14 +34,15 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     return unsupported("ILU numeric factorization", t);
 }
 
-gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U,
-                               gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
+gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev *A_dev, const gs_factor_opts *o,
+                               gs_csr *L, gs_csr *U, gs_factor_info *info, gs_factor_cuda_times *t, gs_factor_dev *keep)
 {
     (void)keep;
     (void)be;
     (void)A;
     (void)o;
     (void)info;
+    (void)A_dev;
     if (L) memset(L, 0, sizeof *L);
     if (U) memset(U, 0, sizeof *U);
     return unsupported("ILU(0) factorization", t);

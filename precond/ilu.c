@@ -124,6 +124,14 @@ static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
     return GS_OK;
 }
 
+/* A's device copy made by the solver (gs_pc_set_operator), for a GPU factorization to read instead of
+ * uploading A again; NULL when there is none or it is not A's size. */
+static const gs_csr_dev *operator_on_device(const gs_pc *pc, const gs_csr *A, gs_csr_dev *view)
+{
+    if (!pc->op || !gs_mat_cuda_csr(pc->op, view)) return NULL;
+    return view->nrows == A->nrows && view->ncols == A->ncols && view->nnz == A->nnz ? view : NULL;
+}
+
 /* GS_ERR_ARG naming the first (i, j) in row order with |a_ij - a_ji| > tol * max(|a_ij|, |a_ji|) (a missing
  * entry being 0) when the check found A not numerically symmetric; explicit zeros facing missing entries
  * pass. */
@@ -173,11 +181,9 @@ static gs_status ic0_device(gs_pc *pc, const gs_csr *A, gs_factor_dev *keep)
     pthread_t th;
     bool threaded = pthread_create(&th, NULL, sym_run, &J) == 0;
     if (!threaded) GS_CALL(check_symmetric(pc, A));
-    /* A from the solver's device copy when there is one (no second upload) */
     gs_csr_dev Av;
-    bool have = pc->op && gs_mat_cuda_csr(pc->op, &Av) && Av.nrows == A->nrows && Av.nnz == A->nnz;
-    gs_status fst = gs_ic0_numeric_cuda(pc->be, A, have ? &Av : NULL, &d->opts, &d->L, &d->U, &d->info, &d->ftimes,
-                                        keep);
+    gs_status fst = gs_ic0_numeric_cuda(pc->be, A, operator_on_device(pc, A, &Av), &d->opts, &d->L, &d->U, &d->info,
+                                        &d->ftimes, keep);
     if (threaded) {
         pthread_join(th, NULL);
         if (J.st != GS_OK || (!J.numerical && J.first.found)) {
@@ -216,7 +222,9 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
              * analysed again on it) */
             gs_csr_free(&d->L);
             gs_csr_free(&d->U);
-            GS_TRY(gs_ilu0_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep_ptr));
+            gs_csr_dev Av;
+            GS_TRY(gs_ilu0_numeric_cuda(pc->be, A, operator_on_device(pc, A, &Av), &d->opts, &d->L, &d->U,
+                                        &d->info, &d->ftimes, keep_ptr));
         } else if (d->on_device) {
             GS_TRY(gs_ilu_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep_ptr));
         } else {

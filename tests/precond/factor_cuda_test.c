@@ -146,7 +146,7 @@ static void ilu0_dev_case(const char *name, const gs_csr *A, const gs_factor_opt
     /* outputs holding garbage: the call overwrites them without freeing */
     memset(&Ld, 0x5A, sizeof Ld);
     memset(&Ud, 0x5A, sizeof Ud);
-    gs_status ds = gs_ilu0_numeric_cuda(dev, A, o, &Ld, &Ud, &id, &t, NULL);
+    gs_status ds = gs_ilu0_numeric_cuda(dev, A, NULL, o, &Ld, &Ud, &id, &t, NULL);
     if (hs != GS_OK) {
         same_failure(what, hs, hmsg, ds);
         assert_null(Ld.rowptr);
@@ -154,7 +154,7 @@ static void ilu0_dev_case(const char *name, const gs_csr *A, const gs_factor_opt
         assert_int_equal(Ld.nnz, 0);
         /* kept: the same failure, nothing kept */
         gs_factor_dev keep = {0};
-        ds = gs_ilu0_numeric_cuda(dev, A, o, &Ld, &Ud, &id, NULL, &keep);
+        ds = gs_ilu0_numeric_cuda(dev, A, NULL, o, &Ld, &Ud, &id, NULL, &keep);
         same_failure(what, hs, hmsg, ds);
         assert_null(keep.arena[0]);
         gs_csr_free(&L);
@@ -174,7 +174,7 @@ static void ilu0_dev_case(const char *name, const gs_csr *A, const gs_factor_opt
     {
         gs_factor_dev keep = {0};
         gs_csr K = {0}, KU = {0};
-        GS_ASSERT_OK(gs_ilu0_numeric_cuda(dev, A, o, &K, &KU, &id, NULL, &keep));
+        GS_ASSERT_OK(gs_ilu0_numeric_cuda(dev, A, NULL, o, &K, &KU, &id, NULL, &keep));
         assert_int_equal(K.nrows, A->nrows);
         assert_int_equal(KU.ncols, A->nrows);
         assert_int_equal(K.nnz, L.nnz);
@@ -189,6 +189,24 @@ static void ilu0_dev_case(const char *name, const gs_csr *A, const gs_factor_opt
         same_as_kept(what, &U, &keep.U);
         gs_factor_dev_free(&keep);
         assert_null(keep.arena[0]);
+
+        /* A read from the solver's device copy (gs_mat_cuda_csr) instead of uploaded: the same factors,
+         * no upload; a copy of other sizes is refused */
+        gs_matrix *M = NULL;
+        gs_csr_dev Av;
+        gs_factor_cuda_times ta;
+        GS_ASSERT_OK(gs_mat_create(dev, A, &M));
+        assert_true(gs_mat_cuda_csr(M, &Av));
+        GS_ASSERT_OK(gs_ilu0_numeric_cuda(dev, A, &Av, o, &K, &KU, &id, &ta, &keep));
+        assert_true(ta.upload == 0.0);
+        compare_info(what, &ih, &id);
+        same_as_kept(what, &L, &keep.L);
+        same_as_kept(what, &U, &keep.U);
+        gs_factor_dev_free(&keep);
+        Av.nrows--;
+        GS_ASSERT_FAILS(gs_ilu0_numeric_cuda(dev, A, &Av, o, &K, &KU, &id, NULL, &keep), GS_ERR_ARG,
+                        "the device copy of A is");
+        gs_mat_destroy(&M);
     }
     fprintf(stderr, "  %s: n = %d, nnz(L+U) = %d, %d levels; upload %.2f ms, kernel %.2f ms, download %.2f ms\n",
             what, (int)A->nrows, (int)(L.nnz + U.nnz), (int)t.levels, 1e3 * t.upload, 1e3 * t.kernel,
@@ -713,7 +731,8 @@ static void plugin_case(gs_config *cfg, const char *type, const gs_csr *A)
             assert_true(tk->d > 0.0);
             const gs_report_entry *tu = gs_report_find(rep, "preconditioner.time_factor_upload");
             assert_non_null(tu);
-            if (strcmp(type, "ic0") == 0) assert_true(tu->d == 0.0); /* A read from the operator */
+            if (strcmp(type, "ic0") == 0 || strcmp(type, "ilu0") == 0)
+                assert_true(tu->d == 0.0); /* A read from the operator */
             assert_non_null(gs_report_find(rep, "preconditioner.time_factor_download"));
         } else {
             assert_null(tk);
