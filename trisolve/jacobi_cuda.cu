@@ -1,7 +1,10 @@
 /* Jacobi triangular solves on the GPU, x ~ T^{-1} b (jacobi_ref.c is the host twin and says the math):
  *   jacobi        x_0 = D^{-1} b, then `sweeps` times x <- D^{-1} (b - (T - D) x), ONE fused kernel per
- *                 sweep that reads the factor once: off-diagonal CSR, a thread per row, and a warp per
- *                 row for the rows longer than the layout's threshold (extra blocks of the same launch).
+ *                 sweep that reads the factor once: an ELL copy, a thread per row, when every row fits
+ *                 (at most 16 entries, little padding); else off-diagonal CSR, a thread (or 2 lanes, on
+ *                 rows of 8+ entries on average) per row, and a warp per row for the rows longer than
+ *                 the layout's threshold (extra blocks of the same launch). gs_jacobi_row_lanes
+ *                 (jacobi_ref.c) decides, for this file and the host twin alike.
  *                 Double buffered between x and a work vector w, arranged so that the last sweep
  *                 writes x; the first sweep reads x_0 = D^{-1} b straight from b (no start pass).
  *                 Deterministic: the same summation order in every run.
@@ -65,7 +68,7 @@ bool gs_jacobi_in_place(const gs_trisolve *ts);
 bool gs_jacobi_descending(const gs_trisolve *ts);
 void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
                            gs_int max_row);
-gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, bool in_place, int *lanes);
+gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
 }
 
 #define JAC_GRAPH_MAX_LAUNCHES 64 /* longer launch sequences are not worth a graph of that many nodes */
@@ -88,6 +91,9 @@ struct jac_dev {
                                              long_rows[blk_long[r] .. blk_long[r+1]-1] (async only) */
     double *w;                            /* n: the second Jacobi buffer (synchronous only) */
     int lanes;                            /* synchronous sweep: lanes per short row (1, 2, 4, 8 or 16) */
+    gs_int ell_w;                         /* synchronous sweep from the ELL copy: its width; 0: CSR */
+    const gs_int *__restrict__ ell_ci;    /* ell_w x n, column-major, -1 after a row's end */
+    const V *__restrict__ ell_val;
 };
 
 /* b and x of the current solve, read by the graph's kernels. */
@@ -102,6 +108,9 @@ typedef struct jac_cuda_data {
     bool in_place, descending;
     bool single;      /* values stored in float */
     int lanes;        /* of the synchronous sweep's short rows (gs_jacobi_row_lanes, jacobi_ref.c) */
+    int ell_w;        /* the synchronous sweep reads an ELL copy of this width (0: CSR) */
+    gs_int *ell_ci;
+    void *ell_val;
     bool from_device; /* the last analysis read a factor in device memory (analyse_dev) */
     int sweeps;
     void *arena; /* one device allocation holding the arrays below */
@@ -167,7 +176,20 @@ static __global__ void jac_sweep_kernel(jac_dev<V> M, const jac_args *args, int 
     const double *b = args->b;
     const double *in = in_w ? M.w : args->x;
     double *out = out_w ? M.w : args->x;
-    if ((gs_int)blockIdx.x < M.row_blocks && M.lanes > 1) {
+    if (M.ell_w > 0) {
+        /* ELL copy (every row has at most ell_w entries): a thread per row, the k-th entries of a warp's
+         * rows adjacent in memory; the entries in row order, as the CSR thread-per-row sum */
+        gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+        if (i >= M.n) return;
+        double s = b[i];
+        size_t q = (size_t)i;
+        for (gs_int k = 0; k < M.ell_w; k++, q += (size_t)M.n) {
+            gs_int j = M.ell_ci[q];
+            if (j < 0) break;
+            s -= (double)M.ell_val[q] * (FIRST ? jac_x0<V, UNIT>(M, b, j) : in[j]);
+        }
+        out[i] = UNIT ? s : s * (double)M.dinv[i];
+    } else if ((gs_int)blockIdx.x < M.row_blocks && M.lanes > 1) {
         /* G lanes per row: the G lanes of a row are consecutive lanes of one warp and take the same path */
         const int G = M.lanes;
         long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -286,6 +308,9 @@ static jac_dev<V> jac_device_view(const jac_cuda_data *d)
     M.blk_long = d->blk_long;
     M.w = d->w;
     M.lanes = 1;
+    M.ell_w = 0;
+    M.ell_ci = NULL;
+    M.ell_val = NULL;
     return M;
 }
 
@@ -322,6 +347,9 @@ static gs_status jac_enqueue_values(const jac_cuda_data *d, bool unit, cudaStrea
     unsigned warps_per_block = threads / JAC_WARP;
     M.lanes = d->lanes;
     M.row_blocks = (gs_int)(((long long)d->n * d->lanes + threads - 1) / threads);
+    M.ell_w = d->ell_w;
+    M.ell_ci = d->ell_ci;
+    M.ell_val = (const V *)d->ell_val;
     unsigned blocks = (unsigned)M.row_blocks + (unsigned)((d->nlong + (gs_int)warps_per_block - 1) / (gs_int)warps_per_block);
     for (int k = 1; k <= d->sweeps; k++) {
         int out_w = (d->sweeps - k) % 2 != 0;
@@ -379,8 +407,8 @@ static void jac_release(gs_trisolve *ts, jac_cuda_data *d)
     if (d->exec && cudaGraphExecDestroy(d->exec) != cudaSuccess) (void)cudaGetLastError();
     d->exec = NULL;
     gs_ts_free_array(be, &d->arena);
-    d->rp = d->ci = d->long_rows = d->blk_long = NULL;
-    d->val = d->dinv = NULL;
+    d->rp = d->ci = d->long_rows = d->blk_long = d->ell_ci = NULL;
+    d->val = d->dinv = d->ell_val = NULL;
     d->w = NULL;
 }
 
@@ -486,6 +514,9 @@ struct jac_fill_args {
     const gs_int *lpos; /* n + 1: exclusive scan of the long flags */
     gs_int *rp, *ci, *long_rows, *blk_long; /* blk_long NULL: not needed (synchronous sweeps) */
     V *val, *dinv;                         /* dinv NULL for a unit diagonal */
+    gs_int ell_w;                          /* > 0: also the ELL copy (every row fits) */
+    gs_int *ell_ci;
+    V *ell_val;
 };
 
 /* Step 3, a thread per row i <= n:  N.rowptr[i] (shift), dinv[i] = (V)(1 / t_ii), long_rows[lpos[i]] = i
@@ -514,6 +545,11 @@ static __global__ void jac_fill_kernel(jac_fill_args<V> A)
     for (gs_int t = 0; t < len; t++) {
         A.ci[out0 + t] = A.T.colind[in0 + t];
         A.val[out0 + t] = (V)A.T.val[in0 + t];
+    }
+    for (gs_int t = 0; t < A.ell_w; t++) { /* the ELL copy: the row's entries, then -1 / 0 */
+        size_t q = (size_t)t * (size_t)n + (size_t)i;
+        A.ell_ci[q] = t < len ? A.T.colind[in0 + t] : -1;
+        A.ell_val[q] = t < len ? (V)A.T.val[in0 + t] : (V)0;
     }
 }
 
@@ -575,6 +611,8 @@ static size_t jac_arena_carve(char *base, jac_cuda_data *d, bool unit)
     d->long_rows = c.take<gs_int>((size_t)d->nlong);
     d->blk_long = d->in_place ? c.take<gs_int>(row_blocks + 1) : NULL;
     d->w = d->in_place ? NULL : c.take<double>(n);
+    d->ell_ci = c.take<gs_int>((size_t)d->ell_w * n);
+    d->ell_val = c.take<char>((size_t)d->ell_w * n * vsize);
     return c.off;
 }
 
@@ -656,6 +694,9 @@ static gs_status jac_fill(const jac_cuda_data *d, const jac_src &T, bool lower, 
     A.blk_long = d->blk_long;
     A.val = (V *)d->val;
     A.dinv = (V *)d->dinv;
+    A.ell_w = d->ell_w;
+    A.ell_ci = d->ell_ci;
+    A.ell_val = (V *)d->ell_val;
     /* rows 0 .. n: pointers, 1/diagonal, long-row list, block offsets, short rows' entries */
     unsigned blocks = (unsigned)(((size_t)d->n + JAC_BUILD_THREADS) / JAC_BUILD_THREADS);
     jac_fill_kernel<V><<<blocks, JAC_BUILD_THREADS, 0, s>>>(A);
@@ -752,7 +793,7 @@ static gs_status jac_analyse_any(gs_trisolve *ts, const gs_csr *hT, const gs_csr
             GS_FAIL(GS_ERR_INTERNAL, "Jacobi split: factor with n = %d has only %d entries", (int)T.n, (int)T.nnz);
         d->nlong = hs.nlong;
         d->max_row = hs.max_row;
-        GS_TRY(gs_jacobi_row_lanes(T.n, (long long)d->nnz_off, d->in_place, &d->lanes));
+        GS_TRY(gs_jacobi_row_lanes(T.n, (long long)d->nnz_off, d->max_row, d->in_place, &d->lanes, &d->ell_w));
 
         /* 3. the solver's arrays */
         GS_TRY(gs_backend_alloc(be, &d->arena, jac_arena_carve(NULL, d, unit)));
@@ -831,6 +872,7 @@ static void jac_cuda_view(const gs_trisolve *ts, gs_report *rep, const char *pre
     gs_ts_report_int(rep, prefix, "factor_bytes", d->factor_bytes);
     gs_ts_report_int(rep, prefix, "kernels_per_solve", d->launches);
     gs_ts_report_int(rep, prefix, "row_lanes", d->lanes); /* threads per short row of a synchronous sweep */
+    gs_ts_report_int(rep, prefix, "ell_width", d->ell_w); /* the synchronous sweep's ELL copy; 0: CSR */
     gs_ts_report_string(rep, prefix, "graph", d->exec ? "yes" : "no (launched directly)");
     gs_ts_report_string(rep, prefix, "factor_source", d->from_device ? "device (analyse_dev)" : "host (uploaded)");
     gs_ts_report_string(rep, prefix, "upload_path", d->from_device ? "none" : "pageable");

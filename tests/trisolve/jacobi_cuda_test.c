@@ -643,6 +643,9 @@ int main(void)
 #ifdef JAC_TEST_LANES /* lanes per short row of the synchronous sweep, forced for the whole executable */
     setenv("GS_JACOBI_LANES", JAC_TEST_LANES, 1);
 #endif
+#ifdef JAC_TEST_ELL /* the ELL copy, forced wherever the rows fit */
+    setenv("GS_JACOBI_ELL", JAC_TEST_ELL, 1);
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_twin),
         cmocka_unit_test(test_repeat_reanalyse),
