@@ -828,6 +828,57 @@ static gs_status fc_check_matrix(const gs_csr *A, const char *who)
     return GS_OK;
 }
 
+/* A_dev, a device copy of A given by the caller (the solver's operator), must have A's sizes. */
+static gs_status fc_check_dev_copy(const gs_csr *A, const gs_csr_dev *A_dev, const char *who)
+{
+    if (!A_dev) return GS_OK;
+    if (A_dev->nrows != A->nrows || A_dev->ncols != A->ncols || A_dev->nnz != A->nnz ||
+        (A->nnz > 0 && (!A_dev->colind || !A_dev->val)) || (A->nrows > 0 && !A_dev->rowptr))
+        return GS_ERROR(GS_ERR_ARG,
+                        "%s on the GPU: the device copy of A is %d x %d with %d entries, the host matrix %d x %d "
+                        "with %d; pass the upload of the same matrix",
+                        who, (int)A_dev->nrows, (int)A_dev->ncols, (int)A_dev->nnz, (int)A->nrows, (int)A->ncols,
+                        (int)A->nnz);
+    return GS_OK;
+}
+
+/* A on the device for a factorization: the caller's copy A_dev (written on stream s, only read), or A
+ * uploaded into ap, ac, av (room for it in the arena) through the pinned staging buffer, released before
+ * return; *d gets whichever, *upload the upload's wall time (0 for A_dev). */
+static gs_status fc_device_A(const gs_csr *A, const gs_csr_dev *A_dev, gs_int *ap, gs_int *ac, double *av,
+                             cudaStream_t s, gs_csr_dev *d, double *upload)
+{
+    gs_status st = GS_OK;
+    gs_stage S;
+    const size_t nn = (size_t)A->nrows, na = (size_t)A->nnz;
+    memset(&S, 0, sizeof S);
+    *upload = 0.0;
+    if (A_dev) {
+        *d = *A_dev;
+        return GS_OK;
+    }
+    d->nrows = A->nrows;
+    d->ncols = A->ncols;
+    d->nnz = A->nnz;
+    d->rowptr = ap;
+    d->colind = ac;
+    d->val = av;
+    double t0 = gs_wtime();
+    GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
+    GS_TRY(gs_stage_copy(&S, ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
+    GS_TRY(gs_stage_copy(&S, ac, A->colind, na * sizeof(gs_int), s));
+    GS_TRY(gs_stage_copy(&S, av, A->val, na * sizeof(double), s));
+    GS_TRY(gs_stage_end(&S));
+    GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
+    *upload = gs_wtime() - t0;
+cleanup:
+    {
+        gs_status se = gs_stage_end(&S);
+        if (st == GS_OK) st = se;
+    }
+    return st;
+}
+
 /* Messages of the device checks, the host's wording: row pointers, A's rows, then the patterns. */
 static gs_status fc_input_error(const fc_stats *s, const gs_csr *A, const char *who)
 {
@@ -1372,13 +1423,11 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev
     gs_csr FL, FU;
     fc_stats hs;
     gs_factor_cuda_times tm;
-    gs_stage S;
     /* the host runs gs_iluk_symbolic(A, 0) first: A's checks carry its name */
     const char *who = "ILU numeric factorization", *who_sym = "ILU(k) symbolic factorization";
     double t0;
 
     memset(&tm, 0, sizeof tm);
-    memset(&S, 0, sizeof S);
     memset(&FL, 0, sizeof FL);
     memset(&FU, 0, sizeof FU);
     fc_info_init(info);
@@ -1399,13 +1448,7 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev
         GS_CALL(gs_factor_check_input(A, who_sym));
         return GS_ERROR(GS_ERR_ARG, "ILU numeric factorization: the matrix has no values");
     }
-    if (A_dev && (A_dev->nrows != A->nrows || A_dev->ncols != A->ncols || A_dev->nnz != A->nnz ||
-                  (A->nnz > 0 && (!A_dev->colind || !A_dev->val)) || (n > 0 && !A_dev->rowptr)))
-        return GS_ERROR(GS_ERR_ARG,
-                        "ILU(0) on the GPU: the device copy of A is %d x %d with %d entries, the host matrix %d x %d "
-                        "with %d; pass the upload of the same matrix",
-                        (int)A_dev->nrows, (int)A_dev->ncols, (int)A_dev->nnz, (int)A->nrows, (int)A->ncols,
-                        (int)A->nnz);
+    GS_CALL(fc_check_dev_copy(A, A_dev, "ILU(0)"));
     if (n == 0) {
         GS_TRY(gs_csr_alloc(&FL, 0, 0, 0, true));
         GS_TRY(gs_csr_alloc(&FU, 0, 0, 0, true));
@@ -1459,22 +1502,12 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev
 
         /* A on the device: the caller's copy (written on this stream, only read here), or an upload of A
          * only, through the pinned staging buffer (released before the kernels) */
-        if (A_dev) {
-            D.ap = A_dev->rowptr;
-            D.ac = A_dev->colind;
-            D.av = A_dev->val;
-        } else {
-            D.ap = d_ap;
-            D.ac = d_ac;
-            D.av = d_av;
-            t0 = gs_wtime();
-            GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
-            GS_TRY(gs_stage_copy(&S, d_ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
-            GS_TRY(gs_stage_copy(&S, d_ac, A->colind, na * sizeof(gs_int), s));
-            GS_TRY(gs_stage_copy(&S, d_av, A->val, na * sizeof(double), s));
-            GS_TRY(gs_stage_end(&S));
-            GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
-            tm.upload = gs_wtime() - t0;
+        {
+            gs_csr_dev Ad;
+            GS_TRY(fc_device_A(A, A_dev, d_ap, d_ac, d_av, s, &Ad, &tm.upload));
+            D.ap = Ad.rowptr;
+            D.ac = Ad.colind;
+            D.av = Ad.val;
         }
 
         /* checks of A, then the row lengths of L and U and their prefix sums (the row pointers) */
@@ -1542,10 +1575,6 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev
     if (t) *t = tm;
 
 cleanup:
-    {
-        gs_status se = gs_stage_end(&S);
-        if (st == GS_OK) st = se;
-    }
     if (arena) gs_backend_free(be, arena);
     gs_free(&lrow);
     gs_free(&urow);
@@ -1564,13 +1593,11 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
     gs_csr F1, F2;
     fc_stats hs;
     gs_factor_cuda_times tm;
-    gs_stage S;
     const char *who = "IC(0) factorization";
     double t0;
     gs_int nnz_l = 0;
 
     memset(&tm, 0, sizeof tm);
-    memset(&S, 0, sizeof S);
     memset(&F1, 0, sizeof F1);
     memset(&F2, 0, sizeof F2);
     fc_info_init(info);
@@ -1589,13 +1616,7 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
     const gs_int n = A->nrows;
     if ((int64_t)A->nnz + n > (int64_t)GS_INT_MAX)
         return GS_ERROR(GS_ERR_MEM, "IC(0): the factor may have more than %d nonzeros", (int)GS_INT_MAX);
-    if (A_dev && (A_dev->nrows != A->nrows || A_dev->ncols != A->ncols || A_dev->nnz != A->nnz ||
-                  (A->nnz > 0 && (!A_dev->colind || !A_dev->val)) || (n > 0 && !A_dev->rowptr)))
-        return GS_ERROR(GS_ERR_ARG,
-                        "IC(0) on the GPU: the device copy of A is %d x %d with %d entries, the host matrix %d x %d "
-                        "with %d; pass the upload of the same matrix",
-                        (int)A_dev->nrows, (int)A_dev->ncols, (int)A_dev->nnz, (int)A->nrows, (int)A->ncols,
-                        (int)A->nnz);
+    GS_CALL(fc_check_dev_copy(A, A_dev, "IC(0)"));
     if (n == 0) {
         GS_TRY(gs_csr_alloc(&F1, 0, 0, 0, true));
         GS_TRY(gs_csr_alloc(&F2, 0, 0, 0, true));
@@ -1630,24 +1651,11 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
             }
         }
 
-        /* A on the device: the caller's copy (written on this stream, only read here), or an upload
-         * through the pinned staging buffer (released before the kernels) */
-        const gs_int *d_ap = up_ap, *d_ac = up_ac;
-        const double *d_av = up_av;
-        if (A_dev) {
-            d_ap = A_dev->rowptr;
-            d_ac = A_dev->colind;
-            d_av = A_dev->val;
-        } else {
-            t0 = gs_wtime();
-            GS_TRY(gs_stage_begin(&S, (nn + 1) * sizeof(gs_int) + na * (sizeof(gs_int) + sizeof(double))));
-            GS_TRY(gs_stage_copy(&S, up_ap, A->rowptr, (nn + 1) * sizeof(gs_int), s));
-            GS_TRY(gs_stage_copy(&S, up_ac, A->colind, na * sizeof(gs_int), s));
-            GS_TRY(gs_stage_copy(&S, up_av, A->val, na * sizeof(double), s));
-            GS_TRY(gs_stage_end(&S));
-            GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
-            tm.upload = gs_wtime() - t0;
-        }
+        /* A on the device: the caller's copy, or an upload (released before the kernels) */
+        gs_csr_dev Ad;
+        GS_TRY(fc_device_A(A, A_dev, up_ap, up_ac, up_av, s, &Ad, &tm.upload));
+        const gs_int *d_ap = Ad.rowptr, *d_ac = Ad.colind;
+        const double *d_av = Ad.val;
 
         /* checks of A, then L's row pointers: (entries left of the diagonal + 1) summed */
         t0 = gs_wtime();
@@ -1766,10 +1774,6 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
     if (t) *t = tm;
 
 cleanup:
-    {
-        gs_status se = gs_stage_end(&S);
-        if (st == GS_OK) st = se;
-    }
     if (arena2) gs_backend_free(be, arena2);
     if (arena) gs_backend_free(be, arena);
     gs_csr_free(&F1);
