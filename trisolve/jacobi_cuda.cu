@@ -613,6 +613,8 @@ static size_t jac_arena_carve(char *base, jac_cuda_data *d, bool unit)
     d->w = d->in_place ? NULL : c.take<double>(n);
     d->ell_ci = c.take<gs_int>((size_t)d->ell_w * n);
     d->ell_val = c.take<char>((size_t)d->ell_w * n * vsize);
+    if (d->ell_w > 0) /* the synchronous sweep streams the ELL copy instead of the CSR (kept for the views) */
+        d->factor_bytes = (long long)((size_t)d->ell_w * n * (sizeof(gs_int) + vsize) + (unit ? 0 : n) * vsize);
     return c.off;
 }
 
