@@ -3,7 +3,7 @@
  *                 sweep that reads the factor once: an ELL copy, a thread per row, when every row fits
  *                 (at most 16 entries, little padding); else off-diagonal CSR, a thread (or 2 lanes, on
  *                 rows of 8+ entries on average) per row, and a warp per row for the rows longer than
- *                 the layout's threshold (extra blocks of the same launch). gs_jacobi_row_lanes
+ *                 the layout's threshold (extra blocks of the same launch). gs_jacobi_sweep_shape
  *                 (jacobi_ref.c) decides, for this file and the host twin alike.
  *                 Double buffered between x and a work vector w, arranged so that the last sweep
  *                 writes x; the first sweep reads x_0 = D^{-1} b straight from b (no start pass).
@@ -68,7 +68,7 @@ bool gs_jacobi_in_place(const gs_trisolve *ts);
 bool gs_jacobi_descending(const gs_trisolve *ts);
 void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
                            gs_int max_row);
-gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
+gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
 }
 
 #define JAC_GRAPH_MAX_LAUNCHES 64 /* longer launch sequences are not worth a graph of that many nodes */
@@ -107,7 +107,7 @@ typedef struct jac_cuda_data {
     gs_int long_row, threads, local_sweeps; /* the layout (gs_jacobi_layout) */
     bool in_place, descending;
     bool single;      /* values stored in float */
-    int lanes;        /* of the synchronous sweep's short rows (gs_jacobi_row_lanes, jacobi_ref.c) */
+    int lanes;        /* of the synchronous sweep's short rows (gs_jacobi_sweep_shape, jacobi_ref.c) */
     int ell_w;        /* the synchronous sweep reads an ELL copy of this width (0: CSR) */
     gs_int *ell_ci;
     void *ell_val;
@@ -542,11 +542,12 @@ static __global__ void jac_fill_kernel(jac_fill_args<V> A)
         A.long_rows[A.lpos[i]] = i; /* its entries: jac_fill_long_kernel */
         return;
     }
-    for (gs_int t = 0; t < len; t++) {
-        A.ci[out0 + t] = A.T.colind[in0 + t];
-        A.val[out0 + t] = (V)A.T.val[in0 + t];
-    }
-    for (gs_int t = 0; t < A.ell_w; t++) { /* the ELL copy: the row's entries, then -1 / 0 */
+    if (A.ell_w == 0)
+        for (gs_int t = 0; t < len; t++) {
+            A.ci[out0 + t] = A.T.colind[in0 + t];
+            A.val[out0 + t] = (V)A.T.val[in0 + t];
+        }
+    for (gs_int t = 0; t < A.ell_w; t++) { /* or the ELL copy: the row's entries, then -1 / 0 */
         size_t q = (size_t)t * (size_t)n + (size_t)i;
         A.ell_ci[q] = t < len ? A.T.colind[in0 + t] : -1;
         A.ell_val[q] = t < len ? (V)A.T.val[in0 + t] : (V)0;
@@ -604,8 +605,9 @@ static size_t jac_arena_carve(char *base, jac_cuda_data *d, bool unit)
     size_t n = (size_t)d->n, nnz = (size_t)d->nnz_off, vsize = d->single ? sizeof(float) : sizeof(double);
     size_t row_blocks = (n + (size_t)d->threads - 1) / (size_t)d->threads;
     d->rp = c.take<gs_int>(n + 1);
-    d->ci = c.take<gs_int>(nnz);
-    d->val = c.take<char>(nnz * vsize);
+    /* the entries: CSR, or only the ELL copy (below) when the synchronous sweep reads that */
+    d->ci = c.take<gs_int>(d->ell_w > 0 ? 0 : nnz);
+    d->val = c.take<char>(d->ell_w > 0 ? 0 : nnz * vsize);
     d->dinv = unit ? NULL : c.take<char>(n * vsize);
     d->factor_bytes = (long long)((n + 1 + nnz) * sizeof(gs_int) + (nnz + (unit ? 0 : n)) * vsize);
     d->long_rows = c.take<gs_int>((size_t)d->nlong);
@@ -613,7 +615,7 @@ static size_t jac_arena_carve(char *base, jac_cuda_data *d, bool unit)
     d->w = d->in_place ? NULL : c.take<double>(n);
     d->ell_ci = c.take<gs_int>((size_t)d->ell_w * n);
     d->ell_val = c.take<char>((size_t)d->ell_w * n * vsize);
-    if (d->ell_w > 0) /* the synchronous sweep streams the ELL copy instead of the CSR (kept for the views) */
+    if (d->ell_w > 0) /* the synchronous sweep streams the ELL copy instead of the CSR entries */
         d->factor_bytes = (long long)((size_t)d->ell_w * n * (sizeof(gs_int) + vsize) + (unit ? 0 : n) * vsize);
     return c.off;
 }
@@ -795,7 +797,7 @@ static gs_status jac_analyse_any(gs_trisolve *ts, const gs_csr *hT, const gs_csr
             GS_FAIL(GS_ERR_INTERNAL, "Jacobi split: factor with n = %d has only %d entries", (int)T.n, (int)T.nnz);
         d->nlong = hs.nlong;
         d->max_row = hs.max_row;
-        GS_TRY(gs_jacobi_row_lanes(T.n, (long long)d->nnz_off, d->max_row, d->in_place, &d->lanes, &d->ell_w));
+        GS_TRY(gs_jacobi_sweep_shape(T.n, (long long)d->nnz_off, d->max_row, d->in_place, &d->lanes, &d->ell_w));
 
         /* 3. the solver's arrays */
         GS_TRY(gs_backend_alloc(be, &d->arena, jac_arena_carve(NULL, d, unit)));

@@ -22,7 +22,7 @@
  *
  * `jacobi` here reproduces the GPU arithmetic: rows with at most GS_JACOBI_LONG_ROW off-diagonal
  * entries are summed sequentially (a thread per row on the GPU) or, on factors of long-ish rows
- * (gs_jacobi_row_lanes), in G lane-strided partial sums combined by a shuffle tree (G lanes per row);
+ * (gs_jacobi_sweep_shape), in G lane-strided partial sums combined by a shuffle tree (G lanes per row);
  * longer rows in 32 such sums (a warp per row), so host and GPU differ only by rounding (fused
  * multiply-adds on the GPU). The twin stores double values only (trisolve.c refuses
  * preconditioner.precision = "single" on the host backend); the GPU's single mode is this twin run on
@@ -45,7 +45,7 @@ bool gs_jacobi_in_place(const gs_trisolve *ts);
 bool gs_jacobi_descending(const gs_trisolve *ts);
 void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
                            gs_int max_row);
-gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
+gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
 
 /* The layout both implementations share (the GPU takes it from gs_jacobi_layout, so the host model
  * and the kernels cannot drift apart):
@@ -111,7 +111,7 @@ static gs_status jacobi_env(const char *name, const int *allowed, int nallowed, 
                     nallowed == 2 ? "0 or 1" : "1, 2, 4, 8 or 16");
 }
 
-gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell)
+gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell)
 {
     static const int lane_values[] = {1, 2, 4, 8, 16}, ell_values[] = {0, 1};
     int forced_lanes = -1, forced_ell = -1;
@@ -221,7 +221,7 @@ typedef struct jac_host_data {
     double *dinv;  /* 1 / t_ii; NULL for a unit diagonal */
     double *w;     /* n: the second Jacobi buffer, or the block staging of the asynchronous model */
     gs_int nlong, max_row;
-    int lanes; /* of the synchronous sweep's short rows (gs_jacobi_row_lanes) */
+    int lanes; /* of the synchronous sweep's short rows (gs_jacobi_sweep_shape) */
     double time_analyse;
 } jac_host_data;
 
@@ -277,7 +277,7 @@ static gs_status jac_host_analyse(gs_trisolve *ts, const gs_csr *T)
         if (len > d->max_row) d->max_row = len;
     }
     int ell = 0; /* the GPU's ELL copy sums in row order: a thread per row here */
-    GS_TRY(gs_jacobi_row_lanes(T->nrows, (long long)d->N.nnz, d->max_row, gs_jacobi_in_place(ts), &d->lanes, &ell));
+    GS_TRY(gs_jacobi_sweep_shape(T->nrows, (long long)d->N.nnz, d->max_row, gs_jacobi_in_place(ts), &d->lanes, &ell));
     d->time_analyse = gs_wtime() - t0;
 cleanup:
     if (st != GS_OK) {

@@ -532,58 +532,58 @@ static void test_pc_variable_ras(void **state) { check_pc_variability("ras", "pr
  * JACOBI_SUB_MIN_AVG = 8 off-diagonal entries per row on average, a thread per row below it and for the
  * asynchronous sweeps; GS_JACOBI_LANES forces it (1, 2, 4, 8, 16), anything else is refused. The twin with
  * forced lanes still converges to the exact solve after `levels` sweeps. */
-gs_status gs_jacobi_row_lanes(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
+gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
 static void test_row_lanes(void **state)
 {
     int lanes = 0, ell = 0;
     unsetenv("GS_JACOBI_LANES");
     unsetenv("GS_JACOBI_ELL");
     /* rows of at most 16 entries with little padding: the ELL copy (lanes 1) */
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 1300, 13, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 1300, 13, false, &lanes, &ell));
     assert_int_equal(ell, 13);
     assert_int_equal(lanes, 1);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 300, 3, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 300, 3, false, &lanes, &ell));
     assert_true(lanes == 1 && ell == 3);
     /* long-ish rows that do not fit the ELL copy (too wide, or too much padding): 2 lanes */
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 1300, 40, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 1300, 40, false, &lanes, &ell));
     assert_int_equal(ell, 0);
     assert_int_equal(lanes, 2);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 800, 16, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 800, 16, false, &lanes, &ell));
     assert_int_equal(ell, 0);
     assert_int_equal(lanes, 2);
     /* short rows that do not fit, asynchronous sweeps, empty factor: a thread per row, CSR */
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 799, 20, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 799, 20, false, &lanes, &ell));
     assert_true(lanes == 1 && ell == 0);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 300, 5, false, &lanes, &ell)); /* too much padding */
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 300, 5, false, &lanes, &ell)); /* too much padding */
     assert_true(lanes == 1 && ell == 0);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 5000, 50, true, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 5000, 50, true, &lanes, &ell));
     assert_true(lanes == 1 && ell == 0);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(0, 0, 0, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(0, 0, 0, false, &lanes, &ell));
     assert_true(lanes == 1 && ell == 0);
     /* forced */
     setenv("GS_JACOBI_LANES", "16", 1);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 1300, 13, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 1300, 13, false, &lanes, &ell));
     assert_true(lanes == 16 && ell == 0);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 10, 1, true, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 10, 1, true, &lanes, &ell));
     assert_int_equal(lanes, 1);
     unsetenv("GS_JACOBI_LANES");
     setenv("GS_JACOBI_ELL", "1", 1);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 300, 5, false, &lanes, &ell)); /* forced despite the padding */
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 300, 5, false, &lanes, &ell)); /* forced despite the padding */
     assert_true(lanes == 1 && ell == 5);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 300, 17, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 300, 17, false, &lanes, &ell));
     assert_true(ell == 0);
     setenv("GS_JACOBI_ELL", "0", 1);
-    GS_ASSERT_OK(gs_jacobi_row_lanes(100, 1300, 13, false, &lanes, &ell));
+    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 1300, 13, false, &lanes, &ell));
     assert_true(lanes == 2 && ell == 0);
     unsetenv("GS_JACOBI_ELL");
     const char *bad[] = {"3", "32", "0", "4x"};
     for (int k = 0; k < 4; k++) {
         setenv("GS_JACOBI_LANES", bad[k], 1);
-        GS_ASSERT_FAILS(gs_jacobi_row_lanes(100, 10, 1, false, &lanes, &ell), GS_ERR_ARG, "GS_JACOBI_LANES");
+        GS_ASSERT_FAILS(gs_jacobi_sweep_shape(100, 10, 1, false, &lanes, &ell), GS_ERR_ARG, "GS_JACOBI_LANES");
     }
     unsetenv("GS_JACOBI_LANES");
     setenv("GS_JACOBI_ELL", "2", 1);
-    GS_ASSERT_FAILS(gs_jacobi_row_lanes(100, 10, 1, false, &lanes, &ell), GS_ERR_ARG, "GS_JACOBI_ELL");
+    GS_ASSERT_FAILS(gs_jacobi_sweep_shape(100, 10, 1, false, &lanes, &ell), GS_ERR_ARG, "GS_JACOBI_ELL");
     unsetenv("GS_JACOBI_ELL");
     /* the twin with 4 and 8 lanes per row: exact after `levels` sweeps on a random factor (a dense row) */
     gs_csr T = {0};
