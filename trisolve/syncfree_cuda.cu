@@ -44,6 +44,9 @@
  * (a step through shared memory measured ~0.44 us, no cheaper than an L2 hop). */
 #include <cuda_runtime.h>
 
+#include <stdio.h>
+#include <string.h>
+
 #include "core/mem.h"
 #include "trisolve/trisolve_cuda.h"
 
@@ -346,29 +349,46 @@ static sf_kernel_fn<V> sf_pick(int wmax, int run_rows)
 
 #define SF_WARPS_PER_SM_WIDE 4 /* with more than 8 ELL entries per row: fewer pollers (run 1: 527 vs 589 us) */
 
-typedef struct sf_data {
+/* One solve of the plan: the persistent grid, the ready values and the ticket counter. */
+typedef struct sf_stage {
     gs_ts_analysis A; /* the plan (rows or runs in level order, entry columns as positions), the times */
     int blocks, wmax, run_rows;
-    bool forced; /* the schedule came from GS_SYNCFREE_SCHEDULE */
-    /* shared by all solves */
     long long *ready;
     unsigned long long *ticket;
-    gs_int npos;
+} sf_stage;
+
+/* levels / runs: one stage, x = T^{-1} b. merged (trisolve_impl.h, merge_ref.c): stage 0 solves
+ * y = T_D^{-1} b, stage 1 x = M^{-1} y (unit diagonal). */
+typedef struct sf_data {
+    sf_stage st[2];
+    int nstages;
+    bool forced; /* the schedule came from GS_SYNCFREE_SCHEDULE */
+    gs_ts_merge_stats merge; /* merged: the transformation's statistics (m = 0: not merged) */
+    double merge_time;       /* seconds spent building T_D and M */
+    double t0, total_time;   /* the whole analysis */
+    double *y;               /* merged: n values between the two solves */
 } sf_data;
+
+static void sf_stage_release(gs_backend *be, sf_stage *S)
+{
+    gs_ts_analysis_free(be, &S->A);
+    gs_ts_free_array(be, &S->ready);
+    gs_ts_free_array(be, &S->ticket);
+}
 
 static void sf_release(gs_trisolve *ts, sf_data *d)
 {
     gs_backend *be = ts->be;
     if (cudaStreamSynchronize(gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
-    gs_ts_analysis_free(be, &d->A);
-    gs_ts_free_array(be, &d->ready);
-    gs_ts_free_array(be, &d->ticket);
+    for (int k = 0; k < 2; k++) sf_stage_release(be, &d->st[k]);
+    gs_ts_free_array(be, &d->y);
+    d->nstages = 0;
 }
 
 /* The persistent grid of the plan: SF_WARPS_PER_SM warps per multiprocessor (SF_WARPS_PER_SM_WIDE for
  * rows of more than 8 ELL entries: their polls load L2 more), at most the resident ones and one per 32
  * units (rows or runs). */
-static gs_status sf_grid(sf_data *d)
+static gs_status sf_grid(sf_stage *d)
 {
     const gs_ls_dplan *D = &d->A.D;
     d->run_rows = D->run_rows;
@@ -388,6 +408,70 @@ static gs_status sf_grid(sf_data *d)
     return GS_OK;
 }
 
+/* The plan of one stage from a factor on the host (T) or in device memory (dT), its grid, and two
+ * generations of ready values (all SF_EMPTY) with the ticket counter at 0. */
+static gs_status sf_stage_build(gs_backend *be, sf_stage *S, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo,
+                                bool unit_diag, const gs_ts_plan_opts *po)
+{
+    gs_status st = GS_OK;
+    cudaStream_t s = gs_ts_stream(be);
+    GS_TRY(T ? gs_ts_analysis_run(be, T, uplo, unit_diag, po, &S->A)
+             : gs_ts_analysis_run_dev(be, dT, uplo, unit_diag, po, &S->A));
+    GS_TRY(sf_grid(S));
+    {
+        void *p = NULL;
+        size_t np = (size_t)S->A.D.npos;
+        GS_TRY(gs_backend_alloc(be, &p, 2 * np * sizeof(long long)));
+        S->ready = (long long *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, sizeof(unsigned long long)));
+        S->ticket = (unsigned long long *)p;
+        GS_TRY(TS_CUDA(cudaMemsetAsync(S->ready, 0xFF, 2 * np * sizeof(long long), s)));
+        GS_TRY(TS_CUDA(cudaMemsetAsync(S->ticket, 0, sizeof(unsigned long long), s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+    }
+    gs_ts_analysis_done(&S->A);
+cleanup:
+    if (st != GS_OK) sf_stage_release(be, S);
+    return st;
+}
+
+/* merged schedule: T_D and M built from T (host twin merge_ref.c), then a level-order plan of each.
+ * Too much fill (R larger than GS_SF_MERGE_FILL times T's entries): *built = false, the caller keeps
+ * the level order. */
+static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, const gs_csr_dev *dT, gs_int m,
+                                 const gs_ts_plan_opts *po, bool *built)
+{
+    gs_status st = GS_OK;
+    gs_backend *be = ts->be;
+    gs_csr H = {0}, TD = {0}, M = {0};
+    const double t0 = gs_wtime();
+    *built = false;
+    if (!T) {
+        GS_TRY(gs_ts_csr_download(be, dT, &H));
+        T = &H;
+    }
+    GS_TRY(gs_ts_check_rows(T, ts->uplo, ts->unit_diag, T->nrows));
+    GS_TRY(gs_ts_merge_build_host(T, ts->uplo, ts->unit_diag, m,
+                                  (long long)GS_SF_MERGE_FILL * ((long long)T->nnz + T->nrows), &TD, &M, &d->merge));
+    d->merge_time = gs_wtime() - t0;
+    if (d->merge.too_much_fill) goto cleanup;
+    GS_TRY(sf_stage_build(be, &d->st[0], &TD, NULL, ts->uplo, ts->unit_diag, po));
+    GS_TRY(sf_stage_build(be, &d->st[1], &M, NULL, ts->uplo, true, po));
+    {
+        void *p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, ((size_t)T->nrows + 1) * sizeof(double)));
+        d->y = (double *)p;
+    }
+    d->nstages = 2;
+    *built = true;
+cleanup:
+    gs_csr_free(&H);
+    gs_csr_free(&TD);
+    gs_csr_free(&M);
+    return st;
+}
+
 /* The analysis of a factor given on the host (T) or already in device memory (dT, T NULL: a GPU
  * factorization's output, read there without a round trip); everything after the plan is shared. With
  * preconditioner.precision = "single" the plan stores its values in float. */
@@ -396,30 +480,23 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     sf_data *d = (sf_data *)ts->data;
     gs_backend *be = ts->be;
     gs_status st = GS_OK;
-    cudaStream_t s = gs_ts_stream(be);
     gs_ts_plan_opts po = {SF_ELL_MAX, true, gs_ts_syncfree_rule, 0, GS_SF_RUN_ELL, ts->prm.single};
+    gs_int m = 0;
+    bool built = false;
 
     sf_release(ts, d);
+    memset(&d->merge, 0, sizeof d->merge);
+    d->merge_time = 0.0;
+    d->t0 = gs_wtime();
     GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
+    GS_TRY(gs_ts_syncfree_merge_forced(&m));
     d->forced = po.forced_run_rows > 0;
-    GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->A)
-             : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->A));
-    d->npos = d->A.D.npos;
-    GS_TRY(sf_grid(d));
-    {
-        /* two generations of ready values by position, all SF_EMPTY; the ticket counter from 0 */
-        void *p = NULL;
-        size_t np = (size_t)d->npos;
-        GS_TRY(gs_backend_alloc(be, &p, 2 * np * sizeof(long long)));
-        d->ready = (long long *)p;
-        p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, sizeof(unsigned long long)));
-        d->ticket = (unsigned long long *)p;
-        GS_TRY(TS_CUDA(cudaMemsetAsync(d->ready, 0xFF, 2 * np * sizeof(long long), s)));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(d->ticket, 0, sizeof(unsigned long long), s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+    if (m > 1) GS_TRY(sf_merged_build(ts, d, T, dT, m, &po, &built));
+    if (!built) {
+        GS_TRY(sf_stage_build(be, &d->st[0], T, dT, ts->uplo, ts->unit_diag, &po));
+        d->nstages = 1;
     }
-    gs_ts_analysis_done(&d->A);
+    d->total_time = gs_wtime() - d->t0;
 cleanup:
     if (st != GS_OK) sf_release(ts, d);
     return st;
@@ -437,10 +514,10 @@ static gs_status sf_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
     return GS_OK;
 }
 
-/* One launch: the persistent warps solve the rows (or runs) of the plan in level order, x = T^{-1} b,
- * with the plan's values of type V (ell_val, rem_val, dinv) widened to double. */
+/* One launch: the persistent warps solve the rows (or runs) of the stage's plan in level order,
+ * x = T^{-1} b, with the plan's values of type V (ell_val, rem_val, dinv) widened to double. */
 template <typename V>
-static gs_status sf_launch(const sf_data *d, const V *ell_val, const V *rem_val, const V *dinv, cudaStream_t s,
+static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val, const V *dinv, cudaStream_t s,
                            const double *b, double *x)
 {
     const gs_ls_dplan *D = &d->A.D;
@@ -465,13 +542,24 @@ static gs_status sf_launch(const sf_data *d, const V *ell_val, const V *rem_val,
     return GS_OK;
 }
 
+static gs_status sf_stage_solve(const sf_stage *d, cudaStream_t s, const double *b, double *x)
+{
+    const gs_ls_dplan *D = &d->A.D;
+    if (D->single) GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b, x));
+    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b, x));
+    return GS_OK;
+}
+
 static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
 {
     const sf_data *d = (const sf_data *)ts->data;
-    const gs_ls_dplan *D = &d->A.D;
     cudaStream_t s = gs_ts_stream(ts->be);
-    if (D->single) GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b->data, x->data));
-    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b->data, x->data));
+    if (d->nstages == 2) {
+        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, d->y));
+        GS_CALL(sf_stage_solve(&d->st[1], s, d->y, x->data));
+    } else {
+        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, x->data));
+    }
     return GS_OK;
 }
 
@@ -486,19 +574,42 @@ static void sf_destroy(gs_trisolve *ts)
 static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
 {
     const sf_data *d = (const sf_data *)ts->data;
-    bool runs = d->run_rows > 1;
+    const sf_stage *S0 = &d->st[0];
+    bool runs = S0->run_rows > 1, merged = d->nstages == 2;
     gs_ts_report_string(rep, prefix, "implementation",
-                        runs ? "cuda sync-free (GPU analysis; runs of linked rows in level order, a thread per run "
-                               "keeping the run's dependency in a register and spinning on the values it reads; "
-                               "persistent warps taking 32 runs per ticket)"
-                             : "cuda sync-free (GPU analysis; rows in level order, a thread per row spinning on the "
-                               "values it reads; persistent warps taking 32 rows per ticket)");
-    gs_ts_report_string(rep, prefix, "schedule", runs ? "runs" : "levels");
+                        merged ? "cuda sync-free, merged levels (T = T_D + T_O, x = M^{-1} T_D^{-1} b with "
+                                 "M = I + T_D^{-1} T_O: two level-order solves of m and levels/m levels; a thread "
+                                 "per row spinning on the values it reads; persistent warps taking 32 rows per ticket)"
+                        : runs ? "cuda sync-free (GPU analysis; runs of linked rows in level order, a thread per run "
+                                 "keeping the run's dependency in a register and spinning on the values it reads; "
+                                 "persistent warps taking 32 runs per ticket)"
+                               : "cuda sync-free (GPU analysis; rows in level order, a thread per row spinning on the "
+                                 "values it reads; persistent warps taking 32 rows per ticket)");
+    gs_ts_report_string(rep, prefix, "schedule", merged ? "merged" : runs ? "runs" : "levels");
     /* single: the factor's values in float, applied with double accumulation (b, x, sums in double) */
     gs_ts_report_string(rep, prefix, "precision", ts->prm.single ? "single" : "double");
     gs_ts_report_int(rep, prefix, "schedule_forced", d->forced ? 1 : 0);
-    gs_ts_analysis_view(&d->A, rep, prefix);
-    gs_ts_report_int(rep, prefix, "warps", (long long)d->blocks * (SF_BLOCK / 32));
+    if (merged) {
+        char sub[256];
+        gs_ts_report_int(rep, prefix, "merge_levels_per_group", d->merge.m);
+        gs_ts_report_int(rep, prefix, "levels", d->merge.levels); /* of T; each stage reports its own */
+        gs_ts_report_int(rep, prefix, "merge_groups", d->merge.groups);
+        gs_ts_report_int(rep, prefix, "merge_nnz_r", d->merge.nnz_r);
+        gs_ts_report_int(rep, prefix, "merge_max_row_r", d->merge.max_row_r);
+        gs_ts_report_double(rep, prefix, "merge_growth", d->merge.growth);
+        gs_ts_report_double(rep, prefix, "merge_time", d->merge_time);
+        gs_ts_report_double(rep, prefix, "analysis_time", d->total_time);
+        for (int k = 0; k < 2; k++) {
+            snprintf(sub, sizeof sub, "%s.%s", prefix, k == 0 ? "td" : "m");
+            gs_ts_analysis_view(&d->st[k].A, rep, sub);
+            gs_ts_report_int(rep, sub, "warps", (long long)d->st[k].blocks * (SF_BLOCK / 32));
+        }
+        gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
+        return;
+    }
+    if (d->merge.too_much_fill) gs_ts_report_int(rep, prefix, "merge_refused_fill", 1);
+    gs_ts_analysis_view(&S0->A, rep, prefix);
+    gs_ts_report_int(rep, prefix, "warps", (long long)S0->blocks * (SF_BLOCK / 32));
     gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
 }
 
@@ -507,7 +618,9 @@ static const gs_trisolve_ops sf_ops = {sf_analyse, sf_solve, sf_destroy, sf_view
 gs_int gs_ts_syncfree_levels(const gs_trisolve *ts)
 {
     if (!ts || ts->ops != &sf_ops || !ts->analysed || !ts->data) return -1;
-    return ((const sf_data *)ts->data)->A.D.nlevels;
+    const sf_data *d = (const sf_data *)ts->data;
+    if (d->nstages == 2) return d->st[0].A.D.nlevels + d->st[1].A.D.nlevels; /* hops on the critical path */
+    return d->st[0].A.D.nlevels;
 }
 
 gs_status gs_trisolve_create_syncfree_cuda(gs_trisolve *ts)

@@ -535,12 +535,47 @@ gs_status gs_ts_syncfree_forced(gs_int *run_rows)
     const char *e = getenv("GS_SYNCFREE_SCHEDULE");
     *run_rows = 0;
     if (!e || !e[0] || strcmp(e, "auto") == 0) return GS_OK;
-    if (strcmp(e, "levels") == 0) *run_rows = 1;
+    if (strcmp(e, "levels") == 0 || strcmp(e, "merged") == 0) *run_rows = 1; /* merged: its two solves */
     else if (strcmp(e, "runs") == 0) *run_rows = GS_SF_RUN_ROWS;
     else
-        return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_SCHEDULE is '%s'; expected levels, runs or "
-                                    "auto (unset or empty: auto)", e);
+        return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_SCHEDULE is '%s'; expected levels, runs, "
+                                    "merged or auto (unset or empty: auto)", e);
     return GS_OK;
+}
+
+gs_status gs_ts_syncfree_merge_forced(gs_int *m)
+{
+    const char *e = getenv("GS_SYNCFREE_SCHEDULE"), *g = getenv("GS_SYNCFREE_MERGE");
+    gs_int run_rows = 0;
+    *m = 0;
+    GS_CALL(gs_ts_syncfree_forced(&run_rows));
+    if (run_rows == 0) return GS_OK; /* auto: the rule decides */
+    *m = 1;
+    if (strcmp(e, "merged") != 0) return GS_OK;
+    *m = GS_SF_MERGE_DEFAULT;
+    if (g && g[0]) {
+        char *end = NULL;
+        long v = strtol(g, &end, 10);
+        if (*end != '\0' || v < 1 || v > GS_SF_MERGE_MAX)
+            return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_MERGE is '%s'; expected levels per group, "
+                                        "an integer in 1..%d", g, GS_SF_MERGE_MAX);
+        *m = (gs_int)v;
+    }
+    return GS_OK;
+}
+
+gs_status gs_ts_csr_download(gs_backend *be, const gs_csr_dev *T, gs_csr *H)
+{
+    gs_status st = GS_OK;
+    GS_TRY(gs_csr_alloc(H, T->nrows, T->ncols, T->nnz, true));
+    GS_TRY(gs_backend_download(be, H->rowptr, T->rowptr, ((size_t)T->nrows + 1) * sizeof(gs_int)));
+    if (T->nnz > 0) {
+        GS_TRY(gs_backend_download(be, H->colind, T->colind, (size_t)T->nnz * sizeof(gs_int)));
+        GS_TRY(gs_backend_download(be, H->val, T->val, (size_t)T->nnz * sizeof(double)));
+    }
+cleanup:
+    if (st != GS_OK) gs_csr_free(H);
+    return st;
 }
 
 /* ---------------------------------------------------------------- checked dispatch */
@@ -600,12 +635,7 @@ gs_status gs_trisolve_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
         return GS_OK;
     }
     /* a solver that reads its factor on the host: a host copy */
-    GS_TRY(gs_csr_alloc(&H, T->nrows, T->ncols, T->nnz, true));
-    GS_TRY(gs_backend_download(ts->be, H.rowptr, T->rowptr, ((size_t)T->nrows + 1) * sizeof(gs_int)));
-    if (T->nnz > 0) {
-        GS_TRY(gs_backend_download(ts->be, H.colind, T->colind, (size_t)T->nnz * sizeof(gs_int)));
-        GS_TRY(gs_backend_download(ts->be, H.val, T->val, (size_t)T->nnz * sizeof(double)));
-    }
+    GS_TRY(gs_ts_csr_download(ts->be, T, &H));
     GS_TRY(gs_trisolve_analyse(ts, &H));
 cleanup:
     gs_csr_free(&H);

@@ -134,6 +134,16 @@ gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s);
  * "levels" -> *run_rows = 1, "runs" -> GS_SF_RUN_ROWS, unset, empty or "auto" -> 0 (the rule decides);
  * anything else is GS_ERR_ARG. */
 gs_status gs_ts_syncfree_forced(gs_int *run_rows);
+/* Levels per group of the "merged" schedule forced by the environment: GS_SYNCFREE_SCHEDULE=merged ->
+ * *m = GS_SYNCFREE_MERGE (1 .. GS_SF_MERGE_MAX; unset or empty: GS_SF_MERGE_DEFAULT); levels or runs ->
+ * 1 (not merged); auto -> 0 (the rule decides). A bad value is GS_ERR_ARG naming the variable. */
+gs_status gs_ts_syncfree_merge_forced(gs_int *m);
+#define GS_SF_MERGE_DEFAULT 4
+#define GS_SF_MERGE_MAX 64
+#define GS_SF_MERGE_FILL 8 /* R may hold at most this many times T's entries + n */
+
+/* H = host copy of a factor in the device memory of the cuda backend be (H freed on failure). */
+gs_status gs_ts_csr_download(gs_backend *be, const gs_csr_dev *T, gs_csr *H);
 
 /* Levels of the plan of an analysed cuda syncfree solver (its units: rows or runs); -1 when ts is not one
  * (syncfree_cuda.cu; trisolve_nocuda.c without CUDA). auto's rule reads it. */
@@ -168,6 +178,30 @@ void gs_sf_runs_plan_free(gs_sf_runs_plan *P);
 /* x = T^{-1} b: runs in run-position order, the rows of a run in order, each
  * x = (b - ELL entries in order - remainder entries in order) * dinv, values kept by position. */
 gs_status gs_sf_runs_solve_host(const gs_sf_runs_plan *P, const double *b, double *x);
+
+/* ---------------------------------------------------------------- the sync-free solver's "merged"
+ * schedule (merge_ref.c explains it): m consecutive levels form a group; T = T_D + T_O (inside a group /
+ * reading an earlier group), x = M^{-1} (T_D^{-1} b) with M = I + T_D^{-1} T_O (unit diagonal, not
+ * stored): two solves of m and ceil(levels / m) levels. */
+typedef struct gs_ts_merge_stats {
+    gs_int m;          /* levels per group */
+    gs_int levels;     /* levels of T */
+    gs_int groups;     /* ceil(levels / m) */
+    long long nnz_td_off; /* off-diagonal entries of T_D */
+    long long nnz_r;      /* entries of R = T_D^{-1} T_O (off-diagonal entries of M) */
+    gs_int max_row_r;     /* longest row of R */
+    double growth;        /* max_i sum_j |R_ij| (< 1 for a diagonally dominant T) */
+    bool too_much_fill;   /* R would hold more than max_fill entries: nothing built */
+} gs_ts_merge_stats;
+
+/* Build T_D (T's storage conventions: diagonal stored unless unit_diag) and M (unit diagonal, not
+ * stored), both sorted CSR in T's triangle, from T (checked by gs_trisolve_check_factor); m >= 1. When R
+ * would exceed max_fill entries, stats->too_much_fill is set and TD, M are left empty (GS_OK). */
+gs_status gs_ts_merge_build_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m, long long max_fill,
+                                 gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats);
+/* x = M^{-1} (T_D^{-1} b) by sequential substitution (y: n values of work space). */
+gs_status gs_ts_merge_solve_host(const gs_csr *TD, const gs_csr *M, gs_uplo uplo, bool unit_diag, const double *b,
+                                 double *y, double *x);
 
 /* Report helpers that ignore the (memory-only) failure of a report insertion: view() returns void. */
 void gs_ts_report_int(gs_report *rep, const char *prefix, const char *name, long long v);

@@ -255,7 +255,7 @@ static void test_pde_runs_and_rule(void **state)
     assert_int_equal(forced, 0);
     setenv("GS_SYNCFREE_SCHEDULE", "chunked", 1);
     GS_ASSERT_FAILS(gs_ts_syncfree_forced(&forced), GS_ERR_ARG,
-                    "environment variable GS_SYNCFREE_SCHEDULE is 'chunked'; expected levels, runs or auto");
+                    "environment variable GS_SYNCFREE_SCHEDULE is 'chunked'; expected levels, runs, merged or auto");
     unsetenv("GS_SYNCFREE_SCHEDULE");
 }
 
