@@ -19,7 +19,7 @@
  *
  * usage: bench_trisolve [--gen NAME --n N [--ny N --nz N --peclet P]] [--set] [--matrix FILE]...
  *                       [--factors ilu0|triangles] [--types t1,t2,...] [--reps R] [--warmup W]
- *                       [--device ID] [--json FILE] [--csv] [--no-jacobi]
+ *                       [--device ID] [--json FILE] [--csv] [--no-jacobi] [--merge-stages m1,m2,...]
  *   --set      the standard set of generated factors: poisson3d 100, laplace27 64, poisson2d 1024,
  *              convdiff3d 100 (--matrix files are added after them; bench/trisolve_set.sh adds every
  *              real matrix with more than 10,000 rows)
@@ -42,6 +42,7 @@
 #include "io/mmio.h"
 #include "precond/factor.h"
 #include "trisolve/trisolve.h"
+#include "trisolve/trisolve_impl.h"
 
 #include "bench_util.h"
 
@@ -58,6 +59,7 @@ typedef struct {
     const char *factors, *json;
     double peclet;
     int reps, warmup, device, csv, jacobi;
+    int merge_m[8], nmerge; /* --merge-stages: levels per group to time stage by stage */
     const char *types[MAX_TYPES];
     int ntypes;
     char types_buf[256];
@@ -86,14 +88,16 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_trisolve [--gen NAME --n N [--ny N --nz N --peclet P]] [--set] [--matrix FILE]...\n"
             "                      [--factors ilu0|triangles] [--types t1,t2,...] [--reps R] [--warmup W]\n"
-            "                      [--device ID] [--json FILE] [--csv] [--no-jacobi]\n"
+            "                      [--device ID] [--json FILE] [--csv] [--no-jacobi] [--merge-stages m1,m2,...]\n"
             "  NAME: poisson2d poisson3d laplace27 convdiff3d (default poisson3d, n 100)\n"
             "  --set: poisson3d 100, laplace27 64, poisson2d 1024, convdiff3d 100, then the --matrix files\n"
             "  factors: ilu0 = L (unit, strict) and U of ILU(0), zero pivots shifted (default);\n"
             "           triangles = tril(A), triu(A)\n"
             "  types: default cusparse,levelset,syncfree,tiled,auto (reference also allowed: slow)\n"
             "  R: timed solves (default 100, at least 50), W: warm-up solves (default 5)\n"
-            "  --json FILE: append JSON lines (one per matrix, type and side; one per matrix: auto vs cusparse)\n");
+            "  --json FILE: append JSON lines (one per matrix, type and side; one per matrix: auto vs cusparse)\n"
+            "  --merge-stages: for each m, the two solves of syncfree's merged schedule (T_D, then M = I + R)\n"
+            "                  built on the host and timed one by one (\"# merged_stages\" lines)\n");
 }
 
 static int split_types(bench_opts *o, const char *list)
@@ -151,6 +155,17 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         }
         if (strcmp(a, "--set") == 0) {
             set = 1;
+            continue;
+        }
+        if (strcmp(a, "--merge-stages") == 0 && i + 1 < argc) {
+            char buf[128], *save = NULL;
+            snprintf(buf, sizeof buf, "%s", argv[++i]);
+            for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                long mv = 0;
+                if (o->nmerge >= 8 || bench_parse_int("bench_trisolve", tok, "--merge-stages", 1, GS_SF_MERGE_MAX, &mv))
+                    return -1;
+                o->merge_m[o->nmerge++] = (int)mv;
+            }
             continue;
         }
         if (strcmp(a, "--no-jacobi") == 0) {
@@ -325,6 +340,65 @@ static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type
 cleanup:
     gs_report_destroy(&rep);
     gs_trisolve_destroy(&ts);
+    return st;
+}
+
+/* The two solves of syncfree's merged schedule, one by one: T_D and M built on the host
+ * (gs_ts_merge_build_host), each analysed by syncfree with the level order forced, each timed like a
+ * solver; prints one "# merged_stages" line per m with the levels, rows per level and entries of each
+ * stage and the relative error of x = M^{-1} T_D^{-1} b. */
+static gs_status bench_merge_stages(const bench_opts *o, gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit,
+                                    const gs_vector *b, gs_vector *x, const double *xref, double *t, double *hx)
+{
+    gs_status st = GS_OK;
+    gs_csr TD = {0}, M = {0};
+    gs_trisolve *ts[2] = {NULL, NULL};
+    gs_vector *y = NULL;
+    gs_report *rep = NULL;
+    const char *old = getenv("GS_SYNCFREE_SCHEDULE");
+    char saved[64] = "";
+    if (old) snprintf(saved, sizeof saved, "%s", old);
+    setenv("GS_SYNCFREE_SCHEDULE", "levels", 1);
+    GS_TRY(gs_vec_create(be, T->nrows, &y));
+    for (int k = 0; k < o->nmerge; k++) {
+        gs_ts_merge_stats ms;
+        double med[2], mn[2], batch[2];
+        long long lv[2], warps[2];
+        GS_TRY(gs_ts_merge_build_host(T, uplo, unit, o->merge_m[k], (long long)1 << 40, &TD, &M, &ms));
+        GS_TRY(gs_trisolve_create("syncfree", be, uplo, unit, NULL, &ts[0]));
+        GS_TRY(gs_trisolve_create("syncfree", be, uplo, true, NULL, &ts[1]));
+        GS_TRY(gs_trisolve_analyse(ts[0], &TD));
+        GS_TRY(gs_trisolve_analyse(ts[1], &M));
+        for (int s = 0; s < 2; s++) {
+            solve_ctx sc = {ts[s], s == 0 ? b : y, s == 0 ? y : x};
+            GS_TRY(bench_time_events(be, solve_once, &sc, o->warmup, o->reps, t, &med[s], &mn[s], &batch[s]));
+            GS_TRY(gs_report_create(&rep));
+            gs_trisolve_view(ts[s], rep, "ts");
+            lv[s] = report_int(rep, "ts.levels");
+            warps[s] = report_int(rep, "ts.warps");
+            gs_report_destroy(&rep);
+        }
+        GS_TRY(gs_vec_download(x, hx));
+        printf("# merged_stages side=%s m=%d levels=%d td_levels=%lld td_offdiag=%lld td_warps=%lld td_us=%.2f "
+               "m_levels=%lld m_nnz=%lld m_max_row=%d m_rows_per_level=%.0f m_warps=%lld m_us=%.2f total_us=%.2f "
+               "growth=%.3g rel_err=%.2e\n",
+               uplo == GS_LOWER ? "L" : "U", (int)ms.m, (int)ms.levels, lv[0], ms.nnz_td_off, warps[0], 1e6 * med[0],
+               lv[1], ms.nnz_r, (int)ms.max_row_r, lv[1] > 0 ? (double)T->nrows / (double)lv[1] : 0.0, warps[1],
+               1e6 * med[1], 1e6 * (med[0] + med[1]), ms.growth, bench_rel_diff(T->nrows, hx, xref));
+        gs_trisolve_destroy(&ts[0]);
+        gs_trisolve_destroy(&ts[1]);
+        gs_csr_free(&TD);
+        gs_csr_free(&M);
+    }
+cleanup:
+    if (old) setenv("GS_SYNCFREE_SCHEDULE", saved, 1);
+    else unsetenv("GS_SYNCFREE_SCHEDULE");
+    gs_report_destroy(&rep);
+    gs_trisolve_destroy(&ts[0]);
+    gs_trisolve_destroy(&ts[1]);
+    gs_csr_free(&TD);
+    gs_csr_free(&M);
+    gs_vec_destroy(&y);
     return st;
 }
 
@@ -519,6 +593,8 @@ static gs_status bench_case_run(const bench_opts *o, const bench_case *bc, gs_ba
         for (int k = 0; k < o->ntypes; k++)
             printf("%-10s %16.2f %16.3f\n", o->types[k], 1e6 * cs->lu_median[k], 1e3 * cs->lu_analyse[k]);
     }
+    for (int s = 0; o->nmerge > 0 && s < 2; s++)
+        GS_TRY(bench_merge_stages(o, be, &F[s], (gs_uplo)s, unit[s], b, x, xref[s], t, hx));
     /* one jacobi sweep per factor and its effective bandwidth ('#' lines: the CSV stays parseable) */
     for (int s = 0; o->jacobi && s < 2; s++) {
         double med = 0.0, mn = 0.0;

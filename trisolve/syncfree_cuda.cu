@@ -45,6 +45,7 @@
 #include <cuda_runtime.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -74,6 +75,7 @@ struct sf_dev {
     gs_int n, w; /* n: positions (rows in level order; run_rows x runs for runs) */
     gs_int nunits; /* rows, or runs (the position stride of a run's rows) */
     bool has_rem;
+    bool gate; /* poll only the entry of largest position until it is solved (sf_chunk) */
     unsigned long long nchunks, per_solve; /* per_solve = K = nchunks + warps */
     const gs_int *__restrict__ perm;
     const gs_int *__restrict__ ell_col; /* positions */
@@ -124,10 +126,33 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
             r1 = __ldg(S.rem_ptr + p + 1);
         }
     }
+    /* The gate: the ELL entry of largest position, the row's dependency most likely solved last (tickets
+     * are taken in position order). While it is pending only it is polled (one load per round instead of
+     * one per pending entry: the polls of thousands of waiting rows load L2); once it is there, the other
+     * pending entries are polled together every round as before. */
+    int kg = -1;
+    gs_int cg = -1;
+#pragma unroll
+    for (int k = 0; k < WMAX; k++)
+        if (c[k] > cg) {
+            cg = c[k];
+            kg = k;
+        }
+    bool gated = S.gate && kg >= 0 && (pend & (pend - 1u)) != 0; /* worth it from two pending entries */
+    const bool via_gate = gated; /* the gate entry's value is then in xg, not in xv[kg] */
+    double xg = 0.0;
     bool done = !active, ell_done = false;
     double s = 0.0;
     for (;;) {
-        if (!done) {
+        if (!done && gated) {
+            long long g = gs_gpu_ld_relaxed(cur + cg);
+            if (g != SF_EMPTY) {
+                xg = __longlong_as_double(g);
+                pend &= ~(1u << kg);
+                gated = false;
+            }
+        }
+        if (!done && !gated) {
             long long got[WMAX];
 #pragma unroll
             for (int k = 0; k < WMAX; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
@@ -142,7 +167,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                     s = bi;
 #pragma unroll
                     for (int k = 0; k < WMAX; k++)
-                        if (c[k] >= 0) s -= (double)v[k] * xv[k];
+                        if (c[k] >= 0) s -= (double)v[k] * (k == kg && via_gate ? xg : xv[k]);
                     ell_done = true;
                 }
                 while (rq < r1) { /* then the remainder in order, as far as it is solved, 4 reads at a time */
@@ -353,6 +378,7 @@ static sf_kernel_fn<V> sf_pick(int wmax, int run_rows)
 typedef struct sf_stage {
     gs_ts_analysis A; /* the plan (rows or runs in level order, entry columns as positions), the times */
     int blocks, wmax, run_rows;
+    bool gate; /* sf_chunk polls the latest entry alone first */
     long long *ready;
     unsigned long long *ticket;
 } sf_stage;
@@ -398,6 +424,8 @@ static gs_status sf_grid(sf_stage *d)
                                    : (const void *)sf_pick<double>(d->wmax, d->run_rows);
     GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
     long long want_per_sm = (d->wmax > 8 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
+    const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md) */
+    if (knob && atoi(knob) >= SF_BLOCK / 32) want_per_sm = atoi(knob) / (SF_BLOCK / 32);
     if (per_sm > 0 && want_per_sm > per_sm) want_per_sm = per_sm;
     if (want_per_sm < 1) want_per_sm = 1;
     long long chunks = ((long long)D->nunits + 31) / 32, blocks = (long long)d->A.sms * want_per_sm;
@@ -405,6 +433,8 @@ static gs_status sf_grid(sf_stage *d)
     if (blocks > need) blocks = need;
     if (blocks < 1) blocks = 1;
     d->blocks = (int)blocks;
+    const char *gate = getenv("GS_SF_GATE"); /* measurements only (docs/notes-trisolve.md) */
+    d->gate = !(gate && strcmp(gate, "0") == 0);
     return GS_OK;
 }
 
@@ -526,6 +556,7 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.nunits = D->nunits;
     S.w = D->ell_width;
     S.has_rem = D->rem_nnz > 0;
+    S.gate = d->gate;
     S.nchunks = ((unsigned long long)D->nunits + 31ULL) / 32ULL;
     S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
     S.perm = D->perm;
