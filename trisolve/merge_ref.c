@@ -17,8 +17,9 @@
  * R_k a row reads is final; with the entries of row i taken in CSR order,
  *     acc = 0;  for t_ij, j != i:  group(j) < group(i):  acc[j] = acc[j] + t_ij
  *                                  otherwise:            acc[c] = acc[c] - t_ij * R_jc  (R_j in column order)
- *     R_ic = acc[c] / t_ii   (unit diagonal: acc[c]),
- * products and sums rounded separately (no fused multiply-add), so the GPU builder, which sums each
+ *     R_ic = acc[c] * (1 / t_ii)   (unit diagonal: acc[c]),
+ * products and sums rounded separately (no fused multiply-add: this file is compiled with
+ * -ffp-contract=off, the GPU builder uses __dmul_rn / __dsub_rn), so the GPU builder, which sums each
  * column's contributions in the same order, gives bit-identical values. */
 #include <math.h>
 #include <string.h>
@@ -108,6 +109,7 @@ gs_status gs_ts_merge_build_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, 
                 }
             }
         }
+        const double dinv = 1.0 / d;
         /* the row's columns in increasing order (insertion sort: rows are short) */
         for (gs_int a = 1; a < nt; a++) {
             gs_int c = touched[a], b = a - 1;
@@ -133,7 +135,7 @@ gs_status gs_ts_merge_build_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, 
         double rowsum = 0.0;
         for (gs_int a = 0; a < nt; a++) {
             const gs_int c = touched[a];
-            const double r = unit_diag ? acc[c] : acc[c] / d;
+            const double r = unit_diag ? acc[c] : acc[c] * dinv;
             rcol[used + a] = c;
             rval[used + a] = r;
             rowsum += fabs(r);

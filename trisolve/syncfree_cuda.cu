@@ -75,7 +75,6 @@ struct sf_dev {
     gs_int n, w; /* n: positions (rows in level order; run_rows x runs for runs) */
     gs_int nunits; /* rows, or runs (the position stride of a run's rows) */
     bool has_rem;
-    bool gate; /* poll only the entry of largest position until it is solved (sf_chunk) */
     unsigned long long nchunks, per_solve; /* per_solve = K = nchunks + warps */
     const gs_int *__restrict__ perm;
     const gs_int *__restrict__ ell_col; /* positions */
@@ -126,33 +125,10 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
             r1 = __ldg(S.rem_ptr + p + 1);
         }
     }
-    /* The gate: the ELL entry of largest position, the row's dependency most likely solved last (tickets
-     * are taken in position order). While it is pending only it is polled (one load per round instead of
-     * one per pending entry: the polls of thousands of waiting rows load L2); once it is there, the other
-     * pending entries are polled together every round as before. */
-    int kg = -1;
-    gs_int cg = -1;
-#pragma unroll
-    for (int k = 0; k < WMAX; k++)
-        if (c[k] > cg) {
-            cg = c[k];
-            kg = k;
-        }
-    bool gated = S.gate && kg >= 0 && (pend & (pend - 1u)) != 0; /* worth it from two pending entries */
-    const bool via_gate = gated; /* the gate entry's value is then in xg, not in xv[kg] */
-    double xg = 0.0;
     bool done = !active, ell_done = false;
     double s = 0.0;
     for (;;) {
-        if (!done && gated) {
-            long long g = gs_gpu_ld_relaxed(cur + cg);
-            if (g != SF_EMPTY) {
-                xg = __longlong_as_double(g);
-                pend &= ~(1u << kg);
-                gated = false;
-            }
-        }
-        if (!done && !gated) {
+        if (!done) {
             long long got[WMAX];
 #pragma unroll
             for (int k = 0; k < WMAX; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
@@ -167,7 +143,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                     s = bi;
 #pragma unroll
                     for (int k = 0; k < WMAX; k++)
-                        if (c[k] >= 0) s -= (double)v[k] * (k == kg && via_gate ? xg : xv[k]);
+                        if (c[k] >= 0) s -= (double)v[k] * xv[k];
                     ell_done = true;
                 }
                 while (rq < r1) { /* then the remainder in order, as far as it is solved, 4 reads at a time */
@@ -378,7 +354,6 @@ static sf_kernel_fn<V> sf_pick(int wmax, int run_rows)
 typedef struct sf_stage {
     gs_ts_analysis A; /* the plan (rows or runs in level order, entry columns as positions), the times */
     int blocks, wmax, run_rows;
-    bool gate; /* sf_chunk polls the latest entry alone first */
     long long *ready;
     unsigned long long *ticket;
 } sf_stage;
@@ -433,20 +408,15 @@ static gs_status sf_grid(sf_stage *d)
     if (blocks > need) blocks = need;
     if (blocks < 1) blocks = 1;
     d->blocks = (int)blocks;
-    const char *gate = getenv("GS_SF_GATE"); /* measurements only (docs/notes-trisolve.md) */
-    d->gate = !(gate && strcmp(gate, "0") == 0);
     return GS_OK;
 }
 
-/* The plan of one stage from a factor on the host (T) or in device memory (dT), its grid, and two
- * generations of ready values (all SF_EMPTY) with the ticket counter at 0. */
-static gs_status sf_stage_build(gs_backend *be, sf_stage *S, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo,
-                                bool unit_diag, const gs_ts_plan_opts *po)
+/* The grid of a stage whose plan S->A is built, and two generations of ready values (all SF_EMPTY)
+ * with the ticket counter at 0. */
+static gs_status sf_stage_finish(gs_backend *be, sf_stage *S)
 {
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be);
-    GS_TRY(T ? gs_ts_analysis_run(be, T, uplo, unit_diag, po, &S->A)
-             : gs_ts_analysis_run_dev(be, dT, uplo, unit_diag, po, &S->A));
     GS_TRY(sf_grid(S));
     {
         void *p = NULL;
@@ -466,39 +436,51 @@ cleanup:
     return st;
 }
 
-/* merged schedule: T_D and M built from T (host twin merge_ref.c), then a level-order plan of each.
- * Too much fill (R larger than GS_SF_MERGE_FILL times T's entries): *built = false, the caller keeps
- * the level order. */
+/* The plan of one stage from a factor on the host (T) or in device memory (dT), then sf_stage_finish. */
+static gs_status sf_stage_build(gs_backend *be, sf_stage *S, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo,
+                                bool unit_diag, const gs_ts_plan_opts *po)
+{
+    GS_CALL(T ? gs_ts_analysis_run(be, T, uplo, unit_diag, po, &S->A)
+              : gs_ts_analysis_run_dev(be, dT, uplo, unit_diag, po, &S->A));
+    GS_CALL(sf_stage_finish(be, S));
+    return GS_OK;
+}
+
+/* merged schedule with m levels per group: the level plan of T (it checks T's rows and gives the level
+ * of each row), T_D and M built on the GPU (merge_cuda.cu), then a level-order plan of each. A host T
+ * is uploaded once more for the builder. Too much fill (R over GS_SF_MERGE_FILL times T's entries + n):
+ * *built = false and T's level plan becomes the only stage (the level order). */
 static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, const gs_csr_dev *dT, gs_int m,
                                  const gs_ts_plan_opts *po, bool *built)
 {
     gs_status st = GS_OK;
     gs_backend *be = ts->be;
-    gs_csr H = {0}, TD = {0}, M = {0};
-    const double t0 = gs_wtime();
+    gs_ts_analysis AT;
+    gs_ts_merge_dev R;
+    memset(&AT, 0, sizeof AT);
+    memset(&R, 0, sizeof R);
     *built = false;
-    if (!T) {
-        GS_TRY(gs_ts_csr_download(be, dT, &H));
-        T = &H;
+    GS_TRY(gs_ts_merge_prepare(be, T, dT, ts->uplo, ts->unit_diag, m, po, &AT, &R, &d->merge, &d->merge_time));
+    if (d->merge.too_much_fill) { /* the level order: T's plan is the stage */
+        d->st[0].A = AT;
+        memset(&AT, 0, sizeof AT);
+        GS_TRY(sf_stage_finish(be, &d->st[0]));
+        d->nstages = 1;
+        goto cleanup;
     }
-    GS_TRY(gs_ts_check_rows(T, ts->uplo, ts->unit_diag, T->nrows));
-    GS_TRY(gs_ts_merge_build_host(T, ts->uplo, ts->unit_diag, m,
-                                  (long long)GS_SF_MERGE_FILL * ((long long)T->nnz + T->nrows), &TD, &M, &d->merge));
-    d->merge_time = gs_wtime() - t0;
-    if (d->merge.too_much_fill) goto cleanup;
-    GS_TRY(sf_stage_build(be, &d->st[0], &TD, NULL, ts->uplo, ts->unit_diag, po));
-    GS_TRY(sf_stage_build(be, &d->st[1], &M, NULL, ts->uplo, true, po));
+    gs_ts_analysis_free(be, &AT);
+    GS_TRY(sf_stage_build(be, &d->st[0], NULL, &R.TD, ts->uplo, ts->unit_diag, po));
+    GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, po));
     {
         void *p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, ((size_t)T->nrows + 1) * sizeof(double)));
+        GS_TRY(gs_backend_alloc(be, &p, ((size_t)R.TD.nrows + 1) * sizeof(double)));
         d->y = (double *)p;
     }
     d->nstages = 2;
     *built = true;
 cleanup:
-    gs_csr_free(&H);
-    gs_csr_free(&TD);
-    gs_csr_free(&M);
+    gs_ts_analysis_free(be, &AT);
+    gs_ts_merge_dev_free(be, &R);
     return st;
 }
 
@@ -522,7 +504,7 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     GS_TRY(gs_ts_syncfree_merge_forced(&m));
     d->forced = po.forced_run_rows > 0;
     if (m > 1) GS_TRY(sf_merged_build(ts, d, T, dT, m, &po, &built));
-    if (!built) {
+    if (!built && d->nstages == 0) {
         GS_TRY(sf_stage_build(be, &d->st[0], T, dT, ts->uplo, ts->unit_diag, &po));
         d->nstages = 1;
     }
@@ -556,7 +538,6 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.nunits = D->nunits;
     S.w = D->ell_width;
     S.has_rem = D->rem_nnz > 0;
-    S.gate = d->gate;
     S.nchunks = ((unsigned long long)D->nunits + 31ULL) / 32ULL;
     S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
     S.perm = D->perm;

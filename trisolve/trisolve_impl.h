@@ -199,6 +199,12 @@ typedef struct gs_ts_merge_stats {
  * would exceed max_fill entries, stats->too_much_fill is set and TD, M are left empty (GS_OK). */
 gs_status gs_ts_merge_build_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m, long long max_fill,
                                  gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats);
+/* The GPU builder's results for a host factor (merge_cuda.cu, cuda backend be; tests): the same steps as
+ * the sync-free solver's analysis (T's level plan, the row levels from it, gs_ts_merge_build_cuda),
+ * downloaded; T's rows are checked first. Same contract as gs_ts_merge_build_host with the fill limit
+ * GS_SF_MERGE_FILL * (nnz + n). */
+gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m, gs_csr *TD,
+                                gs_csr *M, gs_ts_merge_stats *stats);
 /* x = M^{-1} (T_D^{-1} b) by sequential substitution (y: n values of work space). */
 gs_status gs_ts_merge_solve_host(const gs_csr *TD, const gs_csr *M, gs_uplo uplo, bool unit_diag, const double *b,
                                  double *y, double *x);

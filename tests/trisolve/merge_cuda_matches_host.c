@@ -1,0 +1,108 @@
+/* The merged-level transformation built on the GPU (merge_cuda.cu, through the same steps as the sync-free
+ * solver's analysis: T's level plan, row levels, the builder) against the host twin (merge_ref.c) on the
+ * whole case suite for m = 2, 3, 8: T_D and M identical bit for bit (row pointers, columns, values, outputs
+ * poisoned by fresh allocations on both sides), the same statistics; and the fill limit refusing exactly
+ * when the host twin does. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "tri_cases.h"
+#include "trisolve/trisolve_impl.h"
+
+static gs_backend *gpu, *host;
+
+static int setup(void **state)
+{
+    (void)state;
+    return tri_backends_create(&gpu, &host);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tri_backends_destroy(&gpu, &host);
+    return 0;
+}
+
+static void same_csr(const char *what, const tri_case *c, gs_int m, const gs_csr *A, const gs_csr *B)
+{
+    if (A->nnz != B->nnz) fprintf(stderr, "%s m=%d %s: nnz %d (gpu) vs %d (host)\n", c->name, (int)m, what,
+                                  (int)A->nnz, (int)B->nnz);
+    assert_int_equal(A->nrows, B->nrows);
+    assert_int_equal(A->nnz, B->nnz);
+    assert_memory_equal(A->rowptr, B->rowptr, ((size_t)A->nrows + 1) * sizeof(gs_int));
+    if (A->nnz > 0) {
+        assert_memory_equal(A->colind, B->colind, (size_t)A->nnz * sizeof(gs_int));
+        for (gs_int q = 0; q < A->nnz; q++) {
+            if (memcmp(&A->val[q], &B->val[q], sizeof(double)) != 0)
+                fprintf(stderr, "%s m=%d %s: entry %d: %.17g (gpu) vs %.17g (host)\n", c->name, (int)m, what, (int)q,
+                        A->val[q], B->val[q]);
+            assert_memory_equal(&A->val[q], &B->val[q], sizeof(double));
+        }
+    }
+}
+
+static void test_suite(void **state)
+{
+    (void)state;
+    tri_suite S;
+    GS_ASSERT_OK(tri_suite_build(&S, true));
+    const gs_int ms[3] = {2, 3, 8};
+    for (int k = 0; k < S.n; k++) {
+        const tri_case *c = &S.c[k];
+        for (int a = 0; a < 3; a++) {
+            gs_csr TDg, Mg, TDh, Mh;
+            gs_ts_merge_stats sg, sh;
+            const long long limit = (long long)GS_SF_MERGE_FILL * ((long long)c->T.nnz + c->T.nrows);
+            GS_ASSERT_OK(gs_ts_merge_build_host(&c->T, c->uplo, c->unit, ms[a], limit, &TDh, &Mh, &sh));
+            GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &c->T, c->uplo, c->unit, ms[a], &TDg, &Mg, &sg));
+            assert_int_equal(sg.too_much_fill, sh.too_much_fill);
+            assert_int_equal(sg.levels, sh.levels);
+            assert_int_equal(sg.groups, sh.groups);
+            assert_int_equal(sg.m, sh.m);
+            if (sh.too_much_fill) continue;
+            assert_int_equal(sg.nnz_td_off, sh.nnz_td_off);
+            assert_int_equal(sg.nnz_r, sh.nnz_r);
+            assert_int_equal(sg.max_row_r, sh.max_row_r);
+            assert_true(sg.growth == sh.growth);
+            same_csr("T_D", c, ms[a], &TDg, &TDh);
+            same_csr("M", c, ms[a], &Mg, &Mh);
+            gs_csr_free(&TDg);
+            gs_csr_free(&Mg);
+            gs_csr_free(&TDh);
+            gs_csr_free(&Mh);
+        }
+    }
+    tri_suite_free(&S);
+}
+
+/* A dense-ish random factor with m = 16 makes R far larger than the limit on both sides. */
+static void test_fill_limit(void **state)
+{
+    (void)state;
+    gs_csr T = {0}, TD, M;
+    gs_ts_merge_stats sg, sh;
+    GS_ASSERT_OK(tri_random(3000, 12, GS_LOWER, false, 5, &T));
+    const long long limit = (long long)GS_SF_MERGE_FILL * ((long long)T.nnz + T.nrows);
+    GS_ASSERT_OK(gs_ts_merge_build_host(&T, GS_LOWER, false, 16, limit, &TD, &M, &sh));
+    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_LOWER, false, 16, &TD, &M, &sg));
+    assert_int_equal(sg.too_much_fill, sh.too_much_fill);
+    assert_true(sh.too_much_fill);
+    assert_null(TD.rowptr);
+    assert_null(M.rowptr);
+    gs_csr_free(&TD);
+    gs_csr_free(&M);
+    gs_csr_free(&T);
+}
+
+int main(void)
+{
+    gs_test_require_gpu();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_suite),
+        cmocka_unit_test(test_fill_limit),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,511 @@
+/* The merged-level transformation on the GPU (merge_ref.c defines it and is the bit-exact host twin):
+ * T_D = T's diagonal and in-group entries, M = I + R with R = T_D^{-1} T_O, group(i) = level(i) / m.
+ *
+ *   1. T_D: a count kernel (diagonal + in-group entries per row), a scan, a copy kernel;
+ *   2. R in m passes, pass t = the rows of local level t (level mod m), whose in-group dependencies
+ *      were done by earlier passes: per row, an upper bound of its contributions (out-group entries +
+ *      the lengths of the R rows it reads), a scan, the contributions written in merge_ref.c's order
+ *      (CSR order; R_j in column order), a segmented STABLE sort by column (cub), and one thread per row
+ *      summing each column's contributions in that order, acc = acc + v with v = t_ij or -(t_ij * R_jc)
+ *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii); the compact row goes to a pool;
+ *   3. M: row lengths, a scan, a copy kernel out of the pool.
+ * All kernels are thread-per-row; the host only sizes buffers (one download per pass). */
+#include <cub/cub.cuh>
+
+#include "core/mem.h"
+#include "trisolve/trisolve_cuda.h"
+
+#define MG_THREADS 256
+
+static inline unsigned mg_blocks(size_t n) { return (unsigned)((n + MG_THREADS - 1) / MG_THREADS); }
+
+struct mg_stats {
+    unsigned long long growth_bits; /* max row sum of |R|, as the bits of a non-negative double */
+    int max_row;
+};
+
+static __global__ void mg_row_levels_kernel(gs_int n, gs_int nlevels, const gs_int *__restrict__ perm,
+                                            const gs_int *__restrict__ level_ptr, gs_int *__restrict__ lev)
+{
+    const gs_int p = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (p >= n) return;
+    gs_int lo = 0, hi = nlevels - 1; /* the level l with level_ptr[l] <= p < level_ptr[l + 1] */
+    while (lo < hi) {
+        gs_int mid = (lo + hi + 1) / 2;
+        if (level_ptr[mid] <= p) lo = mid;
+        else hi = mid - 1;
+    }
+    lev[perm[p]] = lo;
+}
+
+static __global__ void mg_td_count_kernel(gs_int n, gs_int m, const gs_int *__restrict__ rowptr,
+                                          const gs_int *__restrict__ col, const gs_int *__restrict__ lev,
+                                          gs_int *__restrict__ cnt)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i > n) return;
+    if (i == n) {
+        cnt[n] = 0;
+        return;
+    }
+    const gs_int gi = lev[i] / m;
+    gs_int c = 0;
+    for (gs_int q = rowptr[i]; q < rowptr[i + 1]; q++) c += (col[q] == i || lev[col[q]] / m == gi) ? 1 : 0;
+    cnt[i] = c;
+}
+
+static __global__ void mg_td_copy_kernel(gs_int n, gs_int m, const gs_int *__restrict__ rowptr,
+                                         const gs_int *__restrict__ col, const double *__restrict__ val,
+                                         const gs_int *__restrict__ lev, const gs_int *__restrict__ td_ptr,
+                                         gs_int *__restrict__ td_col, double *__restrict__ td_val)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= n) return;
+    const gs_int gi = lev[i] / m;
+    gs_int d = td_ptr[i];
+    for (gs_int q = rowptr[i]; q < rowptr[i + 1]; q++)
+        if (col[q] == i || lev[col[q]] / m == gi) {
+            td_col[d] = col[q];
+            td_val[d] = val[q];
+            d++;
+        }
+}
+
+/* contributions of the rows of pass t (0 for the others); ub[n] = 0 for the scan */
+static __global__ void mg_ub_kernel(gs_int n, gs_int m, gs_int t, const gs_int *__restrict__ rowptr,
+                                    const gs_int *__restrict__ col, const gs_int *__restrict__ lev,
+                                    const gs_int *__restrict__ rlen, long long *__restrict__ ub)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i > n) return;
+    if (i == n || lev[i] % m != t) {
+        ub[i] = 0;
+        return;
+    }
+    const gs_int gi = lev[i] / m;
+    long long u = 0;
+    for (gs_int q = rowptr[i]; q < rowptr[i + 1]; q++) {
+        const gs_int j = col[q];
+        if (j == i) continue;
+        u += lev[j] / m < gi ? 1 : rlen[j];
+    }
+    ub[i] = u;
+}
+
+struct mg_pass_args {
+    gs_int n, m, t;
+    bool unit;
+    const gs_int *rowptr, *col, *lev;
+    const double *val;
+    const long long *off; /* n + 1: the row's contributions at [off[i], off[i + 1]) */
+    long long base;       /* pool index of this pass's first slot */
+    gs_int *ccol;         /* contributions (unsorted) */
+    double *cval;
+    const gs_int *scol; /* sorted by column within each row (stable) */
+    const double *sval;
+    gs_int *pool_col;
+    double *pool_val;
+    long long *rstart; /* pool index of row i's R entries */
+    gs_int *rlen;
+    mg_stats *stats;
+};
+
+static __global__ void mg_contrib_kernel(mg_pass_args A)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= A.n || A.lev[i] % A.m != A.t) return;
+    const gs_int gi = A.lev[i] / A.m;
+    long long k = A.off[i];
+    for (gs_int q = A.rowptr[i]; q < A.rowptr[i + 1]; q++) {
+        const gs_int j = A.col[q];
+        if (j == i) continue;
+        const double tij = A.val[q];
+        if (A.lev[j] / A.m < gi) {
+            A.ccol[k] = j;
+            A.cval[k] = tij;
+            k++;
+        } else {
+            const long long s0 = A.rstart[j];
+            for (gs_int s = 0; s < A.rlen[j]; s++) {
+                A.ccol[k] = A.pool_col[s0 + s];
+                A.cval[k] = -__dmul_rn(tij, A.pool_val[s0 + s]);
+                k++;
+            }
+        }
+    }
+}
+
+static __global__ void mg_combine_kernel(mg_pass_args A)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= A.n || A.lev[i] % A.m != A.t) return;
+    double d = 1.0;
+    if (!A.unit)
+        for (gs_int q = A.rowptr[i]; q < A.rowptr[i + 1]; q++)
+            if (A.col[q] == i) d = A.val[q];
+    const double dinv = 1.0 / d;
+    long long k = A.off[i];
+    const long long e = A.off[i + 1], out = A.base + A.off[i];
+    gs_int cnt = 0;
+    double rowsum = 0.0;
+    while (k < e) {
+        const gs_int c = A.scol[k];
+        double acc = 0.0;
+        while (k < e && A.scol[k] == c) acc = __dadd_rn(acc, A.sval[k++]);
+        const double r = A.unit ? acc : __dmul_rn(acc, dinv);
+        A.pool_col[out + cnt] = c;
+        A.pool_val[out + cnt] = r;
+        cnt++;
+        rowsum += fabs(r);
+    }
+    A.rstart[i] = out;
+    A.rlen[i] = cnt;
+    atomicMax(&A.stats->max_row, cnt);
+    atomicMax(&A.stats->growth_bits, (unsigned long long)__double_as_longlong(rowsum));
+}
+
+static __global__ void mg_m_copy_kernel(gs_int n, const long long *__restrict__ rstart, const gs_int *__restrict__ rlen,
+                                        const gs_int *__restrict__ pool_col, const double *__restrict__ pool_val,
+                                        const gs_int *__restrict__ m_ptr, gs_int *__restrict__ m_col,
+                                        double *__restrict__ m_val)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= n) return;
+    for (gs_int s = 0; s < rlen[i]; s++) {
+        m_col[m_ptr[i] + s] = pool_col[rstart[i] + s];
+        m_val[m_ptr[i] + s] = pool_val[rstart[i] + s];
+    }
+}
+
+/* rlen with rlen[n] = 0 as the scan input of M's row pointers */
+static __global__ void mg_len_kernel(gs_int n, const gs_int *__restrict__ rlen, gs_int *__restrict__ len)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i <= n) len[i] = i < n ? rlen[i] : 0;
+}
+
+void gs_ts_merge_dev_free(gs_backend *be, gs_ts_merge_dev *R)
+{
+    gs_ts_free_array(be, &R->td_rowptr);
+    gs_ts_free_array(be, &R->td_colind);
+    gs_ts_free_array(be, &R->td_val);
+    gs_ts_free_array(be, &R->m_rowptr);
+    gs_ts_free_array(be, &R->m_colind);
+    gs_ts_free_array(be, &R->m_val);
+    memset(R, 0, sizeof *R);
+}
+
+gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *lev)
+{
+    if (D->n == 0) return GS_OK;
+    mg_row_levels_kernel<<<mg_blocks((size_t)D->n), MG_THREADS, 0, gs_ts_stream(be)>>>(D->n, D->nlevels, D->perm,
+                                                                                        D->level_ptr, lev);
+    GS_CALL(TS_LAUNCHED("mg_row_levels_kernel"));
+    return GS_OK;
+}
+
+/* *p holds at least count elements of T (contents dropped when it grows) */
+template <typename T>
+static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count)
+{
+    if (*p && *cap >= count) return GS_OK;
+    gs_ts_free_array(be, p);
+    *cap = 0;
+    void *q = NULL;
+    GS_CALL(gs_backend_alloc(be, &q, (count > 0 ? count : 1) * sizeof(T)));
+    *p = (T *)q;
+    *cap = count;
+    return GS_OK;
+}
+
+/* the pool grows keeping its first `used` elements */
+template <typename T>
+static gs_status mg_grow(gs_backend *be, T **p, size_t *cap, size_t count, size_t used, cudaStream_t s)
+{
+    if (*p && *cap >= count) return GS_OK;
+    size_t ncap = *cap * 2 > count ? *cap * 2 : count;
+    void *q = NULL;
+    GS_CALL(gs_backend_alloc(be, &q, ncap * sizeof(T)));
+    if (used > 0 && cudaMemcpyAsync(q, *p, used * sizeof(T), cudaMemcpyDeviceToDevice, s) != cudaSuccess) {
+        gs_backend_free(be, q);
+        GS_CALL(TS_CUDA(cudaGetLastError()));
+    }
+    if (cudaStreamSynchronize(s) != cudaSuccess) {
+        gs_backend_free(be, q);
+        GS_CALL(TS_CUDA(cudaGetLastError()));
+    }
+    gs_ts_free_array(be, p);
+    *p = (T *)q;
+    *cap = ncap;
+    return GS_OK;
+}
+
+gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_int *lev, gs_int nlevels, bool unit_diag,
+                                 gs_int m, long long max_fill, gs_ts_merge_dev *R, gs_ts_merge_stats *stats)
+{
+    gs_status st = GS_OK;
+    cudaStream_t s = gs_ts_stream(be);
+    const gs_int n = T->nrows;
+    const size_t nn = (size_t)n;
+    gs_int *cnt = NULL, *rlen = NULL, *ccol = NULL, *scol = NULL, *pool_col = NULL;
+    long long *ub = NULL, *off = NULL, *rstart = NULL;
+    double *cval = NULL, *sval = NULL, *pool_val = NULL;
+    char *cub_tmp = NULL;
+    mg_stats *dstats = NULL;
+    size_t cub_cap = 0, c_cap = 0, c_cap2 = 0, s_cap = 0, s_cap2 = 0, p_cap = 0, p_cap2 = 0;
+    long long used = 0;
+    const unsigned nb = mg_blocks(nn + 1);
+
+    memset(R, 0, sizeof *R);
+    memset(stats, 0, sizeof *stats);
+    if (m < 1) return GS_ERROR(GS_ERR_ARG, "merged schedule: %d levels per group; expected >= 1", (int)m);
+    stats->m = m;
+    stats->levels = nlevels;
+    stats->groups = (nlevels + m - 1) / m;
+
+    {
+        void *p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
+        cnt = (gs_int *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
+        rlen = (gs_int *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
+        ub = (long long *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
+        off = (long long *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
+        rstart = (long long *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, sizeof(mg_stats)));
+        dstats = (mg_stats *)p;
+        GS_TRY(TS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats), s)));
+        GS_TRY(TS_CUDA(cudaMemsetAsync(rlen, 0, (nn + 1) * sizeof(gs_int), s)));
+        GS_TRY(TS_CUDA(cudaMemsetAsync(rstart, 0, (nn + 1) * sizeof(long long), s)));
+    }
+
+    /* 1. T_D */
+    {
+        size_t bytes = 0;
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
+        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
+        void *p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
+        R->td_rowptr = (gs_int *)p;
+        mg_td_count_kernel<<<nb, MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, lev, cnt);
+        GS_TRY(TS_LAUNCHED("mg_td_count_kernel"));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->td_rowptr, (int)n + 1, s)));
+        gs_int td_nnz = 0;
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&td_nnz, R->td_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(gs_int)));
+        R->td_colind = (gs_int *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(double)));
+        R->td_val = (double *)p;
+        mg_td_copy_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, T->val, lev, R->td_rowptr,
+                                                               R->td_colind, R->td_val);
+        GS_TRY(TS_LAUNCHED("mg_td_copy_kernel"));
+        R->TD.nrows = R->TD.ncols = n;
+        R->TD.nnz = td_nnz;
+        R->TD.rowptr = R->td_rowptr;
+        R->TD.colind = R->td_colind;
+        R->TD.val = R->td_val;
+        stats->nnz_td_off = (long long)td_nnz - (unit_diag ? 0 : n);
+    }
+
+    /* 2. R, pass by pass */
+    for (gs_int t = 0; t < m && n > 0; t++) {
+        size_t bytes = 0;
+        mg_ub_kernel<<<nb, MG_THREADS, 0, s>>>(n, m, t, T->rowptr, T->colind, lev, rlen, ub);
+        GS_TRY(TS_LAUNCHED("mg_ub_kernel"));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
+                                                     (int)n + 1, s)));
+        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)ub, off, (int)n + 1, s)));
+        long long total = 0;
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&total, off + n, sizeof total, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        if (total == 0) continue;
+        /* the work space of the contributions and the pool are bounded with the fill */
+        if (used + total > 4 * max_fill + (long long)n || used + total >= (long long)GS_INT_MAX) {
+            stats->too_much_fill = true;
+            goto cleanup;
+        }
+        GS_TRY(mg_reserve(be, &ccol, &c_cap, (size_t)total));
+        GS_TRY(mg_reserve(be, &cval, &c_cap2, (size_t)total));
+        GS_TRY(mg_reserve(be, &scol, &s_cap, (size_t)total));
+        GS_TRY(mg_reserve(be, &sval, &s_cap2, (size_t)total));
+        GS_TRY(mg_grow(be, &pool_col, &p_cap, (size_t)(used + total), (size_t)used, s));
+        GS_TRY(mg_grow(be, &pool_val, &p_cap2, (size_t)(used + total), (size_t)used, s));
+        mg_pass_args A;
+        A.n = n;
+        A.m = m;
+        A.t = t;
+        A.unit = unit_diag;
+        A.rowptr = T->rowptr;
+        A.col = T->colind;
+        A.lev = lev;
+        A.val = T->val;
+        A.off = off;
+        A.base = used;
+        A.ccol = ccol;
+        A.cval = cval;
+        A.scol = scol;
+        A.sval = sval;
+        A.pool_col = pool_col;
+        A.pool_val = pool_val;
+        A.rstart = rstart;
+        A.rlen = rlen;
+        A.stats = dstats;
+        mg_contrib_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(A);
+        GS_TRY(TS_LAUNCHED("mg_contrib_kernel"));
+        bytes = 0;
+        GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(NULL, bytes, ccol, scol, cval, sval, total,
+                                                                  (long long)n, off, off + 1, s)));
+        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
+        GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(cub_tmp, bytes, ccol, scol, cval, sval, total,
+                                                                  (long long)n, off, off + 1, s)));
+        mg_combine_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(A);
+        GS_TRY(TS_LAUNCHED("mg_combine_kernel"));
+        used += total;
+    }
+
+    /* 3. M = I + R in CSR */
+    {
+        size_t bytes = 0;
+        void *p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
+        R->m_rowptr = (gs_int *)p;
+        mg_len_kernel<<<nb, MG_THREADS, 0, s>>>(n, rlen, cnt);
+        GS_TRY(TS_LAUNCHED("mg_len_kernel"));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
+        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->m_rowptr, (int)n + 1, s)));
+        gs_int nnz_r = 0;
+        mg_stats hs;
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&nnz_r, R->m_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs, dstats, sizeof hs, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        stats->nnz_r = nnz_r;
+        stats->max_row_r = hs.max_row;
+        {
+            long long bits = (long long)hs.growth_bits;
+            double g;
+            memcpy(&g, &bits, sizeof g);
+            stats->growth = g;
+        }
+        if (stats->nnz_r > max_fill) {
+            stats->too_much_fill = true;
+            goto cleanup;
+        }
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(gs_int)));
+        R->m_colind = (gs_int *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(double)));
+        R->m_val = (double *)p;
+        mg_m_copy_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, rstart, rlen, pool_col, pool_val, R->m_rowptr,
+                                                              R->m_colind, R->m_val);
+        GS_TRY(TS_LAUNCHED("mg_m_copy_kernel"));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        R->M.nrows = R->M.ncols = n;
+        R->M.nnz = nnz_r;
+        R->M.rowptr = R->m_rowptr;
+        R->M.colind = R->m_colind;
+        R->M.val = R->m_val;
+    }
+cleanup:
+    if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
+    if (st != GS_OK || stats->too_much_fill) gs_ts_merge_dev_free(be, R);
+    gs_ts_free_array(be, &cnt);
+    gs_ts_free_array(be, &rlen);
+    gs_ts_free_array(be, &ub);
+    gs_ts_free_array(be, &off);
+    gs_ts_free_array(be, &rstart);
+    gs_ts_free_array(be, &dstats);
+    gs_ts_free_array(be, &ccol);
+    gs_ts_free_array(be, &cval);
+    gs_ts_free_array(be, &scol);
+    gs_ts_free_array(be, &sval);
+    gs_ts_free_array(be, &pool_col);
+    gs_ts_free_array(be, &pool_val);
+    gs_ts_free_array(be, &cub_tmp);
+    return st;
+}
+
+gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo, bool unit_diag,
+                              gs_int m, const gs_ts_plan_opts *po, gs_ts_analysis *AT, gs_ts_merge_dev *R,
+                              gs_ts_merge_stats *stats, double *merge_time)
+{
+    gs_status st = GS_OK;
+    gs_int *lev = NULL, *up_rowptr = NULL, *up_col = NULL;
+    double *up_val = NULL;
+    gs_csr_dev tdev;
+    memset(AT, 0, sizeof *AT);
+    memset(R, 0, sizeof *R);
+    memset(stats, 0, sizeof *stats);
+    GS_TRY(T ? gs_ts_analysis_run(be, T, uplo, unit_diag, po, AT) : gs_ts_analysis_run_dev(be, dT, uplo, unit_diag, po, AT));
+    {
+        const double t0 = gs_wtime();
+        const gs_int n = AT->D.n;
+        void *p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, ((size_t)n + 1) * sizeof(gs_int)));
+        lev = (gs_int *)p;
+        GS_TRY(gs_ts_merge_row_levels(be, &AT->D, lev));
+        if (T) {
+            GS_TRY(gs_ts_upload_array(be, &up_rowptr, T->rowptr, (size_t)n + 1));
+            GS_TRY(gs_ts_upload_array(be, &up_col, T->colind, (size_t)T->nnz));
+            GS_TRY(gs_ts_upload_array(be, &up_val, T->val, (size_t)T->nnz));
+            tdev.nrows = tdev.ncols = n;
+            tdev.nnz = T->nnz;
+            tdev.rowptr = up_rowptr;
+            tdev.colind = up_col;
+            tdev.val = up_val;
+            dT = &tdev;
+        }
+        GS_TRY(gs_ts_merge_build_cuda(be, dT, lev, AT->D.nlevels, unit_diag, m,
+                                      (long long)GS_SF_MERGE_FILL * ((long long)dT->nnz + n), R, stats));
+        *merge_time = gs_wtime() - t0;
+    }
+cleanup:
+    if (st != GS_OK) {
+        gs_ts_analysis_free(be, AT);
+        gs_ts_merge_dev_free(be, R);
+    }
+    gs_ts_free_array(be, &lev);
+    gs_ts_free_array(be, &up_rowptr);
+    gs_ts_free_array(be, &up_col);
+    gs_ts_free_array(be, &up_val);
+    return st;
+}
+
+gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m, gs_csr *TD,
+                                gs_csr *M, gs_ts_merge_stats *stats)
+{
+    gs_status st = GS_OK;
+    gs_ts_analysis AT;
+    gs_ts_merge_dev R;
+    double t = 0.0;
+    gs_ts_plan_opts po = {16, true, NULL, 1, GS_SF_RUN_ELL, false};
+    memset(TD, 0, sizeof *TD);
+    memset(M, 0, sizeof *M);
+    GS_TRY(gs_ts_check_rows(T, uplo, unit_diag, T->nrows));
+    GS_TRY(gs_ts_merge_prepare(be, T, NULL, uplo, unit_diag, m, &po, &AT, &R, stats, &t));
+    if (!stats->too_much_fill) {
+        GS_TRY(gs_ts_csr_download(be, &R.TD, TD));
+        GS_TRY(gs_ts_csr_download(be, &R.M, M));
+    }
+cleanup:
+    gs_ts_analysis_free(be, &AT);
+    gs_ts_merge_dev_free(be, &R);
+    if (st != GS_OK) {
+        gs_csr_free(TD);
+        gs_csr_free(M);
+    }
+    return st;
+}
