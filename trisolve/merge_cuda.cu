@@ -7,7 +7,9 @@
  *      the lengths of the R rows it reads), a scan, the contributions written in merge_ref.c's order
  *      (CSR order; R_j in column order), a segmented STABLE sort by column (cub), and one thread per row
  *      summing each column's contributions in that order, acc = acc + v with v = t_ij or -(t_ij * R_jc)
- *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii); the compact row goes to a pool;
+ *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii); the rows' distinct columns are
+ *      counted and scanned first, so the pool holds exactly R's entries (and the fill limit is checked
+ *      pass by pass, refusing exactly when the host twin does);
  *   3. M: row lengths, a scan, a copy kernel out of the pool.
  * All kernels are thread-per-row; the host only sizes buffers (one download per pass). */
 #include <cub/cub.cuh>
@@ -98,7 +100,9 @@ struct mg_pass_args {
     const gs_int *rowptr, *col, *lev;
     const double *val;
     const long long *off; /* n + 1: the row's contributions at [off[i], off[i + 1]) */
-    long long base;       /* pool index of this pass's first slot */
+    long long *cnt;       /* n + 1: distinct columns of the row's sorted contributions (0 outside the pass) */
+    const long long *poff; /* exclusive scan of cnt: the row's R entries at base + poff[i] */
+    long long base;       /* pool index of this pass's first R entry */
     gs_int *ccol;         /* contributions (unsorted) */
     double *cval;
     const gs_int *scol; /* sorted by column within each row (stable) */
@@ -135,6 +139,16 @@ static __global__ void mg_contrib_kernel(mg_pass_args A)
     }
 }
 
+static __global__ void mg_count_kernel(mg_pass_args A)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i > A.n) return;
+    long long c = 0;
+    if (i < A.n && A.lev[i] % A.m == A.t)
+        for (long long k = A.off[i]; k < A.off[i + 1]; k++) c += (k == A.off[i] || A.scol[k] != A.scol[k - 1]) ? 1 : 0;
+    A.cnt[i] = c;
+}
+
 static __global__ void mg_combine_kernel(mg_pass_args A)
 {
     const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -145,7 +159,7 @@ static __global__ void mg_combine_kernel(mg_pass_args A)
             if (A.col[q] == i) d = A.val[q];
     const double dinv = 1.0 / d;
     long long k = A.off[i];
-    const long long e = A.off[i + 1], out = A.base + A.off[i];
+    const long long e = A.off[i + 1], out = A.base + A.poff[i];
     gs_int cnt = 0;
     double rowsum = 0.0;
     while (k < e) {
@@ -248,7 +262,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     const gs_int n = T->nrows;
     const size_t nn = (size_t)n;
     gs_int *cnt = NULL, *rlen = NULL, *ccol = NULL, *scol = NULL, *pool_col = NULL;
-    long long *ub = NULL, *off = NULL, *rstart = NULL;
+    long long *ub = NULL, *off = NULL, *poff = NULL, *rstart = NULL;
     double *cval = NULL, *sval = NULL, *pool_val = NULL;
     char *cub_tmp = NULL;
     mg_stats *dstats = NULL;
@@ -279,6 +293,9 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         p = NULL;
         GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
         rstart = (long long *)p;
+        p = NULL;
+        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
+        poff = (long long *)p;
         p = NULL;
         GS_TRY(gs_backend_alloc(be, &p, sizeof(mg_stats)));
         dstats = (mg_stats *)p;
@@ -331,8 +348,8 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(TS_CUDA(cudaMemcpyAsync(&total, off + n, sizeof total, cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
         if (total == 0) continue;
-        /* the work space of the contributions and the pool are bounded with the fill */
-        if (used + total > 4 * max_fill + (long long)n || used + total >= (long long)GS_INT_MAX) {
+        /* the contributions' work space is bounded too (a pass's contributions exceed its R entries) */
+        if (total > 4 * max_fill + (long long)n || total >= (long long)GS_INT_MAX) {
             stats->too_much_fill = true;
             goto cleanup;
         }
@@ -340,8 +357,6 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(mg_reserve(be, &cval, &c_cap2, (size_t)total));
         GS_TRY(mg_reserve(be, &scol, &s_cap, (size_t)total));
         GS_TRY(mg_reserve(be, &sval, &s_cap2, (size_t)total));
-        GS_TRY(mg_grow(be, &pool_col, &p_cap, (size_t)(used + total), (size_t)used, s));
-        GS_TRY(mg_grow(be, &pool_val, &p_cap2, (size_t)(used + total), (size_t)used, s));
         mg_pass_args A;
         A.n = n;
         A.m = m;
@@ -352,6 +367,8 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         A.lev = lev;
         A.val = T->val;
         A.off = off;
+        A.cnt = ub; /* free again: the pass's offsets are in off */
+        A.poff = poff;
         A.base = used;
         A.ccol = ccol;
         A.cval = cval;
@@ -370,9 +387,27 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
         GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(cub_tmp, bytes, ccol, scol, cval, sval, total,
                                                                   (long long)n, off, off + 1, s)));
+        mg_count_kernel<<<nb, MG_THREADS, 0, s>>>(A);
+        GS_TRY(TS_LAUNCHED("mg_count_kernel"));
+        bytes = 0;
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
+                                                     (int)n + 1, s)));
+        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)ub, poff, (int)n + 1, s)));
+        long long pass_nnz = 0;
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&pass_nnz, poff + n, sizeof pass_nnz, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        if (used + pass_nnz > max_fill || used + pass_nnz >= (long long)GS_INT_MAX) { /* as the host twin */
+            stats->too_much_fill = true;
+            goto cleanup;
+        }
+        GS_TRY(mg_grow(be, &pool_col, &p_cap, (size_t)(used + pass_nnz), (size_t)used, s));
+        GS_TRY(mg_grow(be, &pool_val, &p_cap2, (size_t)(used + pass_nnz), (size_t)used, s));
+        A.pool_col = pool_col;
+        A.pool_val = pool_val;
         mg_combine_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(A);
         GS_TRY(TS_LAUNCHED("mg_combine_kernel"));
-        used += total;
+        used += pass_nnz;
     }
 
     /* 3. M = I + R in CSR */
@@ -426,6 +461,7 @@ cleanup:
     gs_ts_free_array(be, &rlen);
     gs_ts_free_array(be, &ub);
     gs_ts_free_array(be, &off);
+    gs_ts_free_array(be, &poff);
     gs_ts_free_array(be, &rstart);
     gs_ts_free_array(be, &dstats);
     gs_ts_free_array(be, &ccol);
@@ -438,45 +474,35 @@ cleanup:
     return st;
 }
 
-gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo, bool unit_diag,
-                              gs_int m, const gs_ts_plan_opts *po, gs_ts_analysis *AT, gs_ts_merge_dev *R,
-                              gs_ts_merge_stats *stats, double *merge_time)
+gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, bool unit_diag, gs_int m,
+                              long long max_fill, const gs_ts_analysis *AT, gs_ts_merge_dev *R,
+                              gs_ts_merge_stats *stats)
 {
     gs_status st = GS_OK;
     gs_int *lev = NULL, *up_rowptr = NULL, *up_col = NULL;
     double *up_val = NULL;
     gs_csr_dev tdev;
-    memset(AT, 0, sizeof *AT);
+    const gs_int n = AT->D.n;
+    void *p = NULL;
     memset(R, 0, sizeof *R);
     memset(stats, 0, sizeof *stats);
-    GS_TRY(T ? gs_ts_analysis_run(be, T, uplo, unit_diag, po, AT) : gs_ts_analysis_run_dev(be, dT, uplo, unit_diag, po, AT));
-    {
-        const double t0 = gs_wtime();
-        const gs_int n = AT->D.n;
-        void *p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, ((size_t)n + 1) * sizeof(gs_int)));
-        lev = (gs_int *)p;
-        GS_TRY(gs_ts_merge_row_levels(be, &AT->D, lev));
-        if (T) {
-            GS_TRY(gs_ts_upload_array(be, &up_rowptr, T->rowptr, (size_t)n + 1));
-            GS_TRY(gs_ts_upload_array(be, &up_col, T->colind, (size_t)T->nnz));
-            GS_TRY(gs_ts_upload_array(be, &up_val, T->val, (size_t)T->nnz));
-            tdev.nrows = tdev.ncols = n;
-            tdev.nnz = T->nnz;
-            tdev.rowptr = up_rowptr;
-            tdev.colind = up_col;
-            tdev.val = up_val;
-            dT = &tdev;
-        }
-        GS_TRY(gs_ts_merge_build_cuda(be, dT, lev, AT->D.nlevels, unit_diag, m,
-                                      (long long)GS_SF_MERGE_FILL * ((long long)dT->nnz + n), R, stats));
-        *merge_time = gs_wtime() - t0;
+    GS_TRY(gs_backend_alloc(be, &p, ((size_t)n + 1) * sizeof(gs_int)));
+    lev = (gs_int *)p;
+    GS_TRY(gs_ts_merge_row_levels(be, &AT->D, lev));
+    if (T) {
+        GS_TRY(gs_ts_upload_array(be, &up_rowptr, T->rowptr, (size_t)n + 1));
+        GS_TRY(gs_ts_upload_array(be, &up_col, T->colind, (size_t)T->nnz));
+        GS_TRY(gs_ts_upload_array(be, &up_val, T->val, (size_t)T->nnz));
+        tdev.nrows = tdev.ncols = n;
+        tdev.nnz = T->nnz;
+        tdev.rowptr = up_rowptr;
+        tdev.colind = up_col;
+        tdev.val = up_val;
+        dT = &tdev;
     }
+    GS_TRY(gs_ts_merge_build_cuda(be, dT, lev, AT->D.nlevels, unit_diag, m, max_fill, R, stats));
 cleanup:
-    if (st != GS_OK) {
-        gs_ts_analysis_free(be, AT);
-        gs_ts_merge_dev_free(be, R);
-    }
+    if (st != GS_OK) gs_ts_merge_dev_free(be, R);
     gs_ts_free_array(be, &lev);
     gs_ts_free_array(be, &up_rowptr);
     gs_ts_free_array(be, &up_col);
@@ -484,18 +510,20 @@ cleanup:
     return st;
 }
 
-gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m, gs_csr *TD,
-                                gs_csr *M, gs_ts_merge_stats *stats)
+gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m,
+                                long long max_fill, gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats)
 {
     gs_status st = GS_OK;
     gs_ts_analysis AT;
     gs_ts_merge_dev R;
-    double t = 0.0;
     gs_ts_plan_opts po = {16, true, NULL, 1, GS_SF_RUN_ELL, false};
     memset(TD, 0, sizeof *TD);
     memset(M, 0, sizeof *M);
+    memset(&AT, 0, sizeof AT);
+    memset(&R, 0, sizeof R);
     GS_TRY(gs_ts_check_rows(T, uplo, unit_diag, T->nrows));
-    GS_TRY(gs_ts_merge_prepare(be, T, NULL, uplo, unit_diag, m, &po, &AT, &R, stats, &t));
+    GS_TRY(gs_ts_analysis_run(be, T, uplo, unit_diag, &po, &AT));
+    GS_TRY(gs_ts_merge_prepare(be, T, NULL, unit_diag, m, max_fill, &AT, &R, stats));
     if (!stats->too_much_fill) {
         GS_TRY(gs_ts_csr_download(be, &R.TD, TD));
         GS_TRY(gs_ts_csr_download(be, &R.M, M));

@@ -446,29 +446,24 @@ static gs_status sf_stage_build(gs_backend *be, sf_stage *S, const gs_csr *T, co
     return GS_OK;
 }
 
-/* merged schedule with m levels per group: the level plan of T (it checks T's rows and gives the level
- * of each row), T_D and M built on the GPU (merge_cuda.cu), then a level-order plan of each. A host T
- * is uploaded once more for the builder. Too much fill (R over GS_SF_MERGE_FILL times T's entries + n):
- * *built = false and T's level plan becomes the only stage (the level order). */
+/* merged schedule with m levels per group from T's level plan (stage 0's plan, built and checked): T_D
+ * and M built on the GPU (merge_cuda.cu), then a level-order plan of each as the two stages. Too much fill
+ * (R over GS_SF_MERGE_FILL times T's entries + n): *built = false, T's plan stays stage 0. */
 static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, const gs_csr_dev *dT, gs_int m,
                                  const gs_ts_plan_opts *po, bool *built)
 {
     gs_status st = GS_OK;
     gs_backend *be = ts->be;
-    gs_ts_analysis AT;
     gs_ts_merge_dev R;
-    memset(&AT, 0, sizeof AT);
+    const double t0 = gs_wtime();
+    const long long nnz = T ? T->nnz : dT->nnz, n = T ? T->nrows : dT->nrows;
     memset(&R, 0, sizeof R);
     *built = false;
-    GS_TRY(gs_ts_merge_prepare(be, T, dT, ts->uplo, ts->unit_diag, m, po, &AT, &R, &d->merge, &d->merge_time));
-    if (d->merge.too_much_fill) { /* the level order: T's plan is the stage */
-        d->st[0].A = AT;
-        memset(&AT, 0, sizeof AT);
-        GS_TRY(sf_stage_finish(be, &d->st[0]));
-        d->nstages = 1;
-        goto cleanup;
-    }
-    gs_ts_analysis_free(be, &AT);
+    GS_TRY(gs_ts_merge_prepare(be, T, dT, ts->unit_diag, m, (long long)GS_SF_MERGE_FILL * (nnz + n), &d->st[0].A, &R,
+                               &d->merge));
+    d->merge_time = gs_wtime() - t0;
+    if (d->merge.too_much_fill) goto cleanup;
+    gs_ts_analysis_free(be, &d->st[0].A);
     GS_TRY(sf_stage_build(be, &d->st[0], NULL, &R.TD, ts->uplo, ts->unit_diag, po));
     GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, po));
     {
@@ -476,10 +471,8 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
         GS_TRY(gs_backend_alloc(be, &p, ((size_t)R.TD.nrows + 1) * sizeof(double)));
         d->y = (double *)p;
     }
-    d->nstages = 2;
     *built = true;
 cleanup:
-    gs_ts_analysis_free(be, &AT);
     gs_ts_merge_dev_free(be, &R);
     return st;
 }
@@ -503,9 +496,16 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
     GS_TRY(gs_ts_syncfree_merge_forced(&m));
     d->forced = po.forced_run_rows > 0;
+    /* T's plan (checks the rows): the level order's only stage, or the levels of the merged schedule */
+    GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->st[0].A)
+             : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->st[0].A));
+    if (m == 0 && d->st[0].A.D.run_rows == 1)
+        m = gs_ts_syncfree_merge_rule(d->st[0].A.D.n, d->st[0].A.D.nlevels, d->st[0].A.D.max_row_length);
     if (m > 1) GS_TRY(sf_merged_build(ts, d, T, dT, m, &po, &built));
-    if (!built && d->nstages == 0) {
-        GS_TRY(sf_stage_build(be, &d->st[0], T, dT, ts->uplo, ts->unit_diag, &po));
+    if (built) {
+        d->nstages = 2;
+    } else {
+        GS_TRY(sf_stage_finish(be, &d->st[0]));
         d->nstages = 1;
     }
     d->total_time = gs_wtime() - d->t0;

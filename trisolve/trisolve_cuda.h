@@ -169,17 +169,16 @@ struct gs_ts_merge_dev {
 gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *lev);
 /* T_D and M of a factor T in device memory (rows already checked) with the level of each row in lev
  * (device, nlevels levels): gs_ts_merge_build_host's results, bit for bit, in device arrays owned by R.
- * Too much fill (R over max_fill entries, or the work space over 4 max_fill + n): stats->too_much_fill,
+ * Too much fill (R over max_fill entries, or one pass's contributions over 4 max_fill + n): too_much_fill,
  * nothing kept, GS_OK. */
 gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_int *lev, gs_int nlevels, bool unit_diag,
                                  gs_int m, long long max_fill, gs_ts_merge_dev *R, gs_ts_merge_stats *stats);
 void gs_ts_merge_dev_free(gs_backend *be, gs_ts_merge_dev *R);
-/* The merged schedule's preparation from a factor on the host (T) or in device memory (dT): *AT = T's
- * level plan (gs_ts_analysis_run with po: it checks the rows), the level of each row from it, T uploaded
- * once more when on the host, then gs_ts_merge_build_cuda with the fill limit GS_SF_MERGE_FILL * (nnz + n).
- * *merge_time: seconds after the plan. On failure nothing is kept. */
-gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo, bool unit_diag,
-                              gs_int m, const gs_ts_plan_opts *po, gs_ts_analysis *AT, gs_ts_merge_dev *R,
-                              gs_ts_merge_stats *stats, double *merge_time);
+/* The merged schedule's transformation of a factor on the host (T) or in device memory (dT) whose level
+ * plan AT is built (gs_ts_analysis_run: it checked the rows): the level of each row from AT, T uploaded
+ * once more when on the host, then gs_ts_merge_build_cuda. On failure nothing is kept in R. */
+gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, bool unit_diag, gs_int m,
+                              long long max_fill, const gs_ts_analysis *AT, gs_ts_merge_dev *R,
+                              gs_ts_merge_stats *stats);
 
 #endif

@@ -138,6 +138,10 @@ gs_status gs_ts_syncfree_forced(gs_int *run_rows);
  * *m = GS_SYNCFREE_MERGE (1 .. GS_SF_MERGE_MAX; unset or empty: GS_SF_MERGE_DEFAULT); levels or runs ->
  * 1 (not merged); auto -> 0 (the rule decides). A bad value is GS_ERR_ARG naming the variable. */
 gs_status gs_ts_syncfree_merge_forced(gs_int *m);
+/* The rule (trisolve.c): levels per group for T's level plan statistics (n rows, levels, longest row's
+ * off-diagonal entries), 1 = the level order. */
+gs_int gs_ts_syncfree_merge_rule(gs_int n, gs_int levels, gs_int max_row_length);
+#define GS_SF_MERGE_RULE_MAX 16
 #define GS_SF_MERGE_DEFAULT 4
 #define GS_SF_MERGE_MAX 64
 #define GS_SF_MERGE_FILL 8 /* R may hold at most this many times T's entries + n */
@@ -201,10 +205,9 @@ gs_status gs_ts_merge_build_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, 
                                  gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats);
 /* The GPU builder's results for a host factor (merge_cuda.cu, cuda backend be; tests): the same steps as
  * the sync-free solver's analysis (T's level plan, the row levels from it, gs_ts_merge_build_cuda),
- * downloaded; T's rows are checked first. Same contract as gs_ts_merge_build_host with the fill limit
- * GS_SF_MERGE_FILL * (nnz + n). */
-gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m, gs_csr *TD,
-                                gs_csr *M, gs_ts_merge_stats *stats);
+ * downloaded; T's rows are checked first. Same contract as gs_ts_merge_build_host. */
+gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m,
+                                long long max_fill, gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats);
 /* x = M^{-1} (T_D^{-1} b) by sequential substitution (y: n values of work space). */
 gs_status gs_ts_merge_solve_host(const gs_csr *TD, const gs_csr *M, gs_uplo uplo, bool unit_diag, const double *b,
                                  double *y, double *x);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/generate.h"
 #include "testutil.h"
 #include "tri_cases.h"
 #include "trisolve/trisolve_impl.h"
@@ -57,7 +58,7 @@ static void test_suite(void **state)
             gs_ts_merge_stats sg, sh;
             const long long limit = (long long)GS_SF_MERGE_FILL * ((long long)c->T.nnz + c->T.nrows);
             GS_ASSERT_OK(gs_ts_merge_build_host(&c->T, c->uplo, c->unit, ms[a], limit, &TDh, &Mh, &sh));
-            GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &c->T, c->uplo, c->unit, ms[a], &TDg, &Mg, &sg));
+            GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &c->T, c->uplo, c->unit, ms[a], limit, &TDg, &Mg, &sg));
             assert_int_equal(sg.too_much_fill, sh.too_much_fill);
             assert_int_equal(sg.levels, sh.levels);
             assert_int_equal(sg.groups, sh.groups);
@@ -78,22 +79,31 @@ static void test_suite(void **state)
     tri_suite_free(&S);
 }
 
-/* A dense-ish random factor with m = 16 makes R far larger than the limit on both sides. */
+/* The fill limit: R's size accepted, one entry less refused, on both sides (a 27-point triangle, m = 4). */
 static void test_fill_limit(void **state)
 {
     (void)state;
-    gs_csr T = {0}, TD, M;
+    gs_csr A = {0}, T = {0}, TD, M;
     gs_ts_merge_stats sg, sh;
-    GS_ASSERT_OK(tri_random(3000, 12, GS_LOWER, false, 5, &T));
-    const long long limit = (long long)GS_SF_MERGE_FILL * ((long long)T.nnz + T.nrows);
-    GS_ASSERT_OK(gs_ts_merge_build_host(&T, GS_LOWER, false, 16, limit, &TD, &M, &sh));
-    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_LOWER, false, 16, &TD, &M, &sg));
-    assert_int_equal(sg.too_much_fill, sh.too_much_fill);
-    assert_true(sh.too_much_fill);
-    assert_null(TD.rowptr);
-    assert_null(M.rowptr);
+    GS_ASSERT_OK(gs_gen_laplace27(9, 10, 11, &A));
+    GS_ASSERT_OK(tri_from_matrix(&A, GS_UPPER, false, &T));
+    GS_ASSERT_OK(gs_ts_merge_build_host(&T, GS_UPPER, false, 4, (long long)1 << 40, &TD, &M, &sh));
+    assert_false(sh.too_much_fill);
+    const long long need = sh.nnz_r;
     gs_csr_free(&TD);
     gs_csr_free(&M);
+    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_UPPER, false, 4, need, &TD, &M, &sg));
+    assert_false(sg.too_much_fill);
+    assert_int_equal(M.nnz, need);
+    gs_csr_free(&TD);
+    gs_csr_free(&M);
+    GS_ASSERT_OK(gs_ts_merge_build_host(&T, GS_UPPER, false, 4, need - 1, &TD, &M, &sh));
+    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_UPPER, false, 4, need - 1, &TD, &M, &sg));
+    assert_true(sh.too_much_fill);
+    assert_true(sg.too_much_fill);
+    assert_null(TD.rowptr);
+    assert_null(M.rowptr);
+    gs_csr_free(&A);
     gs_csr_free(&T);
 }
 
