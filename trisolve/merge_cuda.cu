@@ -5,13 +5,18 @@
  *   2. R in m passes, pass t = the rows of local level t (level mod m), whose in-group dependencies
  *      were done by earlier passes: per row, an upper bound of its contributions (out-group entries +
  *      the lengths of the R rows it reads), a scan, the contributions written in merge_ref.c's order
- *      (CSR order; R_j in column order), a segmented STABLE sort by column (cub), and one thread per row
+ *      (CSR order; R_j in column order) and sorted STABLY by column (by the row's thread, insertion after
+ *      the equal columns, when no row of the pass has more than MG_THREAD_SORT_MAX contributions; else a
+ *      cub segmented stable sort), and one thread per row
  *      summing each column's contributions in that order, acc = acc + v with v = t_ij or -(t_ij * R_jc)
  *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii); the rows' distinct columns are
  *      counted and scanned first, so the pool holds exactly R's entries (and the fill limit is checked
  *      pass by pass, refusing exactly when the host twin does);
  *   3. M: row lengths, a scan, a copy kernel out of the pool.
  * All kernels are thread-per-row; the host only sizes buffers (one download per pass). */
+#include <stdlib.h>
+#include <string.h>
+
 #include <cub/cub.cuh>
 
 #include "core/mem.h"
@@ -24,7 +29,10 @@ static inline unsigned mg_blocks(size_t n) { return (unsigned)((n + MG_THREADS -
 struct mg_stats {
     unsigned long long growth_bits; /* max row sum of |R|, as the bits of a non-negative double */
     int max_row;
+    long long max_ub; /* most contributions of a row in the current pass */
 };
+
+#define MG_THREAD_SORT_MAX 64 /* rows of at most this many contributions are sorted by their thread */
 
 static __global__ void mg_row_levels_kernel(gs_int n, gs_int nlevels, const gs_int *__restrict__ perm,
                                             const gs_int *__restrict__ level_ptr, gs_int *__restrict__ lev)
@@ -76,7 +84,7 @@ static __global__ void mg_td_copy_kernel(gs_int n, gs_int m, const gs_int *__res
 /* contributions of the rows of pass t (0 for the others); ub[n] = 0 for the scan */
 static __global__ void mg_ub_kernel(gs_int n, gs_int m, gs_int t, const gs_int *__restrict__ rowptr,
                                     const gs_int *__restrict__ col, const gs_int *__restrict__ lev,
-                                    const gs_int *__restrict__ rlen, long long *__restrict__ ub)
+                                    const gs_int *__restrict__ rlen, long long *__restrict__ ub, mg_stats *stats)
 {
     const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (i > n) return;
@@ -92,6 +100,7 @@ static __global__ void mg_ub_kernel(gs_int n, gs_int m, gs_int t, const gs_int *
         u += lev[j] / m < gi ? 1 : rlen[j];
     }
     ub[i] = u;
+    atomicMax(&stats->max_ub, u);
 }
 
 struct mg_pass_args {
@@ -99,14 +108,15 @@ struct mg_pass_args {
     bool unit;
     const gs_int *rowptr, *col, *lev;
     const double *val;
+    bool thread_sort;     /* every row of the pass has at most MG_THREAD_SORT_MAX contributions */
     const long long *off; /* n + 1: the row's contributions at [off[i], off[i + 1]) */
     long long *cnt;       /* n + 1: distinct columns of the row's sorted contributions (0 outside the pass) */
     const long long *poff; /* exclusive scan of cnt: the row's R entries at base + poff[i] */
     long long base;       /* pool index of this pass's first R entry */
     gs_int *ccol;         /* contributions (unsorted) */
     double *cval;
-    const gs_int *scol; /* sorted by column within each row (stable) */
-    const double *sval;
+    gs_int *scol; /* sorted by column within each row (stable) */
+    double *sval;
     gs_int *pool_col;
     double *pool_val;
     long long *rstart; /* pool index of row i's R entries */
@@ -114,27 +124,42 @@ struct mg_pass_args {
     mg_stats *stats;
 };
 
+/* One contribution of the row whose contributions start at k0 (cnt so far): appended (ccol/cval, sorted
+ * later by cub), or inserted into the sorted prefix (scol/sval) after the equal columns (stable). */
+static __device__ __forceinline__ void mg_put(const mg_pass_args &A, long long k0, long long &cnt, gs_int c, double v)
+{
+    long long pos = k0 + cnt;
+    if (!A.thread_sort) {
+        A.ccol[pos] = c;
+        A.cval[pos] = v;
+    } else {
+        while (pos > k0 && A.scol[pos - 1] > c) {
+            A.scol[pos] = A.scol[pos - 1];
+            A.sval[pos] = A.sval[pos - 1];
+            pos--;
+        }
+        A.scol[pos] = c;
+        A.sval[pos] = v;
+    }
+    cnt++;
+}
+
 static __global__ void mg_contrib_kernel(mg_pass_args A)
 {
     const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (i >= A.n || A.lev[i] % A.m != A.t) return;
     const gs_int gi = A.lev[i] / A.m;
-    long long k = A.off[i];
+    const long long k0 = A.off[i];
+    long long cnt = 0;
     for (gs_int q = A.rowptr[i]; q < A.rowptr[i + 1]; q++) {
         const gs_int j = A.col[q];
         if (j == i) continue;
         const double tij = A.val[q];
         if (A.lev[j] / A.m < gi) {
-            A.ccol[k] = j;
-            A.cval[k] = tij;
-            k++;
+            mg_put(A, k0, cnt, j, tij);
         } else {
             const long long s0 = A.rstart[j];
-            for (gs_int s = 0; s < A.rlen[j]; s++) {
-                A.ccol[k] = A.pool_col[s0 + s];
-                A.cval[k] = -__dmul_rn(tij, A.pool_val[s0 + s]);
-                k++;
-            }
+            for (gs_int s = 0; s < A.rlen[j]; s++) mg_put(A, k0, cnt, A.pool_col[s0 + s], -__dmul_rn(tij, A.pool_val[s0 + s]));
         }
     }
 }
@@ -269,6 +294,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     size_t cub_cap = 0, c_cap = 0, c_cap2 = 0, s_cap = 0, s_cap2 = 0, p_cap = 0, p_cap2 = 0;
     long long used = 0;
     const unsigned nb = mg_blocks(nn + 1);
+    const char *sort_env = getenv("GS_MERGE_SORT"); /* tests: "thread" or "cub" forces one sort for every pass */
 
     memset(R, 0, sizeof *R);
     memset(stats, 0, sizeof *stats);
@@ -338,23 +364,30 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     /* 2. R, pass by pass */
     for (gs_int t = 0; t < m && n > 0; t++) {
         size_t bytes = 0;
-        mg_ub_kernel<<<nb, MG_THREADS, 0, s>>>(n, m, t, T->rowptr, T->colind, lev, rlen, ub);
+        GS_TRY(TS_CUDA(cudaMemsetAsync(&dstats->max_ub, 0, sizeof(long long), s)));
+        mg_ub_kernel<<<nb, MG_THREADS, 0, s>>>(n, m, t, T->rowptr, T->colind, lev, rlen, ub, dstats);
         GS_TRY(TS_LAUNCHED("mg_ub_kernel"));
         GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
                                                      (int)n + 1, s)));
         GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
         GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)ub, off, (int)n + 1, s)));
-        long long total = 0;
+        long long total = 0, max_ub = 0;
         GS_TRY(TS_CUDA(cudaMemcpyAsync(&total, off + n, sizeof total, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&max_ub, &dstats->max_ub, sizeof max_ub, cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        bool thread_sort = max_ub <= MG_THREAD_SORT_MAX;
+        if (sort_env && strcmp(sort_env, "cub") == 0) thread_sort = false;
+        if (sort_env && strcmp(sort_env, "thread") == 0) thread_sort = true;
         if (total == 0) continue;
         /* the contributions' work space is bounded too (a pass's contributions exceed its R entries) */
         if (total > 4 * max_fill + (long long)n || total >= (long long)GS_INT_MAX) {
             stats->too_much_fill = true;
             goto cleanup;
         }
-        GS_TRY(mg_reserve(be, &ccol, &c_cap, (size_t)total));
-        GS_TRY(mg_reserve(be, &cval, &c_cap2, (size_t)total));
+        if (!thread_sort) {
+            GS_TRY(mg_reserve(be, &ccol, &c_cap, (size_t)total));
+            GS_TRY(mg_reserve(be, &cval, &c_cap2, (size_t)total));
+        }
         GS_TRY(mg_reserve(be, &scol, &s_cap, (size_t)total));
         GS_TRY(mg_reserve(be, &sval, &s_cap2, (size_t)total));
         mg_pass_args A;
@@ -366,6 +399,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         A.col = T->colind;
         A.lev = lev;
         A.val = T->val;
+        A.thread_sort = thread_sort;
         A.off = off;
         A.cnt = ub; /* free again: the pass's offsets are in off */
         A.poff = poff;
@@ -381,12 +415,14 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         A.stats = dstats;
         mg_contrib_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(A);
         GS_TRY(TS_LAUNCHED("mg_contrib_kernel"));
-        bytes = 0;
-        GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(NULL, bytes, ccol, scol, cval, sval, total,
-                                                                  (long long)n, off, off + 1, s)));
-        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-        GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(cub_tmp, bytes, ccol, scol, cval, sval, total,
-                                                                  (long long)n, off, off + 1, s)));
+        if (!thread_sort) {
+            bytes = 0;
+            GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(NULL, bytes, ccol, scol, cval, sval, total,
+                                                                      (long long)n, off, off + 1, s)));
+            GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
+            GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(cub_tmp, bytes, ccol, scol, cval, sval, total,
+                                                                      (long long)n, off, off + 1, s)));
+        }
         mg_count_kernel<<<nb, MG_THREADS, 0, s>>>(A);
         GS_TRY(TS_LAUNCHED("mg_count_kernel"));
         bytes = 0;
