@@ -249,11 +249,12 @@ static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count)
 {
     if (*p && *cap >= count) return GS_OK;
     gs_ts_free_array(be, p);
+    size_t ncap = *cap * 2 > count ? *cap * 2 : count; /* later passes are larger: fewer (synchronous) mallocs */
     *cap = 0;
     void *q = NULL;
-    GS_CALL(gs_backend_alloc(be, &q, (count > 0 ? count : 1) * sizeof(T)));
+    GS_CALL(gs_backend_alloc(be, &q, (ncap > 0 ? ncap : 1) * sizeof(T)));
     *p = (T *)q;
-    *cap = count;
+    *cap = ncap;
     return GS_OK;
 }
 
@@ -290,6 +291,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     long long *ub = NULL, *off = NULL, *poff = NULL, *rstart = NULL;
     double *cval = NULL, *sval = NULL, *pool_val = NULL;
     char *cub_tmp = NULL;
+    void *arena = NULL;
     mg_stats *dstats = NULL;
     size_t cub_cap = 0, c_cap = 0, c_cap2 = 0, s_cap = 0, s_cap2 = 0, p_cap = 0, p_cap2 = 0;
     long long used = 0;
@@ -304,27 +306,17 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     stats->groups = (nlevels + m - 1) / m;
 
     {
-        void *p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
-        cnt = (gs_int *)p;
-        p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
-        rlen = (gs_int *)p;
-        p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
-        ub = (long long *)p;
-        p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
-        off = (long long *)p;
-        p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
-        rstart = (long long *)p;
-        p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(long long)));
-        poff = (long long *)p;
-        p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, sizeof(mg_stats)));
-        dstats = (mg_stats *)p;
+        /* one allocation for the per-row arrays: 4 of long long, 2 of gs_int, the statistics */
+        const size_t L = (nn + 1) * sizeof(long long), I = ((nn + 1) * sizeof(gs_int) + 7) / 8 * 8;
+        GS_TRY(gs_backend_alloc(be, &arena, 4 * L + 2 * I + sizeof(mg_stats)));
+        char *a = (char *)arena;
+        ub = (long long *)a;
+        off = (long long *)(a + L);
+        rstart = (long long *)(a + 2 * L);
+        poff = (long long *)(a + 3 * L);
+        cnt = (gs_int *)(a + 4 * L);
+        rlen = (gs_int *)(a + 4 * L + I);
+        dstats = (mg_stats *)(a + 4 * L + 2 * I);
         GS_TRY(TS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(rlen, 0, (nn + 1) * sizeof(gs_int), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(rstart, 0, (nn + 1) * sizeof(long long), s)));
@@ -437,6 +429,11 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
             stats->too_much_fill = true;
             goto cleanup;
         }
+        if (!pool_col) { /* a first guess of R's size (T's entries + n), doubled when a pass needs more */
+            const size_t guess = (size_t)((long long)T->nnz + n < max_fill ? (long long)T->nnz + n : max_fill);
+            GS_TRY(mg_reserve(be, &pool_col, &p_cap, guess));
+            GS_TRY(mg_reserve(be, &pool_val, &p_cap2, guess));
+        }
         GS_TRY(mg_grow(be, &pool_col, &p_cap, (size_t)(used + pass_nnz), (size_t)used, s));
         GS_TRY(mg_grow(be, &pool_val, &p_cap2, (size_t)(used + pass_nnz), (size_t)used, s));
         A.pool_col = pool_col;
@@ -493,13 +490,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
 cleanup:
     if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
     if (st != GS_OK || stats->too_much_fill) gs_ts_merge_dev_free(be, R);
-    gs_ts_free_array(be, &cnt);
-    gs_ts_free_array(be, &rlen);
-    gs_ts_free_array(be, &ub);
-    gs_ts_free_array(be, &off);
-    gs_ts_free_array(be, &poff);
-    gs_ts_free_array(be, &rstart);
-    gs_ts_free_array(be, &dstats);
+    if (arena) gs_backend_free(be, arena);
     gs_ts_free_array(be, &ccol);
     gs_ts_free_array(be, &cval);
     gs_ts_free_array(be, &scol);
