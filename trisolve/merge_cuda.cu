@@ -24,7 +24,8 @@
 
 #define MG_THREADS 256
 
-static inline unsigned mg_blocks(size_t n) { return (unsigned)((n + MG_THREADS - 1) / MG_THREADS); }
+/* at least one block (an empty factor: every thread returns) */
+static inline unsigned mg_blocks(size_t n) { return n > 0 ? (unsigned)((n + MG_THREADS - 1) / MG_THREADS) : 1u; }
 
 struct mg_stats {
     unsigned long long growth_bits; /* max row sum of |R|, as the bits of a non-negative double */

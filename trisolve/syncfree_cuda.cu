@@ -31,6 +31,12 @@
  * level covers up to GS_SF_RUN_ROWS row levels along a grid line: fewer cross-SM hops on the critical
  * path (poisson2d 1024^2: 2047 row levels, 1279 run levels).
  *
+ * Merged schedule (trisolve_impl.h, merge_ref.c; chosen by gs_ts_syncfree_merge_rule in trisolve.c from
+ * T's level plan): m consecutive levels form a group, x = M^{-1} (T_D^{-1} b) with M = I + T_D^{-1} T_O,
+ * T_D and M built on the GPU (merge_cuda.cu); two stages, each a level-order plan solved by this kernel
+ * (y between them), m and ceil(levels / m) levels instead of `levels` (poisson2d 1024^2 m = 16: 2047 ->
+ * 16 + 128).
+ *
  * Cost: one dependency hop between SMs (store, polling load, return) is ~0.5-0.9 us on the H100, so a
  * solve costs ~levels x hop (docs/notes-trisolve.md); the bytes are a small term.
  *

@@ -115,12 +115,36 @@ static void test_fill_limit(void **state)
     gs_csr_free(&T);
 }
 
+/* An empty factor: nothing to merge, empty T_D and M on both sides (the GPU builder launches no kernel
+ * with zero blocks). */
+static void test_empty(void **state)
+{
+    (void)state;
+    gs_csr T = {0}, TD, M, TDh, Mh;
+    gs_ts_merge_stats sg, sh;
+    GS_ASSERT_OK(gs_csr_alloc(&T, 0, 0, 0, true));
+    GS_ASSERT_OK(gs_ts_merge_build_host(&T, GS_LOWER, false, 4, 100, &TDh, &Mh, &sh));
+    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_LOWER, false, 4, 100, &TD, &M, &sg));
+    assert_int_equal(sg.levels, sh.levels);
+    assert_int_equal(sg.groups, sh.groups);
+    assert_int_equal(TD.nrows, 0);
+    assert_int_equal(M.nrows, 0);
+    assert_int_equal(TD.nnz, 0);
+    assert_int_equal(M.nnz, 0);
+    gs_csr_free(&TD);
+    gs_csr_free(&M);
+    gs_csr_free(&TDh);
+    gs_csr_free(&Mh);
+    gs_csr_free(&T);
+}
+
 int main(void)
 {
     gs_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite),
         cmocka_unit_test(test_fill_limit),
+        cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
