@@ -352,8 +352,38 @@ static sf_kernel_fn<V> sf_pick(int wmax, int run_rows)
     return sf_kernel<16, 1, V>;
 }
 
+/* ================================================================ level-synchronous T_D stage
+ *
+ * The first stage of the merged schedule has only m levels (T_D), each holding ~n/m rows: one plain
+ * launch per level (a thread per position, no flags, no tickets: the levels before it are complete)
+ * costs a launch gap per level instead of the sync-free kernel's per-chunk latency over all n rows. The
+ * arithmetic is sf_chunk's (ELL entries in order, then the remainder, times 1/diagonal); the values are
+ * kept by position in xpos (the plan's columns are positions). */
+template <typename V>
+static __global__ void __launch_bounds__(256)
+    sf_level_kernel(sf_dev<V> S, gs_int p0, gs_int p1, const double *__restrict__ b, double *__restrict__ x,
+                    double *__restrict__ xpos)
+{
+    const gs_int p = p0 + (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (p >= p1) return;
+    const gs_int i = __ldg(S.perm + p);
+    double s = __ldg(b + i);
+    for (int k = 0; k < S.w; k++) {
+        const size_t q = (size_t)k * (size_t)S.n + (size_t)p;
+        const gs_int c = __ldg(S.ell_col + q);
+        if (c >= 0) s -= (double)__ldg(S.ell_val + q) * xpos[c];
+    }
+    if (S.has_rem)
+        for (gs_int q = __ldg(S.rem_ptr + p); q < __ldg(S.rem_ptr + p + 1); q++)
+            s -= (double)__ldg(S.rem_val + q) * xpos[__ldg(S.rem_col + q)];
+    const double r = s * (double)__ldg(S.dinv + p);
+    xpos[p] = r;
+    x[i] = r;
+}
+
 /* ================================================================ host side */
 
+#define SF_TD_SYNC_LEVELS 4 /* merged: T_D of at most this many levels solved level-synchronously */
 #define SF_WARPS_PER_SM_WIDE 4 /* with more than 8 ELL entries per row: fewer pollers (run 1: 527 vs 589 us) */
 
 /* One solve of the plan: the persistent grid, the ready values and the ticket counter. */
@@ -374,6 +404,7 @@ typedef struct sf_data {
     double merge_time;       /* seconds spent building T_D and M */
     double t0, total_time;   /* the whole analysis */
     double *y;               /* merged: n values between the two solves */
+    bool td_sync;            /* merged: stage 0 by one launch per level (sf_level_kernel) */
 } sf_data;
 
 static void sf_stage_release(gs_backend *be, sf_stage *S)
@@ -477,6 +508,10 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
         GS_TRY(gs_backend_alloc(be, &p, ((size_t)R.TD.nrows + 1) * sizeof(double)));
         d->y = (double *)p;
     }
+    {
+        const char *knob = getenv("GS_SF_TD_SYNC"); /* measurements: 1 / 0 forces */
+        d->td_sync = knob && knob[0] ? strcmp(knob, "1") == 0 : d->st[0].A.D.nlevels <= SF_TD_SYNC_LEVELS;
+    }
     *built = true;
 cleanup:
     gs_ts_merge_dev_free(be, &R);
@@ -536,7 +571,7 @@ static gs_status sf_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
  * x = T^{-1} b, with the plan's values of type V (ell_val, rem_val, dinv) widened to double. */
 template <typename V>
 static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val, const V *dinv, cudaStream_t s,
-                           const double *b, double *x)
+                           const double *b, double *x, bool level_sync)
 {
     const gs_ls_dplan *D = &d->A.D;
     sf_dev<V> S;
@@ -555,16 +590,25 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.dinv = dinv;
     S.ready = d->ready;
     S.ticket = d->ticket;
+    if (level_sync) { /* one launch per level; the ready array holds the values by position */
+        for (gs_int l = 0; l < D->nlevels; l++) {
+            const gs_int p0 = D->h_level_ptr[l], p1 = D->h_level_ptr[l + 1];
+            if (p1 <= p0) continue;
+            sf_level_kernel<V><<<(unsigned)((p1 - p0 + 255) / 256), 256, 0, s>>>(S, p0, p1, b, x, (double *)d->ready);
+            GS_CALL(TS_LAUNCHED("sf_level_kernel"));
+        }
+        return GS_OK;
+    }
     sf_pick<V>(d->wmax, d->run_rows)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
     return GS_OK;
 }
 
-static gs_status sf_stage_solve(const sf_stage *d, cudaStream_t s, const double *b, double *x)
+static gs_status sf_stage_solve(const sf_stage *d, cudaStream_t s, const double *b, double *x, bool level_sync)
 {
     const gs_ls_dplan *D = &d->A.D;
-    if (D->single) GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b, x));
-    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b, x));
+    if (D->single) GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b, x, level_sync));
+    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b, x, level_sync));
     return GS_OK;
 }
 
@@ -573,10 +617,10 @@ static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
     const sf_data *d = (const sf_data *)ts->data;
     cudaStream_t s = gs_ts_stream(ts->be);
     if (d->nstages == 2) {
-        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, d->y));
-        GS_CALL(sf_stage_solve(&d->st[1], s, d->y, x->data));
+        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, d->y, d->td_sync));
+        GS_CALL(sf_stage_solve(&d->st[1], s, d->y, x->data, false));
     } else {
-        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, x->data));
+        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, x->data, false));
     }
     return GS_OK;
 }
@@ -610,6 +654,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     if (merged) {
         char sub[256];
         gs_ts_report_int(rep, prefix, "merge_levels_per_group", d->merge.m);
+        gs_ts_report_int(rep, prefix, "merge_td_level_sync", d->td_sync ? 1 : 0);
         gs_ts_report_int(rep, prefix, "levels", d->merge.levels); /* of T; each stage reports its own */
         gs_ts_report_int(rep, prefix, "merge_groups", d->merge.groups);
         gs_ts_report_int(rep, prefix, "merge_nnz_r", d->merge.nnz_r);

@@ -549,11 +549,14 @@ gs_int gs_ts_syncfree_merge_rule(gs_int n, gs_int levels, gs_int max_row_length)
      * where the level order pays many thin levels, and the fill of R stays small (short rows):
      *   poisson2d 1024^2 (2047 levels of 512 rows, 2 entries per row): L+U 2654 us levels -> 1079 (m = 4),
      *     832 (m = 8), 786 (m = 16);
-     *   poisson3d / convdiff3d 100^3 (298 levels of 3356 rows): no gain (m = 2, 4: 485-504 vs 489 us; m = 8:
-     *     1505: the second solve's wide levels cost ~2.6 us each);
+     *   poisson3d / convdiff3d 100^3 (298 levels of 3356 rows), both solves sync-free: no gain (m = 2, 4:
+     *     485-504 vs 489 us; m = 8: 1505: the second solve's wide levels cost ~2.6 us each);
      *   laplace27 64^3 (13 entries per row): R's fill makes it slower at every m (m = 2: 2575 vs 1004 us).
-     * m is chosen so that a level of M holds ~8192 rows (2D: 16). */
-    if (n <= 0 || levels < 64 || max_row_length > 4 || (double)n / (double)levels > 1024.0) return 1;
+     * m is chosen so that a level of M holds ~8192 rows (2D: 16). With wide levels (3D) m = 2, where the
+     * first solve (2 levels) runs level-synchronously (syncfree_cuda.cu) and the second has half the levels:
+     * poisson3d / convdiff3d L+U 485 -> 438 us (m = 3: 479, m = 4: 473). */
+    if (n <= 0 || levels < 64 || max_row_length > 4) return 1;
+    if ((double)n / (double)levels > 1024.0) return 2;
     const double want = 8192.0 * (double)levels / (double)n;
     gs_int m = 2;
     while (m < GS_SF_MERGE_RULE_MAX && (double)m * 1.4142 < want) m *= 2; /* the power of two nearest want */

@@ -301,6 +301,9 @@ int main(void)
 #ifdef TS_MERGE /* levels per group of the merged schedule */
     setenv("GS_SYNCFREE_MERGE", TS_MERGE, 1);
 #endif
+#ifdef TS_TD_SYNC /* the merged schedule's first stage: level-synchronous (1) or sync-free (0) */
+    setenv("GS_SF_TD_SYNC", TS_TD_SYNC, 1);
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite),
         cmocka_unit_test(test_repeat_reanalyse_view),

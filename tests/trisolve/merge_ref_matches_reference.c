@@ -184,7 +184,7 @@ static void test_rule_and_override(void **state)
     assert_int_equal(gs_ts_syncfree_merge_rule(1048576, 2047, 2), 16); /* 2D 5-point 1024^2 */
     assert_int_equal(gs_ts_syncfree_merge_rule(262144, 1023, 2), GS_SF_MERGE_RULE_MAX); /* capped */
     assert_int_equal(gs_ts_syncfree_merge_rule(1000000, 1023, 2), 8);
-    assert_int_equal(gs_ts_syncfree_merge_rule(1000000, 298, 3), 1);  /* 3D: wide levels */
+    assert_int_equal(gs_ts_syncfree_merge_rule(1000000, 298, 3), 2);  /* 3D: wide levels */
     assert_int_equal(gs_ts_syncfree_merge_rule(262144, 442, 13), 1);  /* 27-point: fill */
     assert_int_equal(gs_ts_syncfree_merge_rule(11397, 50, 2), 1);     /* few levels */
     assert_int_equal(gs_ts_syncfree_merge_rule(0, 0, 0), 1);
