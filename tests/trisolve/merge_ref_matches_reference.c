@@ -128,10 +128,14 @@ static void test_suite(void **state)
             double e = gs_test_rel_diff(n, x, xr);
             if (!(e <= TRI_TOL)) fprintf(stderr, "merged m=%d %s: relative error %.3e\n", (int)ms[a], c->name, e);
             assert_true(e <= TRI_TOL);
-            /* the fill limit: one entry less than R needs builds nothing */
+            gs_csr_free(&TD);
+            gs_csr_free(&M);
+            /* the fill limit: exactly R's size builds it, one entry less builds nothing */
             if (st.nnz_r > 0) {
                 gs_ts_merge_stats st2;
-                GS_ASSERT_OK(gs_ts_merge_build_host(&c->T, c->uplo, c->unit, ms[a], st.nnz_r - 1, &TD, &M, &st2));
+                GS_ASSERT_OK(gs_ts_merge_build_host(&c->T, c->uplo, c->unit, ms[a], st.nnz_r, &TD, &M, &st2));
+                assert_false(st2.too_much_fill);
+                assert_int_equal(M.nnz, st.nnz_r);
                 gs_csr_free(&TD);
                 gs_csr_free(&M);
                 GS_ASSERT_OK(gs_ts_merge_build_host(&c->T, c->uplo, c->unit, ms[a], st.nnz_r - 1, &TD, &M, &st2));
@@ -139,8 +143,6 @@ static void test_suite(void **state)
                 assert_null(TD.rowptr);
                 assert_null(M.rowptr);
             }
-            gs_csr_free(&TD);
-            gs_csr_free(&M);
         }
         gs_free(&b);
         gs_free(&xr);
