@@ -13,7 +13,7 @@
  *      counted and scanned first, so the pool holds exactly R's entries (and the fill limit is checked
  *      pass by pass, refusing exactly when the host twin does);
  *   3. M: row lengths, a scan, a copy kernel out of the pool.
- * All kernels are thread-per-row; the host only sizes buffers (one download per pass). */
+ * All kernels are thread-per-row; the host only sizes buffers (two small downloads per pass). */
 #include <stdlib.h>
 #include <string.h>
 
