@@ -528,7 +528,11 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
         tdev.val = up_val;
         dT = &tdev;
     }
-    GS_TRY(gs_ts_merge_build_cuda(be, dT, lev, AT->D.nlevels, unit_diag, m, max_fill, R, stats));
+    {
+        const double t0 = gs_wtime();
+        GS_TRY(gs_ts_merge_build_cuda(be, dT, lev, AT->D.nlevels, unit_diag, m, max_fill, R, stats));
+        stats->build_time = gs_wtime() - t0;
+    }
 cleanup:
     if (st != GS_OK) gs_ts_merge_dev_free(be, R);
     gs_ts_free_array(be, &lev);

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "core/mem.h"
 #include "trisolve/trisolve_impl.h"
 
@@ -42,6 +43,7 @@ gs_status gs_ts_merge_build_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, 
     memset(TD, 0, sizeof *TD);
     memset(M, 0, sizeof *M);
     memset(stats, 0, sizeof *stats);
+    const double t0 = gs_wtime();
     if (m < 1) GS_FAIL(GS_ERR_ARG, "merged schedule: %d levels per group; expected >= 1", (int)m);
     stats->m = m;
     GS_TRY(GS_MALLOC(level, n > 0 ? n : 1));
@@ -162,6 +164,7 @@ cleanup:
         gs_csr_free(TD);
         gs_csr_free(M);
     }
+    stats->build_time = gs_wtime() - t0;
     gs_free(&level);
     gs_free(&rptr);
     gs_free(&stamp);

@@ -401,7 +401,8 @@ typedef struct sf_data {
     int nstages;
     bool forced; /* the schedule came from GS_SYNCFREE_SCHEDULE */
     gs_ts_merge_stats merge; /* merged: the transformation's statistics (m = 0: not merged) */
-    double merge_time;       /* seconds spent building T_D and M */
+    double merge_time;       /* seconds spent building T_D and M (row levels, upload of a host T, builder) */
+    double tplan_time;       /* seconds of T's level plan (the start of every analysis) */
     double t0, total_time;   /* the whole analysis */
     double *y;               /* merged: n values between the two solves */
     bool td_sync;            /* merged: stage 0 by one launch per level (sf_level_kernel) */
@@ -540,6 +541,7 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     /* T's plan (checks the rows): the level order's only stage, or the levels of the merged schedule */
     GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->st[0].A)
              : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->st[0].A));
+    d->tplan_time = gs_wtime() - d->t0;
     if (m == 0 && d->st[0].A.D.run_rows == 1)
         m = gs_ts_syncfree_merge_rule(d->st[0].A.D.n, d->st[0].A.D.nlevels, d->st[0].A.D.max_row_length);
     if (m > 1) GS_TRY(sf_merged_build(ts, d, T, dT, m, &po, &built));
@@ -661,6 +663,8 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
         gs_ts_report_int(rep, prefix, "merge_max_row_r", d->merge.max_row_r);
         gs_ts_report_double(rep, prefix, "merge_growth", d->merge.growth);
         gs_ts_report_double(rep, prefix, "merge_time", d->merge_time);
+        gs_ts_report_double(rep, prefix, "merge_build_time", d->merge.build_time);
+        gs_ts_report_double(rep, prefix, "merge_tplan_time", d->tplan_time);
         gs_ts_report_double(rep, prefix, "analysis_time", d->total_time);
         for (int k = 0; k < 2; k++) {
             snprintf(sub, sizeof sub, "%s.%s", prefix, k == 0 ? "td" : "m");
