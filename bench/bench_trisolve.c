@@ -672,8 +672,8 @@ static void print_summary(const bench_opts *o, const case_summary *cs, int ncase
         if (w > 0 && (size_t)w < sizeof slower - used) used += (size_t)w;
     }
     if (used == 0)
-        printf("auto never slower than cusparse: yes (%d matrices, L+U median%s%s%s)\n", ncases,
-               sused ? "; auto ran cuSPARSE SpSV itself on " : "", same, sused ? "" : "");
+        printf("auto never slower than cusparse: yes (%d matrices, L+U median%s%s)\n", ncases,
+               sused ? "; auto ran cuSPARSE SpSV itself on " : "", same);
     else printf("auto never slower than cusparse: no (%s)\n", slower);
 }
 
