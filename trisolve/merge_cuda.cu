@@ -244,36 +244,26 @@ gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *l
     return GS_OK;
 }
 
-/* *p holds at least count elements of T (contents dropped when it grows) */
+/* *p holds at least count elements of T; grown by doubling (later passes are larger: fewer synchronous
+ * mallocs), keeping its first `keep` elements (0: the contents are dropped). */
 template <typename T>
-static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count)
+static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count, size_t keep = 0, cudaStream_t s = 0)
 {
     if (*p && *cap >= count) return GS_OK;
-    gs_ts_free_array(be, p);
-    size_t ncap = *cap * 2 > count ? *cap * 2 : count; /* later passes are larger: fewer (synchronous) mallocs */
-    *cap = 0;
+    const size_t ncap = *cap * 2 > count ? *cap * 2 : count;
     void *q = NULL;
-    GS_CALL(gs_backend_alloc(be, &q, (ncap > 0 ? ncap : 1) * sizeof(T)));
-    *p = (T *)q;
-    *cap = ncap;
-    return GS_OK;
-}
-
-/* the pool grows keeping its first `used` elements */
-template <typename T>
-static gs_status mg_grow(gs_backend *be, T **p, size_t *cap, size_t count, size_t used, cudaStream_t s)
-{
-    if (*p && *cap >= count) return GS_OK;
-    size_t ncap = *cap * 2 > count ? *cap * 2 : count;
-    void *q = NULL;
-    GS_CALL(gs_backend_alloc(be, &q, ncap * sizeof(T)));
-    if (used > 0 && cudaMemcpyAsync(q, *p, used * sizeof(T), cudaMemcpyDeviceToDevice, s) != cudaSuccess) {
-        gs_backend_free(be, q);
-        GS_CALL(TS_CUDA(cudaGetLastError()));
+    if (keep == 0) { /* nothing to copy: the old block goes first (lower peak) */
+        gs_ts_free_array(be, p);
+        *cap = 0;
     }
-    if (cudaStreamSynchronize(s) != cudaSuccess) {
-        gs_backend_free(be, q);
-        GS_CALL(TS_CUDA(cudaGetLastError()));
+    GS_CALL(gs_backend_alloc(be, &q, (ncap > 0 ? ncap : 1) * sizeof(T)));
+    if (keep > 0) {
+        cudaError_t e = cudaMemcpyAsync(q, *p, keep * sizeof(T), cudaMemcpyDeviceToDevice, s);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess) {
+            gs_backend_free(be, q);
+            GS_CALL(TS_CUDA(e));
+        }
     }
     gs_ts_free_array(be, p);
     *p = (T *)q;
@@ -435,8 +425,8 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
             GS_TRY(mg_reserve(be, &pool_col, &p_cap, guess));
             GS_TRY(mg_reserve(be, &pool_val, &p_cap2, guess));
         }
-        GS_TRY(mg_grow(be, &pool_col, &p_cap, (size_t)(used + pass_nnz), (size_t)used, s));
-        GS_TRY(mg_grow(be, &pool_val, &p_cap2, (size_t)(used + pass_nnz), (size_t)used, s));
+        GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)(used + pass_nnz), (size_t)used, s));
+        GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)(used + pass_nnz), (size_t)used, s));
         A.pool_col = pool_col;
         A.pool_val = pool_val;
         mg_combine_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(A);
