@@ -20,9 +20,12 @@
  * usage: bench_trisolve [--gen NAME --n N [--ny N --nz N --peclet P]] [--set] [--matrix FILE]...
  *                       [--factors ilu0|triangles] [--types t1,t2,...] [--reps R] [--warmup W]
  *                       [--device ID] [--json FILE] [--csv] [--no-jacobi] [--merge-stages m1,m2,...]
+ *                       [--device-factors]
  *   --set      the standard set of generated factors: poisson3d 100, laplace27 64, poisson2d 1024,
  *              convdiff3d 100 (--matrix files are added after them; bench/trisolve_set.sh adds every
  *              real matrix with more than 10,000 rows)
+ *   --device-factors  analyse each factor from device memory (uploaded before the timer starts) through
+ *              gs_trisolve_analyse_dev, the path the preconditioners take after a GPU factorization
  *   --json     appends one JSON object per (matrix, type, side) and one per matrix comparing auto with
  *              cusparse to FILE
  * With several matrices a summary table follows the per-matrix tables, and the last line says whether
@@ -59,7 +62,7 @@ typedef struct {
 typedef struct {
     const char *factors, *json;
     double peclet;
-    int reps, warmup, device, csv, jacobi;
+    int reps, warmup, device, csv, jacobi, devfac;
     int merge_m[8], nmerge; /* --merge-stages: levels per group to time stage by stage */
     const char *types[MAX_TYPES];
     int ntypes;
@@ -90,6 +93,7 @@ static void usage(FILE *f)
             "usage: bench_trisolve [--gen NAME --n N [--ny N --nz N --peclet P]] [--set] [--matrix FILE]...\n"
             "                      [--factors ilu0|triangles] [--types t1,t2,...] [--reps R] [--warmup W]\n"
             "                      [--device ID] [--json FILE] [--csv] [--no-jacobi] [--merge-stages m1,m2,...]\n"
+            "                      [--device-factors]\n"
             "  NAME: poisson2d poisson3d laplace27 convdiff3d (default poisson3d, n 100)\n"
             "  --set: poisson3d 100, laplace27 64, poisson2d 1024, convdiff3d 100, then the --matrix files\n"
             "  factors: ilu0 = L (unit, strict) and U of ILU(0), zero pivots shifted (default);\n"
@@ -98,7 +102,9 @@ static void usage(FILE *f)
             "  R: timed solves (default 100, at least 50), W: warm-up solves (default 5)\n"
             "  --json FILE: append JSON lines (one per matrix, type and side; one per matrix: auto vs cusparse)\n"
             "  --merge-stages: for each m, the two solves of syncfree's merged schedule (T_D, then M = I + R)\n"
-            "                  built on the host and timed one by one (\"# merged_stages\" lines)\n");
+            "                  built on the host and timed one by one (\"# merged_stages\" lines)\n"
+            "  --device-factors: each factor is uploaded first (not timed) and analysed from device memory\n"
+            "                    (gs_trisolve_analyse_dev, the path of a GPU factorization)\n");
 }
 
 static int split_types(bench_opts *o, const char *list)
@@ -171,6 +177,10 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         }
         if (strcmp(a, "--no-jacobi") == 0) {
             o->jacobi = 0;
+            continue;
+        }
+        if (strcmp(a, "--device-factors") == 0) {
+            o->devfac = 1;
             continue;
         }
         if (i + 1 >= argc) {
@@ -302,13 +312,32 @@ static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type
     gs_status st = GS_OK;
     gs_trisolve *ts = NULL;
     gs_report *rep = NULL;
+    void *dfac = NULL;
+    gs_csr_dev dT;
     memset(r, 0, sizeof *r);
+    memset(&dT, 0, sizeof dT);
     gs_int n = T->nrows;
 
     GS_TRY(gs_trisolve_create(type, be, uplo, unit, NULL, &ts));
+    if (o->devfac) { /* the factor in device memory first (not timed), as a GPU factorization leaves it */
+        const size_t nz = (size_t)T->nnz;
+        const size_t voff = (((size_t)n + 1 + nz) * sizeof(gs_int) + 255) / 256 * 256; /* values 256-aligned */
+        GS_TRY(gs_backend_alloc(be, &dfac, voff + nz * sizeof(double)));
+        gs_int *drow = (gs_int *)dfac, *dcol = drow + n + 1;
+        double *dval = (double *)((char *)dfac + voff);
+        GS_TRY(gs_backend_upload(be, drow, T->rowptr, ((size_t)n + 1) * sizeof(gs_int)));
+        GS_TRY(gs_backend_upload(be, dcol, T->colind, nz * sizeof(gs_int)));
+        GS_TRY(gs_backend_upload(be, dval, T->val, nz * sizeof(double)));
+        dT.nrows = dT.ncols = n;
+        dT.nnz = T->nnz;
+        dT.rowptr = drow;
+        dT.colind = dcol;
+        dT.val = dval;
+    }
     GS_TRY(gs_backend_synchronize(be));
     double t0 = gs_wtime();
-    GS_TRY(gs_trisolve_analyse(ts, T));
+    if (o->devfac) GS_TRY(gs_trisolve_analyse_dev(ts, &dT));
+    else GS_TRY(gs_trisolve_analyse(ts, T));
     GS_TRY(gs_backend_synchronize(be));
     r->analyse = gs_wtime() - t0;
 
@@ -341,6 +370,7 @@ static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type
 cleanup:
     gs_report_destroy(&rep);
     gs_trisolve_destroy(&ts);
+    gs_backend_free(be, dfac);
     return st;
 }
 

@@ -412,6 +412,14 @@ static gs_status cuda_alloc(gs_backend *be, void **p, size_t bytes)
     *p = NULL;
     /* like gs_malloc, a zero-byte request still yields a valid pointer */
     cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+    if (e == cudaErrorMemoryAllocation) { /* the default pool may hold freed analysis work space: give it back */
+        (void)cudaGetLastError();
+        int dev = 0;
+        cudaMemPool_t pool;
+        if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess &&
+            cudaDeviceSynchronize() == cudaSuccess && cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
+            e = cudaMalloc(p, bytes ? bytes : 1);
+    }
     if (e == cudaSuccess) return GS_OK;
     (void)cudaGetLastError();
     *p = NULL;

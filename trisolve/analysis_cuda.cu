@@ -19,12 +19,81 @@
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/carve.h"
 #include "core/mem.h"
 #include "core/staging_cuda.h"
 #include "trisolve/trisolve_cuda.h"
+
+/* ================================================================ stream-ordered work space */
+
+/* The default pool keeps up to GS_TS_POOL_KEEP bytes (at most 1/8 of the device) of freed blocks cached
+ * (the default threshold, 0, returns them to the driver at every synchronization, which makes the next
+ * analysis pay for the mapping again; a cudaMalloc that fails trims the pool and retries, backend_cuda.cu).
+ * State -1: the device has no memory pools. */
+#define GS_TS_POOL_KEEP ((unsigned long long)4 << 30)
+
+static int ts_pool_state(void)
+{
+    static int state = 0; /* 0 unknown, 1 ready, -1 none */
+    if (state != 0) return state;
+    int dev = 0, ok = 0;
+    cudaMemPool_t pool;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&ok, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess || !ok ||
+        cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        state = -1;
+        return state;
+    }
+    unsigned long long keep = GS_TS_POOL_KEEP, cur = 0;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && total_b / 8 < keep) keep = total_b / 8;
+    else (void)cudaGetLastError();
+    if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &cur) == cudaSuccess && cur < keep &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+        (void)cudaGetLastError();
+    state = 1;
+    return state;
+}
+
+gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes)
+{
+    *p = NULL;
+    if (ts_pool_state() < 0) return gs_backend_alloc(be, p, bytes);
+    cudaStream_t s = gs_ts_stream(be);
+    cudaError_t e = cudaMallocAsync(p, bytes ? bytes : 1, s);
+    if (e == cudaErrorMemoryAllocation) { /* cached blocks of the pool may be what is missing */
+        (void)cudaGetLastError();
+        int dev = 0;
+        cudaMemPool_t pool;
+        if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess &&
+            cudaStreamSynchronize(s) == cudaSuccess && cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
+            e = cudaMallocAsync(p, bytes ? bytes : 1, s);
+    }
+    if (e == cudaSuccess) return GS_OK;
+    (void)cudaGetLastError();
+    *p = NULL;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) (void)cudaGetLastError();
+    return GS_ERROR(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA,
+                    "device allocation of %zu bytes (%.1f MiB) of analysis work space failed: %s (%s); the device "
+                    "has %zu bytes (%.1f MiB) free of %zu (%.1f MiB)",
+                    bytes, (double)bytes / 1048576.0, cudaGetErrorName(e), cudaGetErrorString(e), free_b,
+                    (double)free_b / 1048576.0, total_b, (double)total_b / 1048576.0);
+}
+
+void gs_ts_work_free(gs_backend *be, void *p)
+{
+    if (!p) return;
+    if (ts_pool_state() < 0) {
+        gs_backend_free(be, p);
+        return;
+    }
+    if (cudaFreeAsync(p, gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
+}
 
 /* ================================================================ the plan kernels */
 
@@ -230,6 +299,182 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_a
     if (tid == 0) atomicMax(&A.stats->max_level, s_max_level);
 }
 
+/* Persistent blocks of the warp level kernel per multiprocessor (at most): polling warps load L2, and
+ * fewer of them finish sooner -- H100, level kernel ms L / U with 8 (all resident), 4, 2, 1 blocks of 256
+ * threads per SM: poisson3d 100^3 1.06/1.33, 0.81/0.87, 1.14/1.21, 1.93/2.03; poisson2d 1024^2 2.20/3.02,
+ * 1.53/1.61, 1.35/1.41, 1.30/1.35 (a 500 ns back-off after a fruitless poll instead: 3D 0.85/0.94, 2D
+ * 1.75/1.89; not kept). */
+#define LV_WARP_BLOCKS_PER_SM 4
+
+/* One ticket's rows of lv_levels_warp_kernel: dependency index u for this thread (see below). */
+template <bool LOWER>
+static __device__ __forceinline__ void lv_warp_rows(const lv_level_args &A, const long long u, int *s_max_level)
+{
+    const int lane = (int)(threadIdx.x & 31u);
+    const long long w0 = u - lane;                              /* the warp's first one */
+    const bool active = u < (long long)A.n;
+    const gs_int n = A.n;
+    /* a row j is inside the warp when its dependency index (j, or n-1-j for upper) is at least w0 */
+    const gs_int i = active ? (LOWER ? (gs_int)u : n - 1 - (gs_int)u) : 0;
+    const gs_int pred = LOWER ? i - 1 : i + 1;
+    gs_int q0 = 0, len = 0, pos = 0, ka = -1, kb = -1; /* [ka, kb): the entries inside the warp other than pred */
+    if (active) {
+        q0 = A.rowptr[i];
+        len = A.rowptr[i + 1] - q0;
+    }
+    gs_int ext = 0;
+    bool link = false, ext_done = !active, published = !active;
+    int lv = 0, max_lv = 0;
+    for (;;) {
+        /* 1. external dependencies */
+        if (!ext_done) {
+            gs_int got[4];
+            bool in[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                /* entries in dependency order, the oldest first: lower from the row's start, upper from
+                 * its end (an upper row's nearest columns are the rows solved last) */
+                in[k] = pos + k < len;
+                const gs_int e = LOWER ? q0 + pos + k : q0 + len - 1 - pos - k;
+                gs_int j = in[k] ? A.col[e] : 0;
+                bool dep = LOWER ? (j >= 0 && j < i) : (j > i && j < n);
+                bool inside = dep && (long long)(LOWER ? j : n - 1 - j) >= w0;
+                got[k] = -2; /* not a dependency, or one inside the warp (step 2) */
+                if (in[k] && inside) {
+                    if (j == pred) link = true;
+                    else {
+                        if (ka < 0 || e < ka) ka = e;
+                        if (e + 1 > kb) kb = e + 1;
+                    }
+                } else if (in[k] && dep) {
+                    got[k] = gs_gpu_ld_relaxed(A.level + (LOWER ? j : n - 1 - j));
+                }
+            }
+            int c = 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++) { /* the known prefix: -2 = nothing to wait for, -1 = not yet known */
+                if (c != k || !in[k] || got[k] == -1) continue;
+                if (got[k] >= 0 && got[k] + 1 > ext) ext = got[k] + 1;
+                c++;
+            }
+            pos += c;
+            if (pos >= len) ext_done = true;
+        }
+
+        /* 2. inside the warp (the link flags and ranges are complete once ext_done: until then the lane
+         *    is not known and its level is not used by a known lane) */
+        const unsigned heads = __ballot_sync(0xffffffffu, !link); /* lane 0 is a head: its pred is outside */
+        const int hd = 31 - __clz(heads & (0xffffffffu >> (31 - lane)));
+        const bool other = ka >= 0;
+        int span = other ? kb - ka : 0;
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1) {
+            int o = __shfl_xor_sync(0xffffffffu, span, d);
+            span = o > span ? o : span;
+        }
+        lv = ext;
+        int known = ext_done ? 1 : 0;
+        for (;;) {
+            int a = lv - lane, kn = known;
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                int oa = __shfl_up_sync(0xffffffffu, a, d), ok = __shfl_up_sync(0xffffffffu, kn, d);
+                if (lane - d >= hd) {
+                    if (oa > a) a = oa;
+                    kn &= ok;
+                }
+            }
+            lv = a + lane;
+            known = kn;
+            if (span == 0) break;
+            bool changed = false;
+            for (int k = 0; k < span; k++) {
+                int src = lane;
+                if (other && ka + k < kb) {
+                    gs_int j = A.col[ka + k];
+                    bool dep = LOWER ? (j >= 0 && j < i) : (j > i && j < n);
+                    if (dep && j != pred) {
+                        long long tj = LOWER ? j : n - 1 - j;
+                        if (tj >= w0) src = (int)(tj - w0);
+                    }
+                }
+                int v = __shfl_sync(0xffffffffu, lv, src), vk = __shfl_sync(0xffffffffu, known, src);
+                if (src != lane) {
+                    if (v + 1 > lv) {
+                        lv = v + 1;
+                        changed = true;
+                    }
+                    if (known && !vk) {
+                        known = 0;
+                        changed = true;
+                    }
+                }
+            }
+            if (!__any_sync(0xffffffffu, changed)) break;
+        }
+
+        /* 3. publish */
+        if (!published && known) {
+            gs_gpu_st_relaxed(A.level + u, lv);
+            max_lv = lv;
+            published = true;
+        }
+        if (__all_sync(0xffffffffu, published)) break;
+    }
+    if (active) atomicMax(s_max_level, max_lv);
+}
+
+
+/* Rows as units (no runs): the same levels, with the dependencies inside a warp passed by shuffles. The
+ * 32 lanes of a warp hold 32 consecutive dependency indices, so a dependency on a row of the same warp (on
+ * a PDE factor in natural order: the row before) costs a few shuffles instead of a round trip through L2
+ * per link of the chain. The warp works in rounds:
+ *   1. each lane not yet through its row polls the levels of its dependencies OUTSIDE the warp as
+ *      lv_levels_kernel does (4 entries a round from a cursor, the known prefix consumed), but in
+ *      dependency order, oldest first (an upper row from its last column: its first columns are the rows
+ *      solved last, and a cursor stuck on them would read the rest one round trip at a time); they belong to
+ *      earlier warps (of this block, running, or of blocks with smaller tickets), so the warp of smallest
+ *      unknown rank always progresses;
+ *   2. inside the warp, for every lane: level = max(external, 1 + level of each dependency in the warp),
+ *      known = all its external entries read and every dependency in the warp known. The link to the
+ *      previous lane is a segmented scan over the runs of linked lanes (5 steps; max of level - lane, AND
+ *      of known); other dependencies in the warp (a contiguous range of the lane's sorted columns, at most
+ *      31) take rounds of shuffles until nothing changes. Started from known = "external entries read"
+ *      and only ever lowered, this converges to the exact answer on a DAG (at most 32 rounds);
+ *   3. lanes that became known publish their level.
+ * The levels are kept by dependency index here (A.level[t], t = i for lower, n-1-i for upper), so that
+ * lower and upper factors poll and publish in the same address order (upper by row index: its level
+ * kernels took 2-20x longer than lower's, erratically, on the H100); lv_reverse_kernel gives them by row.
+ * Lanes publish as soon as they are known, not when the whole warp is: a warp that spans the end of one
+ * grid line and the start of the next must not chain the two (3D 100^3: 313 warps per plane would
+ * otherwise form one chain through all planes; measured 16-22 ms instead of ~1). A persistent grid of
+ * LV_WARP_BLOCKS_PER_SM blocks per SM takes the tickets (a block finishes its ticket's rows before it takes
+ * the next; tickets are taken in order, so every dependency is in a running or finished ticket). */
+template <bool LOWER>
+static __global__ void __launch_bounds__(LV_THREADS) lv_levels_warp_kernel(lv_level_args A)
+{
+    __shared__ unsigned long long s_ticket;
+    __shared__ int s_max_level;
+    const int tid = (int)threadIdx.x;
+    if (tid == 0) s_max_level = 0;
+    for (;;) { /* a persistent block: one ticket of LV_THREADS rows after the other */
+        __syncthreads(); /* the previous ticket's rows are done with s_ticket */
+        if (tid == 0) s_ticket = atomicAdd(&A.stats->ticket, 1ULL);
+        __syncthreads();
+        if (s_ticket * LV_THREADS >= (unsigned long long)A.n) break;
+        lv_warp_rows<LOWER>(A, (long long)s_ticket * LV_THREADS + tid, &s_max_level);
+    }
+    __syncthreads();
+    if (tid == 0) atomicMax(&A.stats->max_level, s_max_level);
+}
+
+/* level[i] = level_t[n-1-i]: an upper factor's levels by row from the warp kernel's by dependency index */
+static __global__ void lv_reverse_kernel(gs_int n, const gs_int *__restrict__ level_t, gs_int *__restrict__ level)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i < n) level[i] = level_t[n - 1 - i];
+}
+
 struct lv_pos_args {
     gs_int n, nunits, npos, nlevels, run_rows, w;
     bool lower;
@@ -371,7 +616,7 @@ static size_t lv_work_carve(char *base, size_t n, size_t nnz, size_t max_run_row
 {
     gs_carver c = {base, 0};
     bool runs = max_run_rows > 1;
-    W->rowptr = c.take<gs_int>(n + 1);
+    W->rowptr = c.take<gs_int>(nnz ? n + 1 : 0); /* nnz = 0: T is on the device already, no copy */
     W->col = c.take<gs_int>(nnz);
     W->val = c.take<double>(nnz);
     W->stats = c.take<lv_stats>(1);
@@ -534,8 +779,11 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         if (max_bytes > cub_bytes) cub_bytes = max_bytes;
         if (flag_bytes > cub_bytes) cub_bytes = flag_bytes;
         lv_work W;
-        GS_TRY(gs_backend_alloc(be, &work, lv_work_carve(NULL, nn, nz, max_run_rows, cub_bytes, &W)));
-        lv_work_carve((char *)work, nn, nz, max_run_rows, cub_bytes, &W);
+        const size_t copy_nz = T ? (nz ? nz : 1) : 0; /* a host T is copied in; a device T is read in place */
+        GS_TRY(gs_ts_work_alloc(be, &work, lv_work_carve(NULL, nn, copy_nz, max_run_rows, cub_bytes, &W)));
+        lv_work_carve((char *)work, nn, copy_nz, max_run_rows, cub_bytes, &W);
+        const gs_int *rowptr = T ? W.rowptr : dT->rowptr, *col = T ? W.col : dT->colind;
+        const double *val = T ? W.val : dT->val;
         const unsigned rblocks = (unsigned)((nn + LV_THREADS - 1) / LV_THREADS);
 
         /* 1. the pattern; the row pass on it: check, lengths, links */
@@ -546,18 +794,15 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             A->t.staging_alloc = U.alloc_time;
             GS_TRY(gs_stage_copy(&U, W.rowptr, T->rowptr, (nn + 1) * sizeof(gs_int), s));
             GS_TRY(gs_stage_copy(&U, W.col, T->colind, nz * sizeof(gs_int), s));
-        } else { /* already on the device: copies inside it */
-            GS_TRY(TS_CUDA(cudaMemcpyAsync(W.rowptr, dT->rowptr, (nn + 1) * sizeof(gs_int), cudaMemcpyDeviceToDevice, s)));
-            if (nz) GS_TRY(TS_CUDA(cudaMemcpyAsync(W.col, dT->colind, nz * sizeof(gs_int), cudaMemcpyDeviceToDevice, s)));
-        }
+        } /* a device T: read where it is (the caller keeps it until the analysis returns) */
         double t_check = gs_wtime();
         A->t.upload = t_check - A->t0; /* the pattern's part */
         lv_rows_args ra;
         ra.n = n;
         ra.nnz = nnz;
         ra.unit = unit_diag;
-        ra.rowptr = W.rowptr;
-        ra.col = W.col;
+        ra.rowptr = rowptr;
+        ra.col = col;
         ra.level = W.level;
         ra.len = W.len;
         ra.idx = W.idx;
@@ -583,7 +828,10 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             for (int k = 0; k < LV_HIST; k++) rs.nnz_offdiag += (long long)k * hist[k];
         }
         A->linked_rows = rs.linked_rows;
-        gs_int run_rows = opts->forced_run_rows > 0 ? opts->forced_run_rows : opts->run_rows ? opts->run_rows(&rs) : 1;
+        gs_int run_rows = opts->given_level         ? 1
+                          : opts->forced_run_rows > 0 ? opts->forced_run_rows
+                          : opts->run_rows            ? opts->run_rows(&rs)
+                                                      : 1;
         if (run_rows != 1 && run_rows != GS_SF_RUN_ROWS)
             GS_FAIL(GS_ERR_INTERNAL, "schedule rule returned %d rows per run; expected 1 or %d", (int)run_rows,
                     GS_SF_RUN_ROWS);
@@ -612,32 +860,64 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         lv_level_args la;
         la.n = n;
         la.nunits = D->nunits;
-        la.rowptr = W.rowptr;
-        la.col = W.col;
+        la.rowptr = rowptr;
+        la.col = col;
         la.run_first = run_rows > 1 ? W.run_first : NULL;
         la.level = W.level;
         la.unit_level = run_rows > 1 ? W.unit_level : NULL;
         la.stats = W.stats;
         unsigned ublocks = (unsigned)(((size_t)D->nunits + LV_THREADS - 1) / LV_THREADS);
-        if (uplo == GS_LOWER) lv_levels_kernel<true><<<ublocks, LV_THREADS, 0, s>>>(la);
-        else lv_levels_kernel<false><<<ublocks, LV_THREADS, 0, s>>>(la);
+        const gs_int *row_level = run_rows > 1 ? W.unit_level : W.level; /* the sort's keys */
+        if (opts->given_level) {
+            row_level = opts->given_level; /* given (merged schedule): nothing to compute */
+        } else if (run_rows == 1) {
+            /* rows: a warp at a time, links inside a warp by shuffles, levels by dependency index in W.key
+             * (free once the row pass is done: only runs read it) */
+            la.level = W.key;
+            GS_TRY(TS_CUDA(cudaMemsetAsync(W.key, 0xFF, nn * sizeof(gs_int), s)));
+            long long per_sm = LV_WARP_BLOCKS_PER_SM;
+            const char *knob = getenv("GS_LV_BLOCKS_PER_SM"); /* measurements (docs/notes-trisolve.md) */
+            if (knob && atoi(knob) > 0) per_sm = atoi(knob);
+            const unsigned pblocks = (unsigned)((long long)ublocks < per_sm * A->sms ? (long long)ublocks
+                                                                                      : per_sm * A->sms);
+            if (uplo == GS_LOWER) {
+                lv_levels_warp_kernel<true><<<pblocks, LV_THREADS, 0, s>>>(la);
+                row_level = W.key;
+            } else {
+                lv_levels_warp_kernel<false><<<pblocks, LV_THREADS, 0, s>>>(la);
+                GS_TRY(TS_LAUNCHED("lv_levels_warp_kernel"));
+                lv_reverse_kernel<<<rblocks, LV_THREADS, 0, s>>>(n, W.key, W.level);
+            }
+        } else if (uplo == GS_LOWER) {
+            lv_levels_kernel<true><<<ublocks, LV_THREADS, 0, s>>>(la);
+        } else {
+            lv_levels_kernel<false><<<ublocks, LV_THREADS, 0, s>>>(la);
+        }
         GS_TRY(TS_LAUNCHED("lv_levels_kernel"));
 
-        /* the values, on a second stream while the level kernel runs */
+        /* a host T's values, on a second stream while the level kernel runs (after the stream-ordered
+         * allocation of the work space on s) */
         double t_values = gs_wtime();
-        GS_TRY(TS_CUDA(cudaStreamCreateWithFlags(&vs, cudaStreamNonBlocking)));
-        GS_TRY(TS_CUDA(cudaEventCreateWithFlags(&values_in, cudaEventDisableTiming)));
-        if (T) GS_TRY(gs_stage_copy(&U, W.val, T->val, nz * sizeof(double), vs));
-        else if (nz) GS_TRY(TS_CUDA(cudaMemcpyAsync(W.val, dT->val, nz * sizeof(double), cudaMemcpyDeviceToDevice, vs)));
-        GS_TRY(TS_CUDA(cudaEventRecord(values_in, vs)));
+        if (T) {
+            GS_TRY(TS_CUDA(cudaStreamCreateWithFlags(&vs, cudaStreamNonBlocking)));
+            GS_TRY(TS_CUDA(cudaEventCreateWithFlags(&values_in, cudaEventDisableTiming)));
+            GS_TRY(TS_CUDA(cudaEventRecord(values_in, s)));
+            GS_TRY(TS_CUDA(cudaStreamWaitEvent(vs, values_in, 0)));
+            GS_TRY(gs_stage_copy(&U, W.val, T->val, nz * sizeof(double), vs));
+            GS_TRY(TS_CUDA(cudaEventRecord(values_in, vs)));
+        }
         GS_TRY(gs_stage_end(&U)); /* every chunk has left the staging buffer */
         A->t.upload += gs_wtime() - t_values; /* + the values' part */
         A->t.upload_bytes = U.bytes;
         A->t.staged = U.used;
 
         double t1 = gs_wtime();
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.max_level, &W.stats->max_level, sizeof(int), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        if (opts->given_level) {
+            hs.max_level = opts->given_max_level;
+        } else {
+            GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.max_level, &W.stats->max_level, sizeof(int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        }
         A->t.levels = gs_wtime() - t1;
         t1 = gs_wtime();
 
@@ -661,7 +941,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         int end_bit = 1;
         while (end_bit < 31 && ((gs_int)1 << end_bit) <= hs.max_level) end_bit++;
         GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(W.cub, sort_bytes,
-                                                        (const unsigned *)(run_rows > 1 ? W.unit_level : W.level),
+                                                        (const unsigned *)row_level,
                                                         (unsigned *)W.skeys, (const gs_int *)W.idx, W.sunits,
                                                         (int)D->nunits, 0, end_bit, s)));
         lv_pos_args pa;
@@ -690,16 +970,16 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         }
 
         /* 6. the HEC layout by position once the values are on the device */
-        GS_TRY(TS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
+        if (values_in) GS_TRY(TS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
         lv_layout_args<double> ly;
         ly.npos = D->npos;
         ly.w = D->ell_width;
         ly.position_cols = opts->position_cols;
         ly.has_rem = rem > 0;
         ly.unit = unit_diag;
-        ly.rowptr = W.rowptr;
-        ly.col = W.col;
-        ly.val = W.val;
+        ly.rowptr = rowptr;
+        ly.col = col;
+        ly.val = val;
         ly.perm = D->perm;
         ly.pos_of = W.pos;
         ly.rem_ptr = D->rem_ptr;
@@ -745,7 +1025,7 @@ cleanup:
     if (values_in && cudaEventDestroy(values_in) != cudaSuccess) (void)cudaGetLastError();
     if (work) {
         if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
-        gs_backend_free(be, work);
+        gs_ts_work_free(be, work);
     }
     if (st != GS_OK) gs_ls_dplan_free(be, D);
     gs_ts_analysis_done(A);
@@ -762,6 +1042,38 @@ gs_status gs_ts_analysis_run_dev(gs_backend *be, const gs_csr_dev *dT, gs_uplo u
                                  const gs_ts_plan_opts *opts, gs_ts_analysis *A)
 {
     return lv_analysis(be, NULL, dT, uplo, unit_diag, opts, A);
+}
+
+gs_status gs_ts_levels_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, bool from_device,
+                           gs_int *nlevels, gs_int *perm, gs_int *level_ptr)
+{
+    gs_status st = GS_OK;
+    gs_ts_analysis A;
+    gs_ts_plan_opts po = {16, false, NULL, 1, GS_SF_RUN_ELL, false};
+    gs_int *drow = NULL, *dcol = NULL;
+    double *dval = NULL;
+    const size_t n = (size_t)T->nrows;
+    memset(&A, 0, sizeof A);
+    if (from_device) {
+        GS_TRY(gs_ts_upload_array(be, &drow, T->rowptr, n + 1));
+        GS_TRY(gs_ts_upload_array(be, &dcol, T->colind, (size_t)T->nnz));
+        GS_TRY(gs_ts_upload_array(be, &dval, T->val, (size_t)T->nnz));
+        gs_csr_dev d = {T->nrows, T->ncols, T->nnz, drow, dcol, dval};
+        GS_TRY(gs_ts_analysis_run_dev(be, &d, uplo, unit_diag, &po, &A));
+    } else {
+        GS_TRY(gs_ts_analysis_run(be, T, uplo, unit_diag, &po, &A));
+    }
+    *nlevels = A.D.nlevels;
+    if (n > 0) {
+        GS_TRY(gs_backend_download(be, perm, A.D.perm, n * sizeof(gs_int)));
+        memcpy(level_ptr, A.D.h_level_ptr, ((size_t)A.D.nlevels + 1) * sizeof(gs_int));
+    }
+cleanup:
+    gs_ts_analysis_free(be, &A);
+    gs_ts_free_array(be, &drow);
+    gs_ts_free_array(be, &dcol);
+    gs_ts_free_array(be, &dval);
+    return st;
 }
 
 void gs_ts_analysis_done(gs_ts_analysis *A)

@@ -226,13 +226,26 @@ static __global__ void mg_len_kernel(gs_int n, const gs_int *__restrict__ rlen, 
 
 void gs_ts_merge_dev_free(gs_backend *be, gs_ts_merge_dev *R)
 {
-    gs_ts_free_array(be, &R->td_rowptr);
-    gs_ts_free_array(be, &R->td_colind);
-    gs_ts_free_array(be, &R->td_val);
-    gs_ts_free_array(be, &R->m_rowptr);
-    gs_ts_free_array(be, &R->m_colind);
-    gs_ts_free_array(be, &R->m_val);
+    gs_ts_work_free(be, R->td_rowptr);
+    gs_ts_work_free(be, R->td_colind);
+    gs_ts_work_free(be, R->td_val);
+    gs_ts_work_free(be, R->m_rowptr);
+    gs_ts_work_free(be, R->m_colind);
+    gs_ts_work_free(be, R->m_val);
+    gs_ts_work_free(be, R->td_level); /* m_level shares its block */
     memset(R, 0, sizeof *R);
+}
+
+/* td_level[i] = lev[i] mod m (the level inside its group), m_level[i] = lev[i] / m (the group): T_D's rows
+ * read rows of the same group at smaller T levels, M's rows rows of earlier groups. */
+static __global__ void mg_stage_levels_kernel(gs_int n, gs_int m, const gs_int *__restrict__ lev, gs_int *td_level,
+                                              gs_int *m_level)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= n) return;
+    const gs_int l = lev[i];
+    td_level[i] = l % m;
+    m_level[i] = l / m;
 }
 
 gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *lev)
@@ -244,8 +257,10 @@ gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *l
     return GS_OK;
 }
 
-/* *p holds at least count elements of T; grown by doubling (later passes are larger: fewer synchronous
- * mallocs), keeping its first `keep` elements (0: the contents are dropped). */
+/* *p holds at least count elements of T; grown by doubling (later passes are larger: fewer allocations),
+ * keeping its first `keep` elements (0: the contents are dropped). Stream-ordered work space
+ * (gs_ts_work_alloc): the copy and the free are queued on s, the backend's stream, behind the work that
+ * used the old block. */
 template <typename T>
 static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count, size_t keep = 0, cudaStream_t s = 0)
 {
@@ -253,19 +268,19 @@ static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count, si
     const size_t ncap = *cap * 2 > count ? *cap * 2 : count;
     void *q = NULL;
     if (keep == 0) { /* nothing to copy: the old block goes first (lower peak) */
-        gs_ts_free_array(be, p);
+        gs_ts_work_free(be, *p);
+        *p = NULL;
         *cap = 0;
     }
-    GS_CALL(gs_backend_alloc(be, &q, (ncap > 0 ? ncap : 1) * sizeof(T)));
+    GS_CALL(gs_ts_work_alloc(be, &q, (ncap > 0 ? ncap : 1) * sizeof(T)));
     if (keep > 0) {
         cudaError_t e = cudaMemcpyAsync(q, *p, keep * sizeof(T), cudaMemcpyDeviceToDevice, s);
-        if (e == cudaSuccess) e = cudaStreamSynchronize(s);
         if (e != cudaSuccess) {
-            gs_backend_free(be, q);
+            gs_ts_work_free(be, q);
             GS_CALL(TS_CUDA(e));
         }
     }
-    gs_ts_free_array(be, p);
+    gs_ts_work_free(be, *p);
     *p = (T *)q;
     *cap = ncap;
     return GS_OK;
@@ -299,7 +314,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     {
         /* one allocation for the per-row arrays: 4 of long long, 2 of gs_int, the statistics */
         const size_t L = (nn + 1) * sizeof(long long), I = ((nn + 1) * sizeof(gs_int) + 7) / 8 * 8;
-        GS_TRY(gs_backend_alloc(be, &arena, 4 * L + 2 * I + sizeof(mg_stats)));
+        GS_TRY(gs_ts_work_alloc(be, &arena, 4 * L + 2 * I + sizeof(mg_stats)));
         char *a = (char *)arena;
         ub = (long long *)a;
         off = (long long *)(a + L);
@@ -319,7 +334,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
         GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
         void *p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
+        GS_TRY(gs_ts_work_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
         R->td_rowptr = (gs_int *)p;
         mg_td_count_kernel<<<nb, MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, lev, cnt);
         GS_TRY(TS_LAUNCHED("mg_td_count_kernel"));
@@ -328,10 +343,10 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(TS_CUDA(cudaMemcpyAsync(&td_nnz, R->td_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
         p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(gs_int)));
+        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(gs_int)));
         R->td_colind = (gs_int *)p;
         p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(double)));
+        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(double)));
         R->td_val = (double *)p;
         mg_td_copy_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, T->val, lev, R->td_rowptr,
                                                                R->td_colind, R->td_val);
@@ -438,7 +453,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     {
         size_t bytes = 0;
         void *p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
+        GS_TRY(gs_ts_work_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
         R->m_rowptr = (gs_int *)p;
         mg_len_kernel<<<nb, MG_THREADS, 0, s>>>(n, rlen, cnt);
         GS_TRY(TS_LAUNCHED("mg_len_kernel"));
@@ -463,10 +478,10 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
             goto cleanup;
         }
         p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(gs_int)));
+        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(gs_int)));
         R->m_colind = (gs_int *)p;
         p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(double)));
+        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(double)));
         R->m_val = (double *)p;
         mg_m_copy_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, rstart, rlen, pool_col, pool_val, R->m_rowptr,
                                                               R->m_colind, R->m_val);
@@ -481,14 +496,14 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
 cleanup:
     if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
     if (st != GS_OK || stats->too_much_fill) gs_ts_merge_dev_free(be, R);
-    if (arena) gs_backend_free(be, arena);
-    gs_ts_free_array(be, &ccol);
-    gs_ts_free_array(be, &cval);
-    gs_ts_free_array(be, &scol);
-    gs_ts_free_array(be, &sval);
-    gs_ts_free_array(be, &pool_col);
-    gs_ts_free_array(be, &pool_val);
-    gs_ts_free_array(be, &cub_tmp);
+    gs_ts_work_free(be, arena);
+    gs_ts_work_free(be, ccol);
+    gs_ts_work_free(be, cval);
+    gs_ts_work_free(be, scol);
+    gs_ts_work_free(be, sval);
+    gs_ts_work_free(be, pool_col);
+    gs_ts_work_free(be, pool_val);
+    gs_ts_work_free(be, cub_tmp);
     return st;
 }
 
@@ -504,7 +519,7 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
     void *p = NULL;
     memset(R, 0, sizeof *R);
     memset(stats, 0, sizeof *stats);
-    GS_TRY(gs_backend_alloc(be, &p, ((size_t)n + 1) * sizeof(gs_int)));
+    GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)n + 1) * sizeof(gs_int)));
     lev = (gs_int *)p;
     GS_TRY(gs_ts_merge_row_levels(be, &AT->D, lev));
     if (T) {
@@ -523,9 +538,21 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
         GS_TRY(gs_ts_merge_build_cuda(be, dT, lev, AT->D.nlevels, unit_diag, m, max_fill, R, stats));
         stats->build_time = gs_wtime() - t0;
     }
+    if (!stats->too_much_fill && n > 0) { /* the two stages' levels, from T's */
+        p = NULL;
+        GS_TRY(gs_ts_work_alloc(be, &p, 2 * (size_t)n * sizeof(gs_int)));
+        R->td_level = (gs_int *)p;
+        R->m_level = R->td_level + n;
+        mg_stage_levels_kernel<<<mg_blocks((size_t)n), MG_THREADS, 0, gs_ts_stream(be)>>>(n, m, lev, R->td_level,
+                                                                                          R->m_level);
+        GS_TRY(TS_LAUNCHED("mg_stage_levels_kernel"));
+        R->td_max_level = (AT->D.nlevels < m ? AT->D.nlevels : m) - 1;
+        R->m_max_level = (AT->D.nlevels - 1) / m;
+    }
 cleanup:
     if (st != GS_OK) gs_ts_merge_dev_free(be, R);
-    gs_ts_free_array(be, &lev);
+    gs_ts_work_free(be, lev);
+    lev = NULL;
     gs_ts_free_array(be, &up_rowptr);
     gs_ts_free_array(be, &up_col);
     gs_ts_free_array(be, &up_val);

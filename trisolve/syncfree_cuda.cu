@@ -502,8 +502,16 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
     d->merge_time = gs_wtime() - t0;
     if (d->merge.too_much_fill) goto cleanup;
     gs_ts_analysis_free(be, &d->st[0].A);
-    GS_TRY(sf_stage_build(be, &d->st[0], NULL, &R.TD, ts->uplo, ts->unit_diag, po));
-    GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, po));
+    {
+        /* the stages' levels follow from T's: the level inside the group for T_D, the group for M */
+        gs_ts_plan_opts pd = *po, pm = *po;
+        pd.given_level = R.td_level;
+        pd.given_max_level = R.td_max_level;
+        pm.given_level = R.m_level;
+        pm.given_max_level = R.m_max_level;
+        GS_TRY(sf_stage_build(be, &d->st[0], NULL, &R.TD, ts->uplo, ts->unit_diag, &pd));
+        GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, &pm));
+    }
     {
         void *p = NULL;
         GS_TRY(gs_backend_alloc(be, &p, ((size_t)R.TD.nrows + 1) * sizeof(double)));

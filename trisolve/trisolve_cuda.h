@@ -56,6 +56,14 @@ static void gs_ts_free_array(gs_backend *be, T **p)
     *p = NULL;
 }
 
+/* Work space of an analysis, stream-ordered on the backend's stream (cudaMallocAsync from the device's
+ * default memory pool, which keeps freed blocks for the next analysis instead of returning them at every
+ * synchronization; plain gs_backend_alloc where the device has no memory pools): for temporaries that
+ * only work queued on that stream touches (another stream must wait on an event recorded after the
+ * allocation). Freed with gs_ts_work_free (NULL is ignored), queued on the same stream. */
+gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes);
+void gs_ts_work_free(gs_backend *be, void *p);
+
 /* ---------------------------------------------------------------- the level-set plan built on the GPU
  * (analysis_cuda.cu): the same plan as gs_ls_plan_build (levels, rows renumbered level by level with
  * the rows of a level in increasing original order, HEC = column-major ELL part + CSR remainder,
@@ -116,6 +124,11 @@ struct gs_ts_plan_opts {
     gs_int forced_run_rows; /* > 0: this many rows per run whatever run_rows says (1 or GS_SF_RUN_ROWS) */
     gs_int run_max_width;   /* ELL width limit of the run schedule */
     bool single;            /* the plan's values (ELL, remainder, 1/diagonal) in float */
+    /* Levels given instead of computed (the merged schedule's T_D and M, whose levels follow from T's):
+     * device array by row, every dependency of a row at a smaller level, the largest given_max_level;
+     * rows as units. NULL: the level kernel computes them. */
+    const gs_int *given_level;
+    gs_int given_max_level;
 };
 
 /* The analysis of the level-order solvers, x = T^{-1} b with T given on the host (header checked by
@@ -132,8 +145,9 @@ struct gs_ts_plan_opts {
  *      starts and a scan give the runs;
  *   4. levels of the units (rows or runs): one thread per unit in dependency order (blocks take their
  *      units by an atomic ticket, so a unit only waits for units of running or finished blocks), each
- *      spinning on the level of the rows it reads outside itself (-1 = not yet known); the value upload
- *      overlaps it;
+ *      spinning on the level of the rows it reads outside itself (-1 = not yet known); for rows, a
+ *      dependency inside the same warp is passed by shuffles instead (lv_levels_warp_kernel); the value
+ *      upload overlaps it. Skipped when opts->given_level gives the levels;
  *   5. a stable radix sort of (level, unit) gives the unit positions, level_ptr and the row positions;
  *      the ELL width by gs_ls_ell_width on the downloaded histogram, the remainder pointers by a scan;
  *      once the values are there, one thread per position writes its row's ELL slots, remainder
@@ -142,9 +156,10 @@ struct gs_ts_plan_opts {
  * (GS_ERR_ARG / GS_ERR_NUMERIC) or a device one. */
 gs_status gs_ts_analysis_run(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag,
                              const gs_ts_plan_opts *opts, gs_ts_analysis *A);
-/* The same analysis of a factor already in device memory (dT, header checked by the caller): step 1 is
- * a device-to-device copy; a faulty row is reported with gs_trisolve_check_factor's message from a host
- * copy of the rows up to it (downloaded on that error path only). */
+/* The same analysis of a factor already in device memory (dT, header checked by the caller): no step 1,
+ * dT is read in place (it must stay valid until the call returns); a faulty row is reported with
+ * gs_trisolve_check_factor's message from a host copy of the rows up to it (downloaded on that error path
+ * only). The work space of both is stream-ordered (gs_ts_work_alloc). */
 gs_status gs_ts_analysis_run_dev(gs_backend *be, const gs_csr_dev *dT, gs_uplo uplo, bool unit_diag,
                                  const gs_ts_plan_opts *opts, gs_ts_analysis *A);
 /* Called by the solver once its own steps are done: t.total and t.plan from t0. */
@@ -164,6 +179,10 @@ struct gs_ts_merge_dev {
     gs_csr_dev TD, M; /* views of the arrays below */
     gs_int *td_rowptr, *td_colind, *m_rowptr, *m_colind;
     double *td_val, *m_val;
+    /* gs_ts_merge_prepare: levels of T_D and M by row from T's (the level inside the group, the group),
+     * valid level orders for their plans (gs_ts_plan_opts.given_level), and their largest values */
+    gs_int *td_level, *m_level;
+    gs_int td_max_level, m_max_level;
 };
 /* lev[row] = level of each row of an analysed level plan D (rows renumbered level by level). */
 gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *lev);

@@ -146,6 +146,13 @@ gs_int gs_ts_syncfree_merge_rule(gs_int n, gs_int levels, gs_int max_row_length)
 #define GS_SF_MERGE_MAX 64
 #define GS_SF_MERGE_FILL 8 /* R may hold at most this many times T's entries + n */
 
+/* The level order of the GPU analysis (analysis_cuda.cu, cuda backend be; tests): T's rows checked, its
+ * plan built with rows as units from the host factor (from_device false) or from a device copy of it
+ * (from_device: the path of a GPU factorization, T read in place); *nlevels, perm (n entries: rows level
+ * by level) and level_ptr (n + 1 entries at most; nlevels + 1 used) downloaded. */
+gs_status gs_ts_levels_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, bool from_device,
+                           gs_int *nlevels, gs_int *perm, gs_int *level_ptr);
+
 /* H = host copy of a factor in the device memory of the cuda backend be (H freed on failure). */
 gs_status gs_ts_csr_download(gs_backend *be, const gs_csr_dev *T, gs_csr *H);
 
