@@ -29,16 +29,25 @@
 
 /* ================================================================ stream-ordered work space */
 
-/* The default pool keeps up to GS_TS_POOL_KEEP bytes (at most 1/8 of the device) of freed blocks cached
- * (the default threshold, 0, returns them to the driver at every synchronization, which makes the next
- * analysis pay for the mapping again; a cudaMalloc that fails trims the pool and retries, backend_cuda.cu).
- * State -1: the device has no memory pools. */
+/* Opt-in with GS_TS_WORK_POOL=1 (otherwise plain allocations, state -1): the default pool then keeps up
+ * to GS_TS_POOL_KEEP bytes (at most 1/8 of the device) of freed blocks cached (the default threshold, 0,
+ * returns them at every synchronization; a cudaMalloc that fails trims the pool and retries,
+ * backend_cuda.cu). Measured on the H100 (gpusolve, ILU(0) + BiCGStab, poisson3d 100^3, fresh process):
+ * the pool makes later allocations cheap (merged builder 2.5 vs 3.4-4.3 ms, the upper analysis 4.4 vs
+ * 5.9-7.4 ms) but its first allocation costs 6-11 ms (T's plan 7.8-12.9 vs 1.4-2.4 ms), so the setup of
+ * a run is 3-7 ms longer with it (18.9-25.2 vs 15.6-22.0 ms): off by default. State -1: plain
+ * allocations (also where the device has no memory pools). */
 #define GS_TS_POOL_KEEP ((unsigned long long)4 << 30)
 
 static int ts_pool_state(void)
 {
     static int state = 0; /* 0 unknown, 1 ready, -1 none */
     if (state != 0) return state;
+    const char *knob = getenv("GS_TS_WORK_POOL"); /* opt-in (1): the pool's first allocation is slow */
+    if (!knob || strcmp(knob, "1") != 0) {
+        state = -1;
+        return state;
+    }
     int dev = 0, ok = 0;
     cudaMemPool_t pool;
     if (cudaGetDevice(&dev) != cudaSuccess ||

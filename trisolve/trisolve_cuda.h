@@ -56,11 +56,12 @@ static void gs_ts_free_array(gs_backend *be, T **p)
     *p = NULL;
 }
 
-/* Work space of an analysis, stream-ordered on the backend's stream (cudaMallocAsync from the device's
- * default memory pool, which keeps freed blocks for the next analysis instead of returning them at every
- * synchronization; plain gs_backend_alloc where the device has no memory pools): for temporaries that
- * only work queued on that stream touches (another stream must wait on an event recorded after the
- * allocation). Freed with gs_ts_work_free (NULL is ignored), queued on the same stream. */
+/* Work space of an analysis: plain gs_backend_alloc / gs_backend_free by default; with
+ * GS_TS_WORK_POOL=1, stream-ordered on the backend's stream (cudaMallocAsync from the device's default
+ * memory pool, which keeps freed blocks for the next analysis; measured in analysis_cuda.cu: cheaper
+ * later allocations, an expensive first one). For temporaries that only work queued on that stream
+ * touches (another stream must wait on an event recorded after the allocation). Freed with
+ * gs_ts_work_free (NULL is ignored). */
 gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes);
 void gs_ts_work_free(gs_backend *be, void *p);
 
