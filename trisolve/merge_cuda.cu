@@ -248,6 +248,146 @@ static __global__ void mg_stage_levels_kernel(gs_int n, gs_int m, const gs_int *
     m_level[i] = l / m;
 }
 
+/* ---------------------------------------------------------------- the fused system (trisolve_cuda.h) */
+
+struct fz_args {
+    gs_int n, m, ahead;
+    bool lower, unit;
+    const gs_int *td_rowptr, *td_col, *m_rowptr, *m_col, *td_level, *m_level;
+    const double *td_val, *m_val;
+    gs_int *len, *rowptr, *col, *level;
+    double *val;
+};
+
+/* Row r of Z: its length (pass 0) or its entries in increasing column order and its level (pass 1). */
+template <int PASS>
+static __global__ void fz_rows_kernel(fz_args A)
+{
+    const gs_int r = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x), n = A.n;
+    if (r >= 2 * n) return;
+    const bool yrow = A.lower ? r < n : r >= n;
+    const gs_int i = r < n ? r : r - n;
+    if (yrow) { /* T_D's row i, columns shifted into the y block */
+        const gs_int a = A.td_rowptr[i], e = A.td_rowptr[i + 1], shift = A.lower ? 0 : n;
+        if (PASS == 0) {
+            A.len[r] = e - a;
+            return;
+        }
+        gs_int q = A.rowptr[r];
+        for (gs_int k = a; k < e; k++, q++) {
+            A.col[q] = A.td_col[k] + shift;
+            A.val[q] = A.td_val[k];
+        }
+        const gs_int g = A.m_level[i], slot = g > A.ahead ? g - A.ahead : 0;
+        A.level[r] = (A.m + 1) * slot + A.td_level[i];
+        return;
+    }
+    /* x row i: -y_i, M's entries (R) in the x block, M's unit diagonal where Z stores diagonals */
+    const gs_int a = A.m_rowptr[i], e = A.m_rowptr[i + 1], xs = A.lower ? n : 0, ycol = A.lower ? i : n + i;
+    if (PASS == 0) {
+        A.len[r] = (e - a) + 1 + (A.unit ? 0 : 1);
+        return;
+    }
+    gs_int q = A.rowptr[r];
+    if (A.lower) {
+        A.col[q] = ycol;
+        A.val[q++] = -1.0;
+    } else if (!A.unit) {
+        A.col[q] = r;
+        A.val[q++] = 1.0;
+    }
+    for (gs_int k = a; k < e; k++, q++) {
+        A.col[q] = A.m_col[k] + xs;
+        A.val[q] = A.m_val[k];
+    }
+    if (A.lower) {
+        if (!A.unit) {
+            A.col[q] = r;
+            A.val[q++] = 1.0;
+        }
+    } else {
+        A.col[q] = ycol;
+        A.val[q++] = -1.0;
+    }
+    A.level[r] = (A.m + 1) * A.m_level[i] + A.m;
+}
+
+void gs_ts_merge_fused_free(gs_backend *be, gs_ts_merge_fused *F)
+{
+    gs_ts_work_free(be, F->rowptr);
+    gs_ts_work_free(be, F->colind);
+    gs_ts_work_free(be, F->val);
+    gs_ts_work_free(be, F->level);
+    memset(F, 0, sizeof *F);
+}
+
+gs_status gs_ts_merge_fuse(gs_backend *be, const gs_ts_merge_dev *R, gs_uplo uplo, bool unit_diag, gs_int m,
+                           gs_int groups, gs_int ahead, gs_ts_merge_fused *F)
+{
+    gs_status st = GS_OK;
+    cudaStream_t s = gs_ts_stream(be);
+    const gs_int n = R->TD.nrows;
+    const size_t n2 = 2 * (size_t)n;
+    void *p = NULL, *cub_tmp = NULL;
+    gs_int *len = NULL;
+    size_t bytes = 0;
+    memset(F, 0, sizeof *F);
+    const long long nnz = (long long)R->TD.nnz + (long long)R->M.nnz + (long long)n * (unit_diag ? 1 : 2);
+    if (nnz >= (long long)GS_INT_MAX)
+        return GS_ERROR(GS_ERR_ARG, "merged schedule: the fused system would hold %lld entries (index limit %d)", nnz,
+                        (int)GS_INT_MAX);
+    fz_args A;
+    A.n = n;
+    A.m = m;
+    A.ahead = ahead;
+    A.lower = uplo == GS_LOWER;
+    A.unit = unit_diag;
+    A.td_rowptr = R->TD.rowptr;
+    A.td_col = R->TD.colind;
+    A.td_val = R->TD.val;
+    A.m_rowptr = R->M.rowptr;
+    A.m_col = R->M.colind;
+    A.m_val = R->M.val;
+    A.td_level = R->td_level;
+    A.m_level = R->m_level;
+    GS_TRY(gs_ts_work_alloc(be, &p, (n2 + 1) * sizeof(gs_int)));
+    len = (gs_int *)p;
+    GS_TRY(gs_ts_work_alloc(be, &p, (n2 + 1) * sizeof(gs_int)));
+    F->rowptr = (gs_int *)p;
+    GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)nnz + 1) * sizeof(gs_int)));
+    F->colind = (gs_int *)p;
+    GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)nnz + 1) * sizeof(double)));
+    F->val = (double *)p;
+    GS_TRY(gs_ts_work_alloc(be, &p, (n2 + 1) * sizeof(gs_int)));
+    F->level = (gs_int *)p;
+    A.len = len;
+    A.rowptr = F->rowptr;
+    A.col = F->colind;
+    A.val = F->val;
+    A.level = F->level;
+    GS_TRY(TS_CUDA(cudaMemsetAsync(len + n2, 0, sizeof(gs_int), s)));
+    fz_rows_kernel<0><<<mg_blocks(n2), MG_THREADS, 0, s>>>(A);
+    GS_TRY(TS_LAUNCHED("fz_rows_kernel"));
+    GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)len, F->rowptr, (int)n2 + 1, s)));
+    GS_TRY(gs_ts_work_alloc(be, &cub_tmp, bytes));
+    GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)len, F->rowptr, (int)n2 + 1, s)));
+    fz_rows_kernel<1><<<mg_blocks(n2), MG_THREADS, 0, s>>>(A);
+    GS_TRY(TS_LAUNCHED("fz_rows_kernel"));
+    F->Z.nrows = F->Z.ncols = 2 * n;
+    F->Z.nnz = (gs_int)nnz;
+    F->Z.rowptr = F->rowptr;
+    F->Z.colind = F->colind;
+    F->Z.val = F->val;
+    F->max_level = (m + 1) * (groups > 0 ? groups - 1 : 0) + m;
+    F->rhs_lo = A.lower ? 0 : n;
+    F->out_lo = A.lower ? n : 0;
+cleanup:
+    gs_ts_work_free(be, len);
+    gs_ts_work_free(be, cub_tmp);
+    if (st != GS_OK) gs_ts_merge_fused_free(be, F);
+    return st;
+}
+
 gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *lev)
 {
     if (D->n == 0) return GS_OK;
