@@ -91,23 +91,7 @@ struct sf_dev {
     const V *__restrict__ dinv;
     long long *ready; /* 2n: the values by position of two generations */
     unsigned long long *ticket;
-    /* rows rhs_lo .. rhs_hi-1 read b[i - rhs_lo] (the others 0); rows out_lo .. out_hi-1 are written to
-     * x[i - out_lo] (the others only publish their value): [0, n) both, except for the merged schedule's
-     * fused system (trisolve_cuda.h) */
-    gs_int rhs_lo, rhs_hi, out_lo, out_hi;
 };
-
-template <typename V>
-static __device__ __forceinline__ double sf_rhs(const sf_dev<V> &S, const double *__restrict__ b, gs_int i)
-{
-    return i >= S.rhs_lo && i < S.rhs_hi ? __ldg(b + (i - S.rhs_lo)) : 0.0;
-}
-
-template <typename V>
-static __device__ __forceinline__ void sf_out(const sf_dev<V> &S, double *__restrict__ x, gs_int i, double v)
-{
-    if (i >= S.out_lo && i < S.out_hi) x[i - S.out_lo] = v;
-}
 
 /* Position p = 32 * chunk + lane (one row per lane): x[perm[p]] = (b[perm[p]] - ELL entries in order -
  * remainder entries in order) * dinv[p], each entry's x read from this generation's ready array (cur)
@@ -130,7 +114,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
     }
     if (active) {
         i = __ldg(S.perm + p);
-        bi = sf_rhs(S, b, i);
+        bi = __ldg(b + i);
         di = (double)__ldg(S.dinv + p);
 #pragma unroll
         for (int k = 0; k < WMAX; k++)
@@ -191,7 +175,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                 }
                 if (rq >= r1) {
                     long long bits = sf_bits(s * di);
-                    sf_out(S, x, i, __longlong_as_double(bits));
+                    x[i] = __longlong_as_double(bits);
                     gs_gpu_st_relaxed(cur + p, bits);
                     nxt[p] = SF_EMPTY;
                     done = true;
@@ -243,7 +227,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
 #pragma unroll
         for (int k = 0; k < K; k++)
             if (k < len) {
-                bi[k] = sf_rhs(S, b, row[k]);
+                bi[k] = __ldg(b + row[k]);
                 di[k] = (double)__ldg(S.dinv + pos[k]);
 #pragma unroll
                 for (int e = 0; e < W; e++)
@@ -318,7 +302,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
                 }
                 if (rq < r1) break; /* row k waits for its remainder: next round */
                 long long bits = sf_bits(s * di[k]);
-                sf_out(S, x, row[k], __longlong_as_double(bits));
+                x[row[k]] = __longlong_as_double(bits);
                 gs_gpu_st_relaxed(cur + pos[k], bits);
                 nxt[pos[k]] = SF_EMPTY;
                 prev = __longlong_as_double(bits);
@@ -383,7 +367,7 @@ static __global__ void __launch_bounds__(256)
     const gs_int p = p0 + (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (p >= p1) return;
     const gs_int i = __ldg(S.perm + p);
-    double s = sf_rhs(S, b, i);
+    double s = __ldg(b + i);
     for (int k = 0; k < S.w; k++) {
         const size_t q = (size_t)k * (size_t)S.n + (size_t)p;
         const gs_int c = __ldg(S.ell_col + q);
@@ -394,20 +378,18 @@ static __global__ void __launch_bounds__(256)
             s -= (double)__ldg(S.rem_val + q) * xpos[__ldg(S.rem_col + q)];
     const double r = s * (double)__ldg(S.dinv + p);
     xpos[p] = r;
-    sf_out(S, x, i, r);
+    x[i] = r;
 }
 
 /* ================================================================ host side */
 
 #define SF_TD_SYNC_LEVELS 4 /* merged: T_D of at most this many levels solved level-synchronously */
-#define SF_FUSED_AHEAD 2    /* fused: a group's y rows at least this many groups before its x rows (m/4 if more) */
 #define SF_WARPS_PER_SM_WIDE 4 /* with more than 8 ELL entries per row: fewer pollers (run 1: 527 vs 589 us) */
 
 /* One solve of the plan: the persistent grid, the ready values and the ticket counter. */
 typedef struct sf_stage {
     gs_ts_analysis A; /* the plan (rows or runs in level order, entry columns as positions), the times */
     int blocks, wmax, run_rows;
-    gs_int rhs_lo, out_lo, nrhs; /* sf_dev's row ranges: [rhs_lo, rhs_lo + nrhs), [out_lo, out_lo + nrhs) */
     long long *ready;
     unsigned long long *ticket;
 } sf_stage;
@@ -424,8 +406,6 @@ typedef struct sf_data {
     double t0, total_time;   /* the whole analysis */
     double *y;               /* merged: n values between the two solves */
     bool td_sync;            /* merged: stage 0 by one launch per level (sf_level_kernel) */
-    bool fused;              /* merged: T_D and M solved as one system (stage 0 only; trisolve_cuda.h) */
-    gs_int ahead;            /* fused: groups between a group's y rows and its x rows */
 } sf_data;
 
 static void sf_stage_release(gs_backend *be, sf_stage *S)
@@ -476,8 +456,6 @@ static gs_status sf_stage_finish(gs_backend *be, sf_stage *S)
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be);
     GS_TRY(sf_grid(S));
-    S->rhs_lo = S->out_lo = 0;
-    S->nrhs = S->A.D.n;
     {
         void *p = NULL;
         size_t np = (size_t)S->A.D.npos;
@@ -525,31 +503,6 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
     if (d->merge.too_much_fill) goto cleanup;
     gs_ts_analysis_free(be, &d->st[0].A);
     {
-        const char *knob = getenv("GS_SF_FUSED"); /* 0: the two solves one after the other */
-        d->fused = !(knob && strcmp(knob, "0") == 0);
-    }
-    if (d->fused) { /* one system of 2n rows: y a few groups ahead of the x rows that read it */
-        gs_ts_merge_fused F;
-        gs_ts_plan_opts pz = *po;
-        memset(&F, 0, sizeof F);
-        d->ahead = m / 4 > SF_FUSED_AHEAD ? m / 4 : SF_FUSED_AHEAD;
-        st = gs_ts_merge_fuse(be, &R, ts->uplo, ts->unit_diag, m, d->merge.groups, d->ahead, &F);
-        if (st == GS_OK) {
-            pz.given_level = F.level;
-            pz.given_max_level = F.max_level;
-            st = sf_stage_build(be, &d->st[0], NULL, &F.Z, ts->uplo, ts->unit_diag, &pz);
-        }
-        if (st == GS_OK) {
-            d->st[0].rhs_lo = F.rhs_lo;
-            d->st[0].out_lo = F.out_lo;
-            d->st[0].nrhs = (gs_int)n;
-        }
-        gs_ts_merge_fused_free(be, &F);
-        if (st != GS_OK) goto cleanup;
-        *built = true;
-        goto cleanup;
-    }
-    {
         /* the stages' levels follow from T's: the level inside the group for T_D, the group for M */
         gs_ts_plan_opts pd = *po, pm = *po;
         pd.given_level = R.td_level;
@@ -589,8 +542,6 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     sf_release(ts, d);
     memset(&d->merge, 0, sizeof d->merge);
     d->merge_time = 0.0;
-    d->fused = false;
-    d->td_sync = false;
     d->t0 = gs_wtime();
     GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
     GS_TRY(gs_ts_syncfree_merge_forced(&m));
@@ -603,7 +554,7 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
         m = gs_ts_syncfree_merge_rule(d->st[0].A.D.n, d->st[0].A.D.nlevels, d->st[0].A.D.max_row_length);
     if (m > 1) GS_TRY(sf_merged_build(ts, d, T, dT, m, &po, &built));
     if (built) {
-        d->nstages = d->fused ? 1 : 2;
+        d->nstages = 2;
     } else {
         GS_TRY(sf_stage_finish(be, &d->st[0]));
         d->nstages = 1;
@@ -649,10 +600,6 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.dinv = dinv;
     S.ready = d->ready;
     S.ticket = d->ticket;
-    S.rhs_lo = d->rhs_lo;
-    S.rhs_hi = d->rhs_lo + d->nrhs;
-    S.out_lo = d->out_lo;
-    S.out_hi = d->out_lo + d->nrhs;
     if (level_sync) { /* one launch per level; the ready array holds the values by position */
         for (gs_int l = 0; l < D->nlevels; l++) {
             const gs_int p0 = D->h_level_ptr[l], p1 = D->h_level_ptr[l + 1];
@@ -700,12 +647,9 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
 {
     const sf_data *d = (const sf_data *)ts->data;
     const sf_stage *S0 = &d->st[0];
-    bool runs = S0->run_rows > 1, merged = d->nstages == 2 || d->fused;
+    bool runs = S0->run_rows > 1, merged = d->nstages == 2;
     gs_ts_report_string(rep, prefix, "implementation",
-                        d->fused ? "cuda sync-free, merged levels, fused (T = T_D + T_O, x = M^{-1} T_D^{-1} b with "
-                                   "M = I + T_D^{-1} T_O, both solves as one system of 2n rows in one level-order "
-                                   "sync-free kernel, y a few groups ahead of the x rows that read it)"
-                        : merged ? "cuda sync-free, merged levels (T = T_D + T_O, x = M^{-1} T_D^{-1} b with "
+                        merged ? "cuda sync-free, merged levels (T = T_D + T_O, x = M^{-1} T_D^{-1} b with "
                                  "M = I + T_D^{-1} T_O: two level-order solves of m and levels/m levels; a thread "
                                  "per row spinning on the values it reads; persistent warps taking 32 rows per ticket)"
                         : runs ? "cuda sync-free (GPU analysis; runs of linked rows in level order, a thread per run "
@@ -730,15 +674,6 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
         gs_ts_report_double(rep, prefix, "merge_build_time", d->merge.build_time);
         gs_ts_report_double(rep, prefix, "merge_tplan_time", d->tplan_time);
         gs_ts_report_double(rep, prefix, "analysis_time", d->total_time);
-        gs_ts_report_int(rep, prefix, "merge_fused", d->fused ? 1 : 0);
-        if (d->fused) {
-            gs_ts_report_int(rep, prefix, "merge_fused_ahead", d->ahead);
-            snprintf(sub, sizeof sub, "%s.fused", prefix);
-            gs_ts_analysis_view(&S0->A, rep, sub);
-            gs_ts_report_int(rep, sub, "warps", (long long)S0->blocks * (SF_BLOCK / 32));
-            gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
-            return;
-        }
         for (int k = 0; k < 2; k++) {
             snprintf(sub, sizeof sub, "%s.%s", prefix, k == 0 ? "td" : "m");
             gs_ts_analysis_view(&d->st[k].A, rep, sub);
@@ -760,7 +695,6 @@ gs_int gs_ts_syncfree_levels(const gs_trisolve *ts)
     if (!ts || ts->ops != &sf_ops || !ts->analysed || !ts->data) return -1;
     const sf_data *d = (const sf_data *)ts->data;
     if (d->nstages == 2) return d->st[0].A.D.nlevels + d->st[1].A.D.nlevels; /* hops on the critical path */
-    if (d->fused) return d->merge.groups + d->merge.m;
     return d->st[0].A.D.nlevels;
 }
 

@@ -185,24 +185,6 @@ struct gs_ts_merge_dev {
     gs_int *td_level, *m_level;
     gs_int td_max_level, m_max_level;
 };
-/* The fused system of the merged schedule (syncfree_cuda.cu): y = T_D^{-1} b and x = M^{-1} y as ONE
- * triangular system of 2n rows, so that one sync-free solve computes y a few groups ahead of the x rows
- * that read it instead of a separate first solve:
- *   lower: Z = [T_D 0; -I M], rhs [b; 0], x = rows n..2n-1;   upper: Z = [M -I; 0 T_D], rhs [0; b], x = rows 0..n-1
- * (M's diagonal stored as 1 when T is not unit, so that Z is unit exactly when T is). Its levels
- * (a valid level order, given to the plan): the x rows of group g at level (m+1) g + m, the y rows of group
- * g at (m+1) max(0, g - ahead) + (level inside the group): a group's y rows are solved `ahead` groups
- * before its x rows need them. Arrays are work space (gs_ts_work_alloc), freed by gs_ts_merge_fused_free. */
-struct gs_ts_merge_fused {
-    gs_csr_dev Z;
-    gs_int *rowptr, *colind, *level;
-    double *val;
-    gs_int max_level;
-    gs_int rhs_lo, out_lo; /* b feeds rows rhs_lo .. rhs_lo+n-1; x is rows out_lo .. out_lo+n-1 */
-};
-gs_status gs_ts_merge_fuse(gs_backend *be, const gs_ts_merge_dev *R, gs_uplo uplo, bool unit_diag, gs_int m,
-                           gs_int groups, gs_int ahead, gs_ts_merge_fused *F);
-void gs_ts_merge_fused_free(gs_backend *be, gs_ts_merge_fused *F);
 /* lev[row] = level of each row of an analysed level plan D (rows renumbered level by level). */
 gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *lev);
 /* T_D and M of a factor T in device memory (rows already checked) with the level of each row in lev

@@ -304,9 +304,6 @@ int main(void)
 #ifdef TS_TD_SYNC /* the merged schedule's first stage: level-synchronous (1) or sync-free (0) */
     setenv("GS_SF_TD_SYNC", TS_TD_SYNC, 1);
 #endif
-#ifdef TS_FUSED /* the merged schedule's two solves as one fused system (1) or one after the other (0) */
-    setenv("GS_SF_FUSED", TS_FUSED, 1);
-#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite),
         cmocka_unit_test(test_repeat_reanalyse_view),
