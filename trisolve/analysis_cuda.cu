@@ -97,7 +97,8 @@ gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes)
 void gs_ts_work_free(gs_backend *be, void *p)
 {
     if (!p) return;
-    if (ts_pool_state() < 0) {
+    if (ts_pool_state() < 0) { /* after the work queued on the stream, as cudaFreeAsync would be */
+        if (cudaStreamSynchronize(gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
         gs_backend_free(be, p);
         return;
     }

@@ -61,7 +61,8 @@ static void gs_ts_free_array(gs_backend *be, T **p)
  * memory pool, which keeps freed blocks for the next analysis; measured in analysis_cuda.cu: cheaper
  * later allocations, an expensive first one). For temporaries that only work queued on that stream
  * touches (another stream must wait on an event recorded after the allocation). Freed with
- * gs_ts_work_free (NULL is ignored). */
+ * gs_ts_work_free (NULL is ignored), after the work queued on the stream before it (plain: the stream is
+ * synchronized first). */
 gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes);
 void gs_ts_work_free(gs_backend *be, void *p);
 
