@@ -407,30 +407,44 @@ static gs_status reduce_to_host(cuda_ctx *c, gs_int n, const double *a, const do
 /* ------------------------------------------------------------------------------------------------ */
 /* Memory.                                                                                           */
 
+bool gs_cuda_alloc_retry(int cuda_error)
+{
+    if ((cudaError_t)cuda_error != cudaErrorMemoryAllocation) return false;
+    (void)cudaGetLastError();
+    /* the default pool may hold freed work space of the stream-ordered allocations (GS_TS_WORK_POOL) */
+    int dev = 0;
+    cudaMemPool_t pool;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess || cudaMemPoolTrimTo(pool, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return true;
+}
+
+gs_status gs_cuda_alloc_error(const gs_backend *be, int cuda_error, size_t bytes, const char *what)
+{
+    const cudaError_t e = (cudaError_t)cuda_error;
+    (void)cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) (void)cudaGetLastError();
+    return GS_ERROR(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA,
+                    "device allocation of %zu bytes (%.1f MiB)%s%s failed on %s: %s (%s); the device has "
+                    "%zu bytes (%.1f MiB) free of %zu (%.1f MiB)",
+                    bytes, (double)bytes / 1048576.0, what && what[0] ? " of " : "", what ? what : "",
+                    be->device_name, cudaGetErrorName(e), cudaGetErrorString(e), free_b, (double)free_b / 1048576.0,
+                    total_b, (double)total_b / 1048576.0);
+}
+
 static gs_status cuda_alloc(gs_backend *be, void **p, size_t bytes)
 {
     *p = NULL;
     /* like gs_malloc, a zero-byte request still yields a valid pointer */
     cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
-    if (e == cudaErrorMemoryAllocation) { /* the default pool may hold freed analysis work space: give it back */
-        (void)cudaGetLastError();
-        int dev = 0;
-        cudaMemPool_t pool;
-        if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess &&
-            cudaDeviceSynchronize() == cudaSuccess && cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
-            e = cudaMalloc(p, bytes ? bytes : 1);
-    }
+    if (e != cudaSuccess && gs_cuda_alloc_retry((int)e)) e = cudaMalloc(p, bytes ? bytes : 1);
     if (e == cudaSuccess) return GS_OK;
-    (void)cudaGetLastError();
     *p = NULL;
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) (void)cudaGetLastError();
-    return GS_ERROR(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA,
-                    "device allocation of %zu bytes (%.1f MiB) failed on %s: %s (%s); the device has "
-                    "%zu bytes (%.1f MiB) free of %zu (%.1f MiB)",
-                    bytes, (double)bytes / 1048576.0, be->device_name, cudaGetErrorName(e),
-                    cudaGetErrorString(e), free_b, (double)free_b / 1048576.0, total_b,
-                    (double)total_b / 1048576.0);
+    return gs_cuda_alloc_error(be, (int)e, bytes, NULL);
 }
 
 static void cuda_free(gs_backend *be, void *p)

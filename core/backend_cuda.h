@@ -18,6 +18,14 @@ void *gs_backend_cuda_stream(gs_backend *be);
  * of uploading it again). false (view zeroed) for any other matrix. */
 bool gs_mat_cuda_csr(const gs_matrix *M, gs_csr_dev *view);
 
+/* After a device allocation of `bytes` failed with CUDA error `cuda_error` (a cudaError_t): true when the
+ * device's default memory pool held freed blocks worth returning (the device is synchronized and the
+ * pool trimmed; retry the allocation once), false otherwise. */
+bool gs_cuda_alloc_retry(int cuda_error);
+/* The error of a failed device allocation (GS_ERR_DEVICE_MEM for out of memory, else GS_ERR_CUDA): what,
+ * the size, the device, CUDA's error, the device's free and total memory. Clears CUDA's error state. */
+gs_status gs_cuda_alloc_error(const gs_backend *be, int cuda_error, size_t bytes, const char *what);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,24 +74,10 @@ gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes)
     if (ts_pool_state() < 0) return gs_backend_alloc(be, p, bytes);
     cudaStream_t s = gs_ts_stream(be);
     cudaError_t e = cudaMallocAsync(p, bytes ? bytes : 1, s);
-    if (e == cudaErrorMemoryAllocation) { /* cached blocks of the pool may be what is missing */
-        (void)cudaGetLastError();
-        int dev = 0;
-        cudaMemPool_t pool;
-        if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess &&
-            cudaStreamSynchronize(s) == cudaSuccess && cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
-            e = cudaMallocAsync(p, bytes ? bytes : 1, s);
-    }
+    if (e != cudaSuccess && gs_cuda_alloc_retry((int)e)) e = cudaMallocAsync(p, bytes ? bytes : 1, s);
     if (e == cudaSuccess) return GS_OK;
-    (void)cudaGetLastError();
     *p = NULL;
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) (void)cudaGetLastError();
-    return GS_ERROR(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA,
-                    "device allocation of %zu bytes (%.1f MiB) of analysis work space failed: %s (%s); the device "
-                    "has %zu bytes (%.1f MiB) free of %zu (%.1f MiB)",
-                    bytes, (double)bytes / 1048576.0, cudaGetErrorName(e), cudaGetErrorString(e), free_b,
-                    (double)free_b / 1048576.0, total_b, (double)total_b / 1048576.0);
+    return gs_cuda_alloc_error(be, (int)e, bytes, "analysis work space");
 }
 
 void gs_ts_work_free(gs_backend *be, void *p)
@@ -234,6 +220,20 @@ static __global__ void lv_run_first_kernel(gs_int n, const gs_int *__restrict__ 
     }
 }
 
+/* The known prefix of up to 4 polled entries (in[k]: entry k exists; got[k]: its level, -2 = nothing to
+ * wait for, -1 = not yet known): how many are consumed, and *lv = max(*lv, level + 1) over them. */
+static __device__ __forceinline__ int lv_known_prefix(const gs_int got[4], const bool in[4], gs_int *lv)
+{
+    int c = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        if (c != k || !in[k] || got[k] == -1) continue;
+        if (got[k] >= 0 && got[k] + 1 > *lv) *lv = got[k] + 1;
+        c++;
+    }
+    return c;
+}
+
 struct lv_level_args {
     gs_int n, nunits;
     const gs_int *__restrict__ rowptr;
@@ -288,14 +288,7 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_a
                 bool dep = LOWER ? (j >= 0 && j < lo) : (j > hi && j < A.n); /* outside the unit */
                 got[k] = (in[k] && dep) ? gs_gpu_ld_relaxed(A.level + j) : -2;
             }
-            int c = 0;
-#pragma unroll
-            for (int k = 0; k < 4; k++) { /* the known prefix: -2 = not a dependency, -1 = not yet known */
-                if (c != k || !in[k] || got[k] == -1) continue;
-                if (got[k] >= 0 && got[k] + 1 > lv) lv = got[k] + 1;
-                c++;
-            }
-            q += c;
+            q += lv_known_prefix(got, in, &lv);
             if (q >= q1) {
                 for (gs_int i = lo; i <= hi; i++) gs_gpu_st_relaxed(A.level + i, lv);
                 if (A.unit_level) A.unit_level[u] = lv;
@@ -310,10 +303,13 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_a
 }
 
 /* Persistent blocks of the warp level kernel per multiprocessor (at most): polling warps load L2, and
- * fewer of them finish sooner -- H100, level kernel ms L / U with 8 (all resident), 4, 2, 1 blocks of 256
- * threads per SM: poisson3d 100^3 1.06/1.33, 0.81/0.87, 1.14/1.21, 1.93/2.03; poisson2d 1024^2 2.20/3.02,
- * 1.53/1.61, 1.35/1.41, 1.30/1.35 (a 500 ns back-off after a fruitless poll instead: 3D 0.85/0.94, 2D
- * 1.75/1.89; not kept). */
+ * fewer of them finish sooner. H100, level_time ms L / U, `GS_LV_BLOCKS_PER_SM=b GS_SYNCFREE_SCHEDULE=levels
+ * bench_trisolve --gen poisson3d --n 100 --device-factors --types syncfree --reps 50 --no-jacobi` (and
+ * poisson2d 1024), measured with resident blocks capped (one block per ticket, before the kernel became
+ * persistent), b = 8 (all resident), 4, 2, 1: poisson3d 100^3 1.06/1.33, 0.81/0.87, 1.14/1.21, 1.93/2.03;
+ * poisson2d 1024^2 2.20/3.02, 1.53/1.61, 1.35/1.41, 1.30/1.35. Persistent with b = 4 (`--set`): poisson3d
+ * 0.78/0.87, poisson2d 1.69/1.85. A 500 ns back-off after a fruitless poll instead of fewer blocks: 3D
+ * 0.85/0.94, 2D 1.75/1.89 (not kept). */
 #define LV_WARP_BLOCKS_PER_SM 4
 
 /* One ticket's rows of lv_levels_warp_kernel: dependency index u for this thread (see below). */
@@ -360,14 +356,7 @@ static __device__ __forceinline__ void lv_warp_rows(const lv_level_args &A, cons
                     got[k] = gs_gpu_ld_relaxed(A.level + (LOWER ? j : n - 1 - j));
                 }
             }
-            int c = 0;
-#pragma unroll
-            for (int k = 0; k < 4; k++) { /* the known prefix: -2 = nothing to wait for, -1 = not yet known */
-                if (c != k || !in[k] || got[k] == -1) continue;
-                if (got[k] >= 0 && got[k] + 1 > ext) ext = got[k] + 1;
-                c++;
-            }
-            pos += c;
+            pos += lv_known_prefix(got, in, &ext);
             if (pos >= len) ext_done = true;
         }
 

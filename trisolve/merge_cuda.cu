@@ -552,7 +552,6 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
 cleanup:
     if (st != GS_OK) gs_ts_merge_dev_free(be, R);
     gs_ts_work_free(be, lev);
-    lev = NULL;
     gs_ts_free_array(be, &up_rowptr);
     gs_ts_free_array(be, &up_col);
     gs_ts_free_array(be, &up_val);
@@ -560,7 +559,8 @@ cleanup:
 }
 
 gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m,
-                                long long max_fill, gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats)
+                                long long max_fill, gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats,
+                                gs_int *stage_level)
 {
     gs_status st = GS_OK;
     gs_ts_analysis AT;
@@ -576,6 +576,8 @@ gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, b
     if (!stats->too_much_fill) {
         GS_TRY(gs_ts_csr_download(be, &R.TD, TD));
         GS_TRY(gs_ts_csr_download(be, &R.M, M));
+        if (stage_level && T->nrows > 0)
+            GS_TRY(gs_backend_download(be, stage_level, R.td_level, 2 * (size_t)T->nrows * sizeof(gs_int)));
     }
 cleanup:
     gs_ts_analysis_free(be, &AT);

@@ -213,9 +213,12 @@ gs_status gs_ts_merge_build_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, 
                                  gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats);
 /* The GPU builder's results for a host factor (merge_cuda.cu, cuda backend be; tests): the same steps as
  * the sync-free solver's analysis (T's level plan, the row levels from it, gs_ts_merge_build_cuda),
- * downloaded; T's rows are checked first. Same contract as gs_ts_merge_build_host. */
+ * downloaded; T's rows are checked first. Same contract as gs_ts_merge_build_host. With stage_level
+ * (2n entries, may be NULL) and R built: the levels the two stages' plans are given, T_D's by row then
+ * M's by row (level mod m, level / m of T's level). */
 gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m,
-                                long long max_fill, gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats);
+                                long long max_fill, gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats,
+                                gs_int *stage_level);
 /* x = M^{-1} (T_D^{-1} b) by sequential substitution (y: n values of work space). */
 gs_status gs_ts_merge_solve_host(const gs_csr *TD, const gs_csr *M, gs_uplo uplo, bool unit_diag, const double *b,
                                  double *y, double *x);
