@@ -73,6 +73,8 @@ static __device__ __forceinline__ long long sf_bits(double v)
 #define SF_BLOCK 128       /* threads per block (4 warps) */
 #define SF_ELL_MAX 16      /* widest ELL part: entries a thread keeps in registers */
 #define SF_WARPS_PER_SM 8  /* persistent warps per multiprocessor (capped by occupancy) */
+#define SF_REM_PREFETCH 4  /* remainder entries per row polled with the ELL part (sf_chunk's RP) */
+#define SF_REM_PREFETCH_WAVES 4 /* ... when the plan has this many times more positions than lanes (sf_grid) */
 
 /* V: the type the plan stores its values in (double, or float with preconditioner.precision = "single");
  * they are widened to double where they are used, so the arithmetic is double either way. */
@@ -96,18 +98,23 @@ struct sf_dev {
 /* Position p = 32 * chunk + lane (one row per lane): x[perm[p]] = (b[perm[p]] - ELL entries in order -
  * remainder entries in order) * dinv[p], each entry's x read from this generation's ready array (cur)
  * once it is no longer SF_EMPTY; the value is published in cur[p] and nxt[p] is reset for the next
- * solve. */
-template <int WMAX, typename V>
+ * solve. RP > 0 (plans with a remainder): the first RP remainder entries of the row are loaded with the
+ * ELL part and polled with it from the first round, so that a row with a few entries past the ELL width
+ * does not add a dependent load and a polling round trip to its level once its ELL values are there;
+ * the rest of the remainder (rows longer than w + RP) is read 4 at a time afterwards. Same order of the
+ * arithmetic either way. */
+template <int WMAX, int RP, typename V>
 static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double *__restrict__ b,
                                                 double *__restrict__ x, long long *cur, long long *nxt, gs_int p)
 {
+    constexpr int NS = WMAX + RP; /* entry slots: the ELL part, then the first RP remainder entries */
     const bool active = p < S.n;
-    gs_int i = 0, c[WMAX], rq = 0, r1 = 0;
-    V v[WMAX];
-    double xv[WMAX], bi = 0.0, di = 0.0;
+    gs_int i = 0, c[NS], rq = 0, r1 = 0;
+    V v[NS];
+    double xv[NS], bi = 0.0, di = 0.0;
     unsigned pend = 0;
 #pragma unroll
-    for (int k = 0; k < WMAX; k++) {
+    for (int k = 0; k < NS; k++) {
         c[k] = -1;
         v[k] = (V)0;
         xv[k] = 0.0;
@@ -123,32 +130,39 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                 c[k] = __ldg(S.ell_col + q);
                 v[k] = __ldg(S.ell_val + q);
             }
-#pragma unroll
-        for (int k = 0; k < WMAX; k++)
-            if (c[k] >= 0) pend |= 1u << k;
         if (S.has_rem) {
             rq = __ldg(S.rem_ptr + p);
             r1 = __ldg(S.rem_ptr + p + 1);
+#pragma unroll
+            for (int u = 0; u < RP; u++)
+                if (rq < r1) {
+                    c[WMAX + u] = __ldg(S.rem_col + rq);
+                    v[WMAX + u] = __ldg(S.rem_val + rq);
+                    rq++;
+                }
         }
+#pragma unroll
+        for (int k = 0; k < NS; k++)
+            if (c[k] >= 0) pend |= 1u << k;
     }
     bool done = !active, ell_done = false;
     double s = 0.0;
     for (;;) {
         if (!done) {
-            long long got[WMAX];
+            long long got[NS];
 #pragma unroll
-            for (int k = 0; k < WMAX; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
+            for (int k = 0; k < NS; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
 #pragma unroll
-            for (int k = 0; k < WMAX; k++)
+            for (int k = 0; k < NS; k++)
                 if (((pend >> k) & 1u) && got[k] != SF_EMPTY) {
                     xv[k] = __longlong_as_double(got[k]);
                     pend &= ~(1u << k);
                 }
             if (pend == 0) {
-                if (!ell_done) { /* the ELL entries in order */
+                if (!ell_done) { /* the ELL entries in order, then the remainder's first RP */
                     s = bi;
 #pragma unroll
-                    for (int k = 0; k < WMAX; k++)
+                    for (int k = 0; k < NS; k++)
                         if (c[k] >= 0) s -= (double)v[k] * xv[k];
                     ell_done = true;
                 }
@@ -318,7 +332,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
 /* A persistent warp takes 32 units (rows of the level order, or runs) per ticket until its ticket is
  * past the last chunk; the first ticket tells the solve (generation) it belongs to. K = 1: level order
  * (sf_chunk, WMAX ELL entries per row); K > 1: runs (sf_run_chunk, WMAX ELL entries per row). */
-template <int WMAX, int K, typename V>
+template <int WMAX, int K, typename V, int RP>
 static __global__ void __launch_bounds__(SF_BLOCK)
     sf_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
 {
@@ -334,7 +348,7 @@ static __global__ void __launch_bounds__(SF_BLOCK)
         if (chunk >= S.nchunks) break; /* this warp's one ticket past the last chunk */
         unsigned long long next = 0;
         if (lane == 0) next = atomicAdd(S.ticket, 1ULL); /* in flight while the chunk is solved */
-        if constexpr (K == 1) sf_chunk<WMAX, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
+        if constexpr (K == 1) sf_chunk<WMAX, RP, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         else sf_run_chunk<K, WMAX, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         t = __shfl_sync(0xffffffffu, next, 0);
     }
@@ -344,12 +358,17 @@ template <typename V>
 using sf_kernel_fn = void (*)(sf_dev<V>, const double *, double *);
 
 template <typename V>
-static sf_kernel_fn<V> sf_pick(int wmax, int run_rows)
+static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem)
 {
-    if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS, V>;
-    if (wmax <= 4) return sf_kernel<4, 1, V>;
-    if (wmax <= 8) return sf_kernel<8, 1, V>;
-    return sf_kernel<16, 1, V>;
+    if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS, V, 0>;
+    if (has_rem) {
+        if (wmax <= 4) return sf_kernel<4, 1, V, SF_REM_PREFETCH>;
+        if (wmax <= 8) return sf_kernel<8, 1, V, SF_REM_PREFETCH>;
+        return sf_kernel<16, 1, V, SF_REM_PREFETCH>;
+    }
+    if (wmax <= 4) return sf_kernel<4, 1, V, 0>;
+    if (wmax <= 8) return sf_kernel<8, 1, V, 0>;
+    return sf_kernel<16, 1, V, 0>;
 }
 
 /* ================================================================ level-synchronous T_D stage
@@ -390,6 +409,7 @@ static __global__ void __launch_bounds__(256)
 typedef struct sf_stage {
     gs_ts_analysis A; /* the plan (rows or runs in level order, entry columns as positions), the times */
     int blocks, wmax, run_rows;
+    bool rem_prefetch; /* the kernel that polls the first SF_REM_PREFETCH remainder entries with the ELL part */
     long long *ready;
     unsigned long long *ticket;
 } sf_stage;
@@ -433,8 +453,8 @@ static gs_status sf_grid(sf_stage *d)
     d->run_rows = D->run_rows;
     d->wmax = D->run_rows > 1 ? GS_SF_RUN_ELL : D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
     int per_sm = 0;
-    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows)
-                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows);
+    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false)
+                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows, false);
     GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
     long long want_per_sm = (d->wmax > 8 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
     const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md) */
@@ -446,6 +466,15 @@ static gs_status sf_grid(sf_stage *d)
     if (blocks > need) blocks = need;
     if (blocks < 1) blocks = 1;
     d->blocks = (int)blocks;
+    /* The remainder's first entries polled with the ELL part (sf_chunk's RP) when the rows come in a
+     * wavefront (more than SF_REM_PREFETCH_WAVES times the rows the grid holds at once): a row with a few
+     * entries past the ELL width then costs no extra round trip on its level (poisson2d 1024^2 merged
+     * m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at once, every row polls from the
+     * start and the extra polls only load L2 (cage10: 141 -> 152 us), so not there. */
+    const char *knob_rp = getenv("GS_SF_REM_PREFETCH"); /* measurements and tests: 1 / 0 forces */
+    d->rem_prefetch = D->run_rows == 1 && D->rem_nnz > 0 &&
+                      (knob_rp && knob_rp[0] ? strcmp(knob_rp, "1") == 0
+                                             : (long long)D->npos > SF_REM_PREFETCH_WAVES * 32LL * blocks * (SF_BLOCK / 32));
     return GS_OK;
 }
 
@@ -609,7 +638,7 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         }
         return GS_OK;
     }
-    sf_pick<V>(d->wmax, d->run_rows)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+    sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
     return GS_OK;
 }
@@ -678,6 +707,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
             snprintf(sub, sizeof sub, "%s.%s", prefix, k == 0 ? "td" : "m");
             gs_ts_analysis_view(&d->st[k].A, rep, sub);
             gs_ts_report_int(rep, sub, "warps", (long long)d->st[k].blocks * (SF_BLOCK / 32));
+            gs_ts_report_int(rep, sub, "remainder_prefetch", d->st[k].rem_prefetch ? 1 : 0);
         }
         gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
         return;
@@ -685,6 +715,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     if (d->merge.too_much_fill) gs_ts_report_int(rep, prefix, "merge_refused_fill", 1);
     gs_ts_analysis_view(&S0->A, rep, prefix);
     gs_ts_report_int(rep, prefix, "warps", (long long)S0->blocks * (SF_BLOCK / 32));
+    gs_ts_report_int(rep, prefix, "remainder_prefetch", S0->rem_prefetch ? 1 : 0);
     gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
 }
 

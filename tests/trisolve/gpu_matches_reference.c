@@ -182,6 +182,23 @@ static void test_repeat_reanalyse_view(void **state)
         assert_string_equal(e->s, TS_SCHEDULE);
 #endif
     if (strcmp(TS_TYPE, "syncfree") == 0) assert_non_null(gs_report_find(rep, "trisolve.upper.schedule"));
+#ifdef TS_REM_PREFETCH /* forced: the plan's remainder (if any) polled with the ELL part, or not */
+    {
+        const gs_report_entry *sc = gs_report_find(rep, "trisolve.upper.schedule");
+        const bool merged = sc && strcmp(sc->s, "merged") == 0; /* each stage reports its own (.td, .m) */
+        for (int k = 0; k < (merged ? 2 : 1); k++) {
+            const char *stage = merged ? (k == 0 ? ".td" : ".m") : "";
+            char key[128];
+            snprintf(key, sizeof key, "trisolve.upper%s.remainder_nnz", stage);
+            e = gs_report_find(rep, key);
+            assert_non_null(e);
+            snprintf(key, sizeof key, "trisolve.upper%s.remainder_prefetch", stage);
+            const gs_report_entry *rp = gs_report_find(rep, key);
+            assert_non_null(rp);
+            assert_int_equal(rp->i, e->i > 0 ? TS_REM_PREFETCH : 0);
+        }
+    }
+#endif
     gs_report_destroy(&rep);
 
     gs_trisolve_destroy(&ts);
@@ -303,6 +320,9 @@ int main(void)
 #endif
 #ifdef TS_TD_SYNC /* the merged schedule's first stage: level-synchronous (1) or sync-free (0) */
     setenv("GS_SF_TD_SYNC", TS_TD_SYNC, 1);
+#endif
+#ifdef TS_REM_PREFETCH /* sync-free: the first remainder entries polled with the ELL part (1) or after it (0) */
+    setenv("GS_SF_REM_PREFETCH", TS_REM_PREFETCH == 1 ? "1" : "0", 1);
 #endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite),

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Sweep of the sync-free solver's measurement knobs (GS_SF_REM_PREFETCH, GS_SF_WARPS_PER_SM,
+# GS_SYNCFREE_SCHEDULE, GS_SYNCFREE_MERGE, GS_SF_TD_SYNC; docs/notes-trisolve.md) over the PDE factors: one
+# bench_trisolve run per configuration and factor, syncfree only; prints
+# "config factor schedule L_us U_us L+U rel_err" (also in OUTFILE.jsonl.txt).
+# usage (repo root, GPU machine): bench/poll_sweep.sh BUILD_DIR OUTFILE.jsonl "CONFIG1" "CONFIG2" ...
+#   a CONFIG is a list of VAR=value (empty string: the defaults); FACTORS overrides the factor list
+#   (gen:n or gen:n:schedule, default "poisson3d:100 poisson3d:100:levels laplace27:64 poisson2d:1024").
+set -uo pipefail
+build=$1 json=$2
+shift 2
+exe="$build/bench/bench_trisolve"
+[ -x "$exe" ] || { echo "poll_sweep.sh: $exe not found" >&2; exit 2; }
+factors=${FACTORS:-"poisson3d:100 poisson3d:100:levels laplace27:64 poisson2d:1024"}
+: > "$json"
+for cfg in "$@"; do
+  for f in $factors; do
+    IFS=: read -r gen n sched <<< "$f"
+    envs=($cfg)
+    [ -n "${sched:-}" ] && envs+=("GS_SYNCFREE_SCHEDULE=$sched")
+    tmp=$(mktemp)
+    env "${envs[@]}" "$exe" --gen "$gen" --n "$n" --types syncfree --reps 50 --json "$tmp" > /dev/null 2>&1 \
+      || echo "# failed: $cfg $f" >&2
+    python3 - "$tmp" "${cfg:-default}" "$f" <<'PY' | tee -a "$json.txt"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+lu = {r["side"]: r for r in rows if r.get("type") == "syncfree"}
+if "L" in lu and "U" in lu:
+    L, U = lu["L"], lu["U"]
+    sch = L["trisolve"].get("schedule", "?")
+    print(f'{sys.argv[2]:<40} {sys.argv[3]:<24} {sch:<7} {L["median_us"]:8.1f} {U["median_us"]:8.1f} '
+          f'{L["median_us"] + U["median_us"]:8.1f} {max(L["rel_err"], U["rel_err"]):.1e}')
+else:
+    print(f'{sys.argv[2]:<40} {sys.argv[3]:<24} missing')
+PY
+    cat "$tmp" >> "$json"
+    rm -f "$tmp"
+  done
+done
