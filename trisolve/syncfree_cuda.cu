@@ -200,6 +200,116 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
     }
 }
 
+/* LPR > 1 lanes per row (rows with many entries): the row at position p = (32 / LPR) * chunk + lane / LPR
+ * is shared by LPR consecutive lanes; sub-lane l polls ELL entries l, l + LPR, l + 2 LPR, ... (WL at most)
+ * and sums them in that order (t_l); once every sub-lane of the row has its values, the partial sums are
+ * added by a butterfly of shuffles (the same value in every sub-lane, the same order in every solve), and
+ * sub-lane 0 forms s = b - sum, goes through the remainder in order like sf_chunk and publishes. Fewer
+ * polls per lane and round than a lane holding the whole row. */
+template <int WL, int LPR, typename V>
+static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const double *__restrict__ b,
+                                                      double *__restrict__ x, long long *cur, long long *nxt,
+                                                      gs_int p, unsigned lane)
+{
+    const unsigned sub = lane % LPR, grp = lane - sub;
+    const unsigned rowmask = ((1u << LPR) - 1u) << grp;
+    const bool active = p < S.n;
+    gs_int i = 0, c[WL], rq = 0, r1 = 0;
+    V v[WL];
+    double xv[WL], bi = 0.0, di = 0.0;
+    unsigned pend = 0;
+#pragma unroll
+    for (int k = 0; k < WL; k++) {
+        c[k] = -1;
+        v[k] = (V)0;
+        xv[k] = 0.0;
+    }
+    if (active) {
+        if (sub == 0) {
+            i = __ldg(S.perm + p);
+            bi = __ldg(b + i);
+            di = (double)__ldg(S.dinv + p);
+            if (S.has_rem) {
+                rq = __ldg(S.rem_ptr + p);
+                r1 = __ldg(S.rem_ptr + p + 1);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < WL; k++) {
+            const int e = (int)sub + k * LPR;
+            if (e < S.w) {
+                size_t q = (size_t)e * (size_t)S.n + (size_t)p;
+                c[k] = __ldg(S.ell_col + q);
+                v[k] = __ldg(S.ell_val + q);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < WL; k++)
+            if (c[k] >= 0) pend |= 1u << k;
+    }
+    bool done = !active, tdone = !active, comb = !active;
+    double t = 0.0, s = 0.0;
+    for (;;) {
+        if (!tdone) {
+            long long got[WL];
+#pragma unroll
+            for (int k = 0; k < WL; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
+#pragma unroll
+            for (int k = 0; k < WL; k++)
+                if (((pend >> k) & 1u) && got[k] != SF_EMPTY) {
+                    xv[k] = __longlong_as_double(got[k]);
+                    pend &= ~(1u << k);
+                }
+            if (pend == 0) {
+#pragma unroll
+                for (int k = 0; k < WL; k++)
+                    if (c[k] >= 0) t += (double)v[k] * xv[k];
+                tdone = true;
+            }
+        }
+        const unsigned ready = __ballot_sync(0xffffffffu, tdone);
+        double tot = t;
+#pragma unroll
+        for (int o = 1; o < LPR; o <<= 1) tot += __shfl_xor_sync(0xffffffffu, tot, o);
+        if (!comb && (ready & rowmask) == rowmask) {
+            comb = true;
+            if (sub == 0) s = bi - tot;
+            else done = true;
+        }
+        if (comb && !done) { /* sub-lane 0: the remainder in order, as far as it is solved, 4 reads at a time */
+            while (rq < r1) {
+                gs_int j[4];
+                long long g[4];
+                double rv[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    j[u] = rq + u < r1 ? __ldg(S.rem_col + rq + u) : -1;
+                    rv[u] = rq + u < r1 ? (double)__ldg(S.rem_val + rq + u) : 0.0;
+                }
+#pragma unroll
+                for (int u = 0; u < 4; u++) g[u] = j[u] >= 0 ? gs_gpu_ld_relaxed(cur + j[u]) : SF_EMPTY;
+                int adv = 0;
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    if (adv == u && j[u] >= 0 && g[u] != SF_EMPTY) {
+                        s -= rv[u] * __longlong_as_double(g[u]);
+                        adv++;
+                    }
+                rq += adv;
+                if (adv < 4) break;
+            }
+            if (rq >= r1) {
+                long long bits = sf_bits(s * di);
+                x[i] = __longlong_as_double(bits);
+                gs_gpu_st_relaxed(cur + p, bits);
+                nxt[p] = SF_EMPTY;
+                done = true;
+            }
+        }
+        if (__all_sync(0xffffffffu, done)) break;
+    }
+}
+
 /* ================================================================ run schedule
  *
  * Lane = the run at run position rp = 32 * chunk + lane: its rows k = 0 .. len-1 at positions
@@ -332,7 +442,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
 /* A persistent warp takes 32 units (rows of the level order, or runs) per ticket until its ticket is
  * past the last chunk; the first ticket tells the solve (generation) it belongs to. K = 1: level order
  * (sf_chunk, WMAX ELL entries per row); K > 1: runs (sf_run_chunk, WMAX ELL entries per row). */
-template <int WMAX, int K, typename V, int RP>
+template <int WMAX, int K, typename V, int RP, int LPR = 1>
 static __global__ void __launch_bounds__(SF_BLOCK)
     sf_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
 {
@@ -348,7 +458,10 @@ static __global__ void __launch_bounds__(SF_BLOCK)
         if (chunk >= S.nchunks) break; /* this warp's one ticket past the last chunk */
         unsigned long long next = 0;
         if (lane == 0) next = atomicAdd(S.ticket, 1ULL); /* in flight while the chunk is solved */
-        if constexpr (K == 1) sf_chunk<WMAX, RP, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
+        if constexpr (LPR > 1)
+            sf_split_chunk<WMAX / LPR, LPR, V>(S, b, x, cur, nxt,
+                                               (gs_int)(chunk * (32ULL / LPR)) + (gs_int)(lane / LPR), lane);
+        else if constexpr (K == 1) sf_chunk<WMAX, RP, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         else sf_run_chunk<K, WMAX, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         t = __shfl_sync(0xffffffffu, next, 0);
     }
@@ -358,9 +471,11 @@ template <typename V>
 using sf_kernel_fn = void (*)(sf_dev<V>, const double *, double *);
 
 template <typename V>
-static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem)
+static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr)
 {
     if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS, V, 0>;
+    if (lpr == 2) return sf_kernel<16, 1, V, 0, 2>;
+    if (lpr == 4) return sf_kernel<16, 1, V, 0, 4>;
     if (has_rem) {
         if (wmax <= 4) return sf_kernel<4, 1, V, SF_REM_PREFETCH>;
         if (wmax <= 8) return sf_kernel<8, 1, V, SF_REM_PREFETCH>;
@@ -410,6 +525,7 @@ typedef struct sf_stage {
     gs_ts_analysis A; /* the plan (rows or runs in level order, entry columns as positions), the times */
     int blocks, wmax, run_rows;
     bool rem_prefetch; /* the kernel that polls the first SF_REM_PREFETCH remainder entries with the ELL part */
+    int lpr;           /* lanes per row (sf_split_chunk), 1: a lane per row */
     long long *ready;
     unsigned long long *ticket;
 } sf_stage;
@@ -447,21 +563,43 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
 /* The persistent grid of the plan: SF_WARPS_PER_SM warps per multiprocessor (SF_WARPS_PER_SM_WIDE for
  * rows of more than 8 ELL entries: their polls load L2 more), at most the resident ones and one per 32
  * units (rows or runs). */
+/* Lanes per row (sf_split_chunk) of a level-order plan. Rows of more than 8 ELL entries: 4 lanes when the
+ * grid (SF_WARPS_PER_SM warps per multiprocessor) then still holds two average levels, else 2 (the more
+ * lanes per row, the fewer polls per lane and round, but the fewer rows in flight). H100, L+U us, level
+ * width 593 / 8192 rows: laplace27 64^3 (13 entries) 1003 with a lane per row -> 807 (2 lanes) / 753 (4);
+ * poisson2d 1024^2 merged M (up to 17) 733 -> 688 (2) / 785 (4). GS_SF_LANES_PER_ROW = 1, 2, 4 forces
+ * (measurements, tests) for rows of more than 4 entries. */
+static int sf_lanes_per_row(const gs_ts_analysis *A)
+{
+    const gs_ls_dplan *D = &A->D;
+    if (D->run_rows != 1) return 1;
+    const char *v = getenv("GS_SF_LANES_PER_ROW");
+    if (v && v[0]) {
+        const int k = atoi(v);
+        return D->ell_width > 4 && (k == 2 || k == 4) ? k : 1;
+    }
+    if (D->ell_width <= 8 || D->nlevels < 1) return 1;
+    const double avg = (double)D->nunits / (double)D->nlevels, lanes = 32.0 * SF_WARPS_PER_SM * A->sms;
+    return lanes / 4.0 >= 2.0 * avg ? 4 : 2;
+}
+
 static gs_status sf_grid(sf_stage *d)
 {
     const gs_ls_dplan *D = &d->A.D;
     d->run_rows = D->run_rows;
     d->wmax = D->run_rows > 1 ? GS_SF_RUN_ELL : D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
     int per_sm = 0;
-    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false)
-                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows, false);
+    d->lpr = sf_lanes_per_row(&d->A);
+    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false, d->lpr)
+                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows, false, d->lpr);
     GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
-    long long want_per_sm = (d->wmax > 8 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
+    long long want_per_sm = (d->wmax > 8 && d->lpr == 1 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
     const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md) */
     if (knob && atoi(knob) >= SF_BLOCK / 32) want_per_sm = atoi(knob) / (SF_BLOCK / 32);
     if (per_sm > 0 && want_per_sm > per_sm) want_per_sm = per_sm;
     if (want_per_sm < 1) want_per_sm = 1;
-    long long chunks = ((long long)D->nunits + 31) / 32, blocks = (long long)d->A.sms * want_per_sm;
+    const long long per_chunk = 32 / d->lpr;
+    long long chunks = ((long long)D->nunits + per_chunk - 1) / per_chunk, blocks = (long long)d->A.sms * want_per_sm;
     long long need = (chunks + SF_BLOCK / 32 - 1) / (SF_BLOCK / 32);
     if (blocks > need) blocks = need;
     if (blocks < 1) blocks = 1;
@@ -472,7 +610,7 @@ static gs_status sf_grid(sf_stage *d)
      * m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at once, every row polls from the
      * start and the extra polls only load L2 (cage10: 141 -> 152 us), so not there. */
     const char *knob_rp = getenv("GS_SF_REM_PREFETCH"); /* measurements and tests: 1 / 0 forces */
-    d->rem_prefetch = D->run_rows == 1 && D->rem_nnz > 0 &&
+    d->rem_prefetch = D->run_rows == 1 && d->lpr == 1 && D->rem_nnz > 0 &&
                       (knob_rp && knob_rp[0] ? strcmp(knob_rp, "1") == 0
                                              : (long long)D->npos > SF_REM_PREFETCH_WAVES * 32LL * blocks * (SF_BLOCK / 32));
     return GS_OK;
@@ -618,7 +756,7 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.nunits = D->nunits;
     S.w = D->ell_width;
     S.has_rem = D->rem_nnz > 0;
-    S.nchunks = ((unsigned long long)D->nunits + 31ULL) / 32ULL;
+    S.nchunks = ((unsigned long long)D->nunits + (32ULL / d->lpr) - 1ULL) / (32ULL / d->lpr);
     S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
     S.perm = D->perm;
     S.ell_col = D->ell_col;
@@ -638,7 +776,7 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         }
         return GS_OK;
     }
-    sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+    sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
     return GS_OK;
 }
@@ -708,6 +846,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
             gs_ts_analysis_view(&d->st[k].A, rep, sub);
             gs_ts_report_int(rep, sub, "warps", (long long)d->st[k].blocks * (SF_BLOCK / 32));
             gs_ts_report_int(rep, sub, "remainder_prefetch", d->st[k].rem_prefetch ? 1 : 0);
+            gs_ts_report_int(rep, sub, "lanes_per_row", d->st[k].lpr);
         }
         gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
         return;
@@ -716,6 +855,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     gs_ts_analysis_view(&S0->A, rep, prefix);
     gs_ts_report_int(rep, prefix, "warps", (long long)S0->blocks * (SF_BLOCK / 32));
     gs_ts_report_int(rep, prefix, "remainder_prefetch", S0->rem_prefetch ? 1 : 0);
+    gs_ts_report_int(rep, prefix, "lanes_per_row", S0->lpr);
     gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
 }
 
