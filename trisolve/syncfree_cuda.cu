@@ -37,6 +37,12 @@
  * (y between them), m and ceil(levels / m) levels instead of `levels` (poisson2d 1024^2 m = 16: 2047 ->
  * 16 + 128).
  *
+ * Wide rows (sf_grid's rules, measured in docs/notes-trisolve.md, version 9): rows of more than 8 ELL
+ * entries are shared by 2 or 4 lanes (sf_split_chunk: each polls a slice of the entries, the partial sums
+ * meet in a butterfly of shuffles), so a lane issues fewer polls per round; in large level-order plans
+ * with a remainder, the first SF_REM_PREFETCH remainder entries are polled with the ELL part (sf_chunk's
+ * RP) instead of after it, which keeps a row slightly longer than the ELL width from adding a round trip.
+ *
  * Cost: one dependency hop between SMs (store, polling load, return) is ~0.5-0.9 us on the H100, so a
  * solve costs ~levels x hop (docs/notes-trisolve.md); the bytes are a small term.
  *
@@ -276,7 +282,11 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
             if (sub == 0) s = bi - tot;
             else done = true;
         }
-        if (comb && !done) { /* sub-lane 0: the remainder in order, as far as it is solved, 4 reads at a time */
+        /* sub-lane 0: the remainder in order, as far as it is solved, 4 reads at a time. The loop is
+         * sf_chunk's, written out in both: moving it into a shared __forceinline__ helper made the
+         * level-order kernel 2.6% slower on poisson3d (L+U 436 -> 448 us, same H100, same run); this
+         * kernel's timings are that sensitive to code layout (docs/notes-trisolve.md, version 9). */
+        if (comb && !done) {
             while (rq < r1) {
                 gs_int j[4];
                 long long g[4];
