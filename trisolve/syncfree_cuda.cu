@@ -570,9 +570,6 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
     d->nstages = 0;
 }
 
-/* The persistent grid of the plan: SF_WARPS_PER_SM warps per multiprocessor (SF_WARPS_PER_SM_WIDE for
- * rows of more than 8 ELL entries: their polls load L2 more), at most the resident ones and one per 32
- * units (rows or runs). */
 /* Lanes per row (sf_split_chunk) of a level-order plan. Rows of more than 8 ELL entries: 4 lanes when the
  * grid (SF_WARPS_PER_SM warps per multiprocessor) then still holds two average levels, else 2 (the more
  * lanes per row, the fewer polls per lane and round, but the fewer rows in flight). H100, L+U us, level
@@ -593,6 +590,10 @@ static int sf_lanes_per_row(const gs_ts_analysis *A)
     return lanes / 4.0 >= 2.0 * avg ? 4 : 2;
 }
 
+/* The persistent grid of the plan: SF_WARPS_PER_SM warps per multiprocessor (SF_WARPS_PER_SM_WIDE for
+ * rows of more than 8 ELL entries held by one lane, i.e. with GS_SF_LANES_PER_ROW=1: their polls load L2
+ * more), at most the resident ones and one per chunk (32 units, or 32 / lanes-per-row rows); the lanes
+ * per row and whether the remainder is polled early. */
 static gs_status sf_grid(sf_stage *d)
 {
     const gs_ls_dplan *D = &d->A.D;
