@@ -525,6 +525,33 @@ static __global__ void __launch_bounds__(256)
     x[i] = r;
 }
 
+/* The first stage of the merged schedule when T_D has at most two levels (m = 2, the rule's choice on the
+ * 3D factors), in ONE launch instead of one per level: a row of the second level reads rows of the first
+ * only, whose values are b_j * (1/t_jj), so it forms them itself from b instead of waiting for a launch
+ * that stores them: y_i = (b_i - sum_j t_ij (b_j * dinv_j)) * dinv_i, entries in the plan's order. The
+ * same operations in the same order as sf_level_kernel's two launches (its first level stores
+ * s * dinv with s = b), so the same bits. */
+template <typename V>
+static __global__ void __launch_bounds__(256)
+    sf_td2_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
+{
+    const gs_int p = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (p >= S.n) return;
+    const gs_int i = __ldg(S.perm + p);
+    double s = __ldg(b + i);
+    for (int k = 0; k < S.w; k++) {
+        const size_t q = (size_t)k * (size_t)S.n + (size_t)p;
+        const gs_int c = __ldg(S.ell_col + q);
+        if (c >= 0) s -= (double)__ldg(S.ell_val + q) * (__ldg(b + __ldg(S.perm + c)) * (double)__ldg(S.dinv + c));
+    }
+    if (S.has_rem)
+        for (gs_int q = __ldg(S.rem_ptr + p); q < __ldg(S.rem_ptr + p + 1); q++) {
+            const gs_int c = __ldg(S.rem_col + q);
+            s -= (double)__ldg(S.rem_val + q) * (__ldg(b + __ldg(S.perm + c)) * (double)__ldg(S.dinv + c));
+        }
+    x[i] = s * (double)__ldg(S.dinv + p);
+}
+
 /* ================================================================ host side */
 
 #define SF_TD_SYNC_LEVELS 4 /* merged: T_D of at most this many levels solved level-synchronously */
@@ -551,7 +578,8 @@ typedef struct sf_data {
     double tplan_time;       /* seconds of T's level plan (the start of every analysis) */
     double t0, total_time;   /* the whole analysis */
     double *y;               /* merged: n values between the two solves */
-    bool td_sync;            /* merged: stage 0 by one launch per level (sf_level_kernel) */
+    bool td_sync;            /* merged: stage 0 level-synchronous: one launch per level (sf_level_kernel) */
+    bool td_one_pass;        /* ... of at most two levels, in one launch (sf_td2_kernel) */
 } sf_data;
 
 static void sf_stage_release(gs_backend *be, sf_stage *S)
@@ -698,6 +726,8 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
     {
         const char *knob = getenv("GS_SF_TD_SYNC"); /* measurements: 1 / 0 forces */
         d->td_sync = knob && knob[0] ? strcmp(knob, "1") == 0 : d->st[0].A.D.nlevels <= SF_TD_SYNC_LEVELS;
+        const char *one = getenv("GS_SF_TD_ONE_PASS"); /* measurements and tests: 0 forces a launch per level */
+        d->td_one_pass = d->td_sync && d->st[0].A.D.nlevels <= 2 && !(one && strcmp(one, "0") == 0);
     }
     *built = true;
 cleanup:
@@ -759,7 +789,7 @@ static gs_status sf_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
  * x = T^{-1} b, with the plan's values of type V (ell_val, rem_val, dinv) widened to double. */
 template <typename V>
 static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val, const V *dinv, cudaStream_t s,
-                           const double *b, double *x, bool level_sync)
+                           const double *b, double *x, bool level_sync, bool one_pass)
 {
     const gs_ls_dplan *D = &d->A.D;
     sf_dev<V> S;
@@ -778,6 +808,11 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.dinv = dinv;
     S.ready = d->ready;
     S.ticket = d->ticket;
+    if (level_sync && one_pass) { /* at most two levels: one launch (sf_td2_kernel) */
+        sf_td2_kernel<V><<<(unsigned)((D->npos + 255) / 256), 256, 0, s>>>(S, b, x);
+        GS_CALL(TS_LAUNCHED("sf_td2_kernel"));
+        return GS_OK;
+    }
     if (level_sync) { /* one launch per level; the ready array holds the values by position */
         for (gs_int l = 0; l < D->nlevels; l++) {
             const gs_int p0 = D->h_level_ptr[l], p1 = D->h_level_ptr[l + 1];
@@ -792,11 +827,12 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     return GS_OK;
 }
 
-static gs_status sf_stage_solve(const sf_stage *d, cudaStream_t s, const double *b, double *x, bool level_sync)
+static gs_status sf_stage_solve(const sf_stage *d, cudaStream_t s, const double *b, double *x, bool level_sync,
+                                bool one_pass)
 {
     const gs_ls_dplan *D = &d->A.D;
-    if (D->single) GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b, x, level_sync));
-    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b, x, level_sync));
+    if (D->single) GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b, x, level_sync, one_pass));
+    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b, x, level_sync, one_pass));
     return GS_OK;
 }
 
@@ -805,10 +841,10 @@ static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
     const sf_data *d = (const sf_data *)ts->data;
     cudaStream_t s = gs_ts_stream(ts->be);
     if (d->nstages == 2) {
-        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, d->y, d->td_sync));
-        GS_CALL(sf_stage_solve(&d->st[1], s, d->y, x->data, false));
+        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, d->y, d->td_sync, d->td_one_pass));
+        GS_CALL(sf_stage_solve(&d->st[1], s, d->y, x->data, false, false));
     } else {
-        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, x->data, false));
+        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, x->data, false, false));
     }
     return GS_OK;
 }
@@ -843,6 +879,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
         char sub[256];
         gs_ts_report_int(rep, prefix, "merge_levels_per_group", d->merge.m);
         gs_ts_report_int(rep, prefix, "merge_td_level_sync", d->td_sync ? 1 : 0);
+        gs_ts_report_int(rep, prefix, "merge_td_one_pass", d->td_one_pass ? 1 : 0);
         gs_ts_report_int(rep, prefix, "levels", d->merge.levels); /* of T; each stage reports its own */
         gs_ts_report_int(rep, prefix, "merge_groups", d->merge.groups);
         gs_ts_report_int(rep, prefix, "merge_nnz_r", d->merge.nnz_r);

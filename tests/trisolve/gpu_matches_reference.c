@@ -80,6 +80,18 @@ static void test_suite(void **state)
         tri_gpu_solve(ts, b, x, x2, poison); /* replay */
         check("second solve", c, n, x2, xr);
         if (TS_DETERMINISTIC) assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+#ifdef TS_TD_ONE_PASS
+        { /* the merged first stage the other way (one launch / a launch per level): the same bits */
+            gs_trisolve *t2 = NULL;
+            setenv("GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS == 1 ? "0" : "1", 1);
+            GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, NULL, &t2));
+            GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
+            setenv("GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS == 1 ? "1" : "0", 1);
+            tri_gpu_solve(t2, b, x, x2, poison);
+            assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+            gs_trisolve_destroy(&t2);
+        }
+#endif
         /* other vectors, then back: the solver must follow the pointers of each call */
         tri_gpu_solve(ts, b2, y, x2, poison);
         check("other b and x", c, n, x2, xr2);
@@ -182,6 +194,20 @@ static void test_repeat_reanalyse_view(void **state)
         assert_string_equal(e->s, TS_SCHEDULE);
 #endif
     if (strcmp(TS_TYPE, "syncfree") == 0) assert_non_null(gs_report_find(rep, "trisolve.upper.schedule"));
+#ifdef TS_TD_ONE_PASS /* merged: a first stage (T_D) of at most two levels in one launch, or one per level */
+    {
+        const gs_report_entry *sc = gs_report_find(rep, "trisolve.upper.schedule");
+        if (sc && strcmp(sc->s, "merged") == 0) {
+            const gs_report_entry *op = gs_report_find(rep, "trisolve.upper.merge_td_one_pass");
+            const gs_report_entry *sy = gs_report_find(rep, "trisolve.upper.merge_td_level_sync");
+            const gs_report_entry *lv = gs_report_find(rep, "trisolve.upper.td.levels");
+            assert_non_null(op);
+            assert_non_null(sy);
+            assert_non_null(lv);
+            assert_int_equal(op->i, sy->i == 1 && lv->i <= 2 ? TS_TD_ONE_PASS : 0);
+        }
+    }
+#endif
 #ifdef TS_REM_PREFETCH /* forced: the plan's remainder (if any) polled with the ELL part, or not */
     {
         const gs_report_entry *sc = gs_report_find(rep, "trisolve.upper.schedule");
@@ -324,6 +350,9 @@ int main(void)
 #endif
 #ifdef TS_TD_SYNC /* the merged schedule's first stage: level-synchronous (1) or sync-free (0) */
     setenv("GS_SF_TD_SYNC", TS_TD_SYNC, 1);
+#endif
+#ifdef TS_TD_ONE_PASS /* merged: a two-level first stage in one launch (1) or one launch per level (0) */
+    setenv("GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS == 1 ? "1" : "0", 1);
 #endif
 #ifdef TS_REM_PREFETCH /* sync-free: the first remainder entries polled with the ELL part (1) or after it (0) */
     setenv("GS_SF_REM_PREFETCH", TS_REM_PREFETCH == 1 ? "1" : "0", 1);
