@@ -35,7 +35,8 @@
  * T's level plan): m consecutive levels form a group, x = M^{-1} (T_D^{-1} b) with M = I + T_D^{-1} T_O,
  * T_D and M built on the GPU (merge_cuda.cu); two stages, each a level-order plan solved by this kernel
  * (y between them), m and ceil(levels / m) levels instead of `levels` (poisson2d 1024^2 m = 16: 2047 ->
- * 16 + 128).
+ * 16 + 128). A first stage of at most SF_TD_SYNC_LEVELS levels runs a plain launch per level, or one
+ * launch for at most two (sf_td2_kernel, m = 2 on the 3D factors).
  *
  * Wide rows (sf_grid's rules, measured in docs/notes-trisolve.md, version 9): rows of more than 8 ELL
  * entries are shared by 2 or 4 lanes (sf_split_chunk: each polls a slice of the entries, the partial sums
