@@ -36,7 +36,10 @@
  * T_D and M built on the GPU (merge_cuda.cu); two stages, each a level-order plan solved by this kernel
  * (y between them), m and ceil(levels / m) levels instead of `levels` (poisson2d 1024^2 m = 16: 2047 ->
  * 16 + 128). A first stage of at most SF_TD_SYNC_LEVELS levels runs a plain launch per level, or one
- * launch for at most two (sf_td2_kernel, m = 2 on the 3D factors).
+ * launch for at most two (sf_td2_kernel, m = 2 on the 3D factors); and when its rows have at most
+ * SF_FOLD_MAX entries (the 3D factors), it is folded into M's kernel instead: each M row forms its own
+ * y_i from b and a fold table by M position (sf_fold_table_kernel, sf_chunk's FOLD; sf_td2_kernel's
+ * operations, so the same bits), one launch per solve (H100, L+U: poisson3d 430 -> 375 us).
  *
  * Wide rows (sf_grid's rules, measured in docs/notes-trisolve.md, version 9): rows of more than 8 ELL
  * entries are shared by 2 or 4 lanes (sf_split_chunk: each polls a slice of the entries, the partial sums
@@ -100,7 +103,14 @@ struct sf_dev {
     const V *__restrict__ dinv;
     long long *ready; /* 2n: the values by position of two generations */
     unsigned long long *ticket;
+    /* merged, T_D folded into M (sf_fold_table_kernel): by M position, up to fold_w entries
+     * (b index, t_ij, 1/t_jj of T_D; b index -1: none) and 1/t_ii of T_D */
+    int fold_w;
+    const gs_int *__restrict__ fold_b;
+    const V *__restrict__ fold_t, *__restrict__ fold_d, *__restrict__ fold_di;
 };
+
+#define SF_FOLD_MAX 4 /* T_D entries per row that a folded M row forms its y from (sf_fold_*) */
 
 /* Position p = 32 * chunk + lane (one row per lane): x[perm[p]] = (b[perm[p]] - ELL entries in order -
  * remainder entries in order) * dinv[p], each entry's x read from this generation's ready array (cur)
@@ -109,8 +119,10 @@ struct sf_dev {
  * ELL part and polled with it from the first round, so that a row with a few entries past the ELL width
  * does not add a dependent load and a polling round trip to its level once its ELL values are there;
  * the rest of the remainder (rows longer than w + RP) is read 4 at a time afterwards. Same order of the
- * arithmetic either way. */
-template <int WMAX, int RP, typename V>
+ * arithmetic either way. FOLD (merged schedule, T_D of two levels): b is the right-hand side of T, and the
+ * row forms its y_i = (b_i - sum_j t_ij (b_j * (1/t_jj))) * (1/t_ii) from the fold table (sf_td2_kernel's
+ * operations in its order: the same bits) instead of reading it from a first stage. */
+template <int WMAX, int RP, typename V, bool FOLD = false>
 static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double *__restrict__ b,
                                                 double *__restrict__ x, long long *cur, long long *nxt, gs_int p)
 {
@@ -128,7 +140,27 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
     }
     if (active) {
         i = __ldg(S.perm + p);
-        bi = __ldg(b + i);
+        if constexpr (FOLD) {
+            gs_int fb[SF_FOLD_MAX];
+            V ft[SF_FOLD_MAX], fd[SF_FOLD_MAX];
+#pragma unroll
+            for (int k = 0; k < SF_FOLD_MAX; k++) {
+                fb[k] = -1;
+                if (k < S.fold_w) {
+                    const size_t q = (size_t)k * (size_t)S.n + (size_t)p;
+                    fb[k] = __ldg(S.fold_b + q);
+                    ft[k] = __ldg(S.fold_t + q);
+                    fd[k] = __ldg(S.fold_d + q);
+                }
+            }
+            double sy = __ldg(b + i);
+#pragma unroll
+            for (int k = 0; k < SF_FOLD_MAX; k++)
+                if (fb[k] >= 0) sy -= (double)ft[k] * (__ldg(b + fb[k]) * (double)fd[k]);
+            bi = sy * (double)__ldg(S.fold_di + p);
+        } else {
+            bi = __ldg(b + i);
+        }
         di = (double)__ldg(S.dinv + p);
 #pragma unroll
         for (int k = 0; k < WMAX; k++)
@@ -453,7 +485,7 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
 /* A persistent warp takes 32 units (rows of the level order, or runs) per ticket until its ticket is
  * past the last chunk; the first ticket tells the solve (generation) it belongs to. K = 1: level order
  * (sf_chunk, WMAX ELL entries per row); K > 1: runs (sf_run_chunk, WMAX ELL entries per row). */
-template <int WMAX, int K, typename V, int RP, int LPR = 1>
+template <int WMAX, int K, typename V, int RP, int LPR = 1, bool FOLD = false>
 static __global__ void __launch_bounds__(SF_BLOCK)
     sf_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
 {
@@ -472,7 +504,8 @@ static __global__ void __launch_bounds__(SF_BLOCK)
         if constexpr (LPR > 1)
             sf_split_chunk<WMAX / LPR, LPR, V>(S, b, x, cur, nxt,
                                                (gs_int)(chunk * (32ULL / LPR)) + (gs_int)(lane / LPR), lane);
-        else if constexpr (K == 1) sf_chunk<WMAX, RP, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
+        else if constexpr (K == 1)
+            sf_chunk<WMAX, RP, V, FOLD>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         else sf_run_chunk<K, WMAX, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         t = __shfl_sync(0xffffffffu, next, 0);
     }
@@ -482,8 +515,13 @@ template <typename V>
 using sf_kernel_fn = void (*)(sf_dev<V>, const double *, double *);
 
 template <typename V>
-static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr)
+static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr, bool fold)
 {
+    if (fold) { /* sf_fold_ok: rows, a lane per row, no early remainder */
+        if (wmax <= 4) return sf_kernel<4, 1, V, 0, 1, true>;
+        if (wmax <= 8) return sf_kernel<8, 1, V, 0, 1, true>;
+        return sf_kernel<16, 1, V, 0, 1, true>;
+    }
     if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS, V, 0>;
     if (lpr == 2) return sf_kernel<16, 1, V, 0, 2>;
     if (lpr == 4) return sf_kernel<16, 1, V, 0, 4>;
@@ -553,6 +591,36 @@ static __global__ void __launch_bounds__(256)
     x[i] = s * (double)__ldg(S.dinv + p);
 }
 
+/* T_D folded into M (merged schedule, T_D of two levels): pos[perm[q]] = q, the T_D position of each row. */
+static __global__ void sf_fold_pos_kernel(gs_int n, const gs_int *__restrict__ perm, gs_int *__restrict__ pos)
+{
+    const gs_int q = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (q < n) pos[perm[q]] = q;
+}
+
+/* The fold table by M position p (row i = mperm[p], T_D position q = tpos[i]): for each of T_D's tw ELL
+ * slots of q, the b index of the entry's row (tperm[c]; -1 for an empty slot), t_ij and 1/t_jj (tdinv[c]),
+ * and 1/t_ii: what sf_td2_kernel reads for row i, stored in M's order (sf_chunk's FOLD). */
+template <typename V>
+static __global__ void sf_fold_table_kernel(gs_int n, int tw, const gs_int *__restrict__ mperm,
+                                            const gs_int *__restrict__ tpos, const gs_int *__restrict__ tperm,
+                                            const gs_int *__restrict__ tcol, const V *__restrict__ tval,
+                                            const V *__restrict__ tdinv, gs_int *__restrict__ fb, V *__restrict__ ft,
+                                            V *__restrict__ fd, V *__restrict__ fdi)
+{
+    const gs_int p = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (p >= n) return;
+    const gs_int q = tpos[mperm[p]];
+    for (int k = 0; k < tw; k++) {
+        const size_t src = (size_t)k * (size_t)n + (size_t)q, dst = (size_t)k * (size_t)n + (size_t)p;
+        const gs_int c = tcol[src];
+        fb[dst] = c >= 0 ? tperm[c] : -1;
+        ft[dst] = c >= 0 ? tval[src] : (V)0;
+        fd[dst] = c >= 0 ? tdinv[c] : (V)0;
+    }
+    fdi[p] = tdinv[q];
+}
+
 /* ================================================================ host side */
 
 #define SF_TD_SYNC_LEVELS 4 /* merged: T_D of at most this many levels solved level-synchronously */
@@ -581,6 +649,9 @@ typedef struct sf_data {
     double *y;               /* merged: n values between the two solves */
     bool td_sync;            /* merged: stage 0 level-synchronous: one launch per level (sf_level_kernel) */
     bool td_one_pass;        /* ... of at most two levels, in one launch (sf_td2_kernel) */
+    bool td_fold;            /* ... or folded into M's kernel (sf_chunk's FOLD): one launch per solve */
+    int fold_w;              /* the fold table (sf_fold_table_kernel): T_D entries per row, */
+    char *fold_arena;        /* ... b indices [fold_w n], t [fold_w n], 1/t_jj [fold_w n], 1/t_ii [n] */
 } sf_data;
 
 static void sf_stage_release(gs_backend *be, sf_stage *S)
@@ -596,6 +667,9 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
     if (cudaStreamSynchronize(gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
     for (int k = 0; k < 2; k++) sf_stage_release(be, &d->st[k]);
     gs_ts_free_array(be, &d->y);
+    gs_ts_free_array(be, &d->fold_arena);
+    d->td_fold = false;
+    d->fold_w = 0;
     d->nstages = 0;
 }
 
@@ -630,8 +704,8 @@ static gs_status sf_grid(sf_stage *d)
     d->wmax = D->run_rows > 1 ? GS_SF_RUN_ELL : D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
     int per_sm = 0;
     d->lpr = sf_lanes_per_row(&d->A);
-    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false, d->lpr)
-                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows, false, d->lpr);
+    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false, d->lpr, false)
+                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows, false, d->lpr, false);
     GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
     long long want_per_sm = (d->wmax > 8 && d->lpr == 1 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
     const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md) */
@@ -691,6 +765,49 @@ static gs_status sf_stage_build(gs_backend *be, sf_stage *S, const gs_csr *T, co
     return GS_OK;
 }
 
+static size_t sf_align256(size_t b) { return (b + 255) / 256 * 256; }
+
+/* The fold table of a merged schedule whose T_D (stage 0, at most two levels, no remainder, ELL width at
+ * most SF_FOLD_MAX) and M (stage 1) plans are built: d->fold_arena, d->fold_w (sf_fold_table_kernel). */
+static gs_status sf_fold_build(gs_backend *be, sf_data *d)
+{
+    gs_status st = GS_OK;
+    const gs_ls_dplan *T = &d->st[0].A.D, *M = &d->st[1].A.D;
+    const gs_int n = M->npos;
+    const int w = T->ell_width;
+    const size_t vs = T->single ? sizeof(float) : sizeof(double), wn = (size_t)w * (size_t)n;
+    const size_t off_t = sf_align256(wn * sizeof(gs_int)), off_d = off_t + sf_align256(wn * vs),
+                 off_di = off_d + sf_align256(wn * vs);
+    cudaStream_t s = gs_ts_stream(be);
+    void *p = NULL;
+    gs_int *pos = NULL;
+    const unsigned nb = (unsigned)(((size_t)n + 255) / 256);
+    GS_TRY(gs_backend_alloc(be, &p, off_di + (size_t)n * vs));
+    d->fold_arena = (char *)p;
+    if (n == 0) goto cleanup;
+    p = NULL;
+    GS_TRY(gs_ts_work_alloc(be, &p, (size_t)n * sizeof(gs_int)));
+    pos = (gs_int *)p;
+    sf_fold_pos_kernel<<<nb, 256, 0, s>>>(n, T->perm, pos);
+    GS_TRY(TS_LAUNCHED("sf_fold_pos_kernel"));
+    {
+        gs_int *fb = (gs_int *)d->fold_arena;
+        char *ft = d->fold_arena + off_t, *fd = d->fold_arena + off_d, *fdi = d->fold_arena + off_di;
+        if (T->single)
+            sf_fold_table_kernel<float><<<nb, 256, 0, s>>>(n, w, M->perm, pos, T->perm, T->ell_col, T->ell_val_f,
+                                                           T->dinv_f, fb, (float *)ft, (float *)fd, (float *)fdi);
+        else
+            sf_fold_table_kernel<double><<<nb, 256, 0, s>>>(n, w, M->perm, pos, T->perm, T->ell_col, T->ell_val,
+                                                            T->dinv, fb, (double *)ft, (double *)fd, (double *)fdi);
+        GS_TRY(TS_LAUNCHED("sf_fold_table_kernel"));
+    }
+cleanup:
+    gs_ts_work_free(be, pos);
+    if (st == GS_OK) d->fold_w = w;
+    else gs_ts_free_array(be, &d->fold_arena);
+    return st;
+}
+
 /* merged schedule with m levels per group from T's level plan (stage 0's plan, built and checked): T_D
  * and M built on the GPU (merge_cuda.cu), then a level-order plan of each as the two stages. Too much fill
  * (R over GS_SF_MERGE_FILL times T's entries + n): *built = false, T's plan stays stage 0. */
@@ -729,6 +846,17 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
         d->td_sync = knob && knob[0] ? strcmp(knob, "1") == 0 : d->st[0].A.D.nlevels <= SF_TD_SYNC_LEVELS;
         const char *one = getenv("GS_SF_TD_ONE_PASS"); /* measurements and tests: 0 forces a launch per level */
         d->td_one_pass = d->td_sync && d->st[0].A.D.nlevels <= 2 && !(one && strcmp(one, "0") == 0);
+        /* T_D folded into M's kernel: no first launch and no y; the M rows read b and the fold table */
+        const char *fk = getenv("GS_SF_TD_FOLD"); /* measurements and tests: 0 forces the one-pass stage */
+        const sf_stage *M = &d->st[1];
+        const gs_ls_dplan *TD = &d->st[0].A.D;
+        d->td_fold = d->td_one_pass && !(fk && strcmp(fk, "0") == 0) && TD->rem_nnz == 0 &&
+                     TD->ell_width <= SF_FOLD_MAX && TD->npos == M->A.D.npos && M->run_rows == 1 && M->lpr == 1 &&
+                     !M->rem_prefetch;
+    }
+    if (d->td_fold) {
+        GS_TRY(sf_fold_build(be, d));
+        gs_ts_free_array(be, &d->y); /* not used */
     }
     *built = true;
 cleanup:
@@ -790,7 +918,7 @@ static gs_status sf_analyse_dev(gs_trisolve *ts, const gs_csr_dev *T)
  * x = T^{-1} b, with the plan's values of type V (ell_val, rem_val, dinv) widened to double. */
 template <typename V>
 static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val, const V *dinv, cudaStream_t s,
-                           const double *b, double *x, bool level_sync, bool one_pass)
+                           const double *b, double *x, bool level_sync, bool one_pass, const sf_data *fold)
 {
     const gs_ls_dplan *D = &d->A.D;
     sf_dev<V> S;
@@ -809,6 +937,19 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.dinv = dinv;
     S.ready = d->ready;
     S.ticket = d->ticket;
+    S.fold_w = 0;
+    S.fold_b = NULL;
+    S.fold_t = S.fold_d = S.fold_di = NULL;
+    if (fold) { /* the arena's layout: sf_fold_build */
+        const size_t wn = (size_t)fold->fold_w * (size_t)D->npos;
+        const size_t off_t = sf_align256(wn * sizeof(gs_int)), off_d = off_t + sf_align256(wn * sizeof(V)),
+                     off_di = off_d + sf_align256(wn * sizeof(V));
+        S.fold_w = fold->fold_w;
+        S.fold_b = (const gs_int *)fold->fold_arena;
+        S.fold_t = (const V *)(fold->fold_arena + off_t);
+        S.fold_d = (const V *)(fold->fold_arena + off_d);
+        S.fold_di = (const V *)(fold->fold_arena + off_di);
+    }
     if (level_sync && one_pass) { /* at most two levels: one launch (sf_td2_kernel) */
         sf_td2_kernel<V><<<(unsigned)((D->npos + 255) / 256), 256, 0, s>>>(S, b, x);
         GS_CALL(TS_LAUNCHED("sf_td2_kernel"));
@@ -823,17 +964,18 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         }
         return GS_OK;
     }
-    sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+    sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr, fold != NULL)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
     return GS_OK;
 }
 
 static gs_status sf_stage_solve(const sf_stage *d, cudaStream_t s, const double *b, double *x, bool level_sync,
-                                bool one_pass)
+                                bool one_pass, const sf_data *fold)
 {
     const gs_ls_dplan *D = &d->A.D;
-    if (D->single) GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b, x, level_sync, one_pass));
-    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b, x, level_sync, one_pass));
+    if (D->single)
+        GS_CALL(sf_launch<float>(d, D->ell_val_f, D->rem_val_f, D->dinv_f, s, b, x, level_sync, one_pass, fold));
+    else GS_CALL(sf_launch<double>(d, D->ell_val, D->rem_val, D->dinv, s, b, x, level_sync, one_pass, fold));
     return GS_OK;
 }
 
@@ -841,11 +983,13 @@ static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
 {
     const sf_data *d = (const sf_data *)ts->data;
     cudaStream_t s = gs_ts_stream(ts->be);
-    if (d->nstages == 2) {
-        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, d->y, d->td_sync, d->td_one_pass));
-        GS_CALL(sf_stage_solve(&d->st[1], s, d->y, x->data, false, false));
+    if (d->nstages == 2 && d->td_fold) { /* one launch: M's rows form their y from b */
+        GS_CALL(sf_stage_solve(&d->st[1], s, b->data, x->data, false, false, d));
+    } else if (d->nstages == 2) {
+        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, d->y, d->td_sync, d->td_one_pass, NULL));
+        GS_CALL(sf_stage_solve(&d->st[1], s, d->y, x->data, false, false, NULL));
     } else {
-        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, x->data, false, false));
+        GS_CALL(sf_stage_solve(&d->st[0], s, b->data, x->data, false, false, NULL));
     }
     return GS_OK;
 }
@@ -881,6 +1025,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
         gs_ts_report_int(rep, prefix, "merge_levels_per_group", d->merge.m);
         gs_ts_report_int(rep, prefix, "merge_td_level_sync", d->td_sync ? 1 : 0);
         gs_ts_report_int(rep, prefix, "merge_td_one_pass", d->td_one_pass ? 1 : 0);
+        gs_ts_report_int(rep, prefix, "merge_td_fold", d->td_fold ? 1 : 0);
         gs_ts_report_int(rep, prefix, "levels", d->merge.levels); /* of T; each stage reports its own */
         gs_ts_report_int(rep, prefix, "merge_groups", d->merge.groups);
         gs_ts_report_int(rep, prefix, "merge_nnz_r", d->merge.nnz_r);

@@ -46,6 +46,7 @@ static void check(const char *what, const tri_case *c, gs_int n, const double *x
 static void test_suite(void **state)
 {
     tri_suite S;
+    int folded = 0; /* TS_TD_FOLD: cases whose merged schedule folds T_D into M */
     GS_ASSERT_OK(tri_suite_build(&S, true));
     for (int k = 0; k < S.n; k++) {
         const tri_case *c = &S.c[k];
@@ -92,6 +93,39 @@ static void test_suite(void **state)
             gs_trisolve_destroy(&t2);
         }
 #endif
+#ifdef TS_TD_FOLD
+        { /* T_D folded into M's kernel or not (the one-launch first stage), in double and in single: the same
+           * bits; count the cases that fold */
+            for (int single = 0; single < 2; single++) {
+                gs_trisolve *tf = NULL, *t2 = NULL;
+                gs_trisolve_params prm;
+                memset(&prm, 0, sizeof prm);
+                prm.sweeps = 1;
+                prm.block_order = "dependency";
+                prm.single = single == 1;
+                GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, &prm, &tf));
+                GS_ASSERT_OK(gs_trisolve_analyse(tf, &c->T));
+                setenv("GS_SF_TD_FOLD", TS_TD_FOLD == 1 ? "0" : "1", 1);
+                GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, &prm, &t2));
+                GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
+                setenv("GS_SF_TD_FOLD", TS_TD_FOLD == 1 ? "1" : "0", 1);
+                gs_report *fr = NULL;
+                GS_ASSERT_OK(gs_report_create(&fr));
+                gs_trisolve_view(tf, fr, "t");
+                const gs_report_entry *fe = gs_report_find(fr, "t.merge_td_fold");
+                if (fe && fe->i) folded++;
+                if (fe) assert_true(fe->i == 0 || TS_TD_FOLD == 1);
+                gs_report_destroy(&fr);
+                tri_gpu_solve(tf, b, x, x1, poison);
+                if (single == 0) check("fold", c, n, x1, xr);
+                tri_gpu_solve(t2, b, x, x2, poison);
+                assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+                gs_trisolve_destroy(&tf);
+                gs_trisolve_destroy(&t2);
+            }
+            tri_gpu_solve(ts, b, x, x1, poison); /* x1 again from the solver under test */
+        }
+#endif
         /* other vectors, then back: the solver must follow the pointers of each call */
         tri_gpu_solve(ts, b2, y, x2, poison);
         check("other b and x", c, n, x2, xr2);
@@ -121,6 +155,11 @@ static void test_suite(void **state)
         gs_free(&poison);
     }
     tri_suite_free(&S);
+#ifdef TS_TD_FOLD
+    fprintf(stderr, "%s: %d cases fold T_D into M\n", TS_TYPE, folded);
+    if (TS_TD_FOLD == 1) assert_true(folded > 0);
+#endif
+    (void)folded;
 }
 
 /* Many solves in a row without host syncs between them (flags generations, graph replays), then a
@@ -205,6 +244,19 @@ static void test_repeat_reanalyse_view(void **state)
             assert_non_null(sy);
             assert_non_null(lv);
             assert_int_equal(op->i, sy->i == 1 && lv->i <= 2 ? TS_TD_ONE_PASS : 0);
+        }
+    }
+#endif
+#ifdef TS_TD_FOLD /* merged: folded only where the first stage is one launch of at most two levels */
+    {
+        const gs_report_entry *sc = gs_report_find(rep, "trisolve.upper.schedule");
+        if (sc && strcmp(sc->s, "merged") == 0) {
+            const gs_report_entry *fo = gs_report_find(rep, "trisolve.upper.merge_td_fold");
+            const gs_report_entry *op = gs_report_find(rep, "trisolve.upper.merge_td_one_pass");
+            assert_non_null(fo);
+            assert_non_null(op);
+            if (fo->i) assert_int_equal(op->i, 1);
+            if (TS_TD_FOLD == 0) assert_int_equal(fo->i, 0);
         }
     }
 #endif
@@ -353,6 +405,9 @@ int main(void)
 #endif
 #ifdef TS_TD_ONE_PASS /* merged: a two-level first stage in one launch (1) or one launch per level (0) */
     setenv("GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS == 1 ? "1" : "0", 1);
+#endif
+#ifdef TS_TD_FOLD /* merged, two-level first stage: folded into M's kernel (1) or its own launch (0) */
+    setenv("GS_SF_TD_FOLD", TS_TD_FOLD == 1 ? "1" : "0", 1);
 #endif
 #ifdef TS_REM_PREFETCH /* sync-free: the first remainder entries polled with the ELL part (1) or after it (0) */
     setenv("GS_SF_REM_PREFETCH", TS_REM_PREFETCH == 1 ? "1" : "0", 1);
