@@ -517,7 +517,7 @@ using sf_kernel_fn = void (*)(sf_dev<V>, const double *, double *);
 template <typename V>
 static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr, bool fold)
 {
-    if (fold) { /* sf_fold_ok: rows, a lane per row, no early remainder */
+    if (fold) { /* sf_merged_build folds only plans of rows, a lane per row, no early remainder */
         if (wmax <= 4) return sf_kernel<4, 1, V, 0, 1, true>;
         if (wmax <= 8) return sf_kernel<8, 1, V, 0, 1, true>;
         return sf_kernel<16, 1, V, 0, 1, true>;
@@ -651,7 +651,9 @@ typedef struct sf_data {
     bool td_one_pass;        /* ... of at most two levels, in one launch (sf_td2_kernel) */
     bool td_fold;            /* ... or folded into M's kernel (sf_chunk's FOLD): one launch per solve */
     int fold_w;              /* the fold table (sf_fold_table_kernel): T_D entries per row, */
-    char *fold_arena;        /* ... b indices [fold_w n], t [fold_w n], 1/t_jj [fold_w n], 1/t_ii [n] */
+    char *fold_arena;        /* ... in one block: b indices [fold_w n], t_ij, 1/t_jj [fold_w n] and 1/t_ii [n] */
+    const gs_int *fold_b;    /* ... the parts of the block; the values in the plans' type (float with single) */
+    const void *fold_t, *fold_d, *fold_di;
 } sf_data;
 
 static void sf_stage_release(gs_backend *be, sf_stage *S)
@@ -670,6 +672,8 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
     gs_ts_free_array(be, &d->fold_arena);
     d->td_fold = false;
     d->fold_w = 0;
+    d->fold_b = NULL;
+    d->fold_t = d->fold_d = d->fold_di = NULL;
     d->nstages = 0;
 }
 
@@ -768,7 +772,8 @@ static gs_status sf_stage_build(gs_backend *be, sf_stage *S, const gs_csr *T, co
 static size_t sf_align256(size_t b) { return (b + 255) / 256 * 256; }
 
 /* The fold table of a merged schedule whose T_D (stage 0, at most two levels, no remainder, ELL width at
- * most SF_FOLD_MAX) and M (stage 1) plans are built: d->fold_arena, d->fold_w (sf_fold_table_kernel). */
+ * most SF_FOLD_MAX) and M (stage 1) plans are built: d->fold_arena and its parts, d->fold_w
+ * (sf_fold_table_kernel). */
 static gs_status sf_fold_build(gs_backend *be, sf_data *d)
 {
     gs_status st = GS_OK;
@@ -784,6 +789,10 @@ static gs_status sf_fold_build(gs_backend *be, sf_data *d)
     const unsigned nb = (unsigned)(((size_t)n + 255) / 256);
     GS_TRY(gs_backend_alloc(be, &p, off_di + (size_t)n * vs));
     d->fold_arena = (char *)p;
+    d->fold_b = (const gs_int *)d->fold_arena;
+    d->fold_t = d->fold_arena + off_t;
+    d->fold_d = d->fold_arena + off_d;
+    d->fold_di = d->fold_arena + off_di;
     if (n == 0) goto cleanup;
     p = NULL;
     GS_TRY(gs_ts_work_alloc(be, &p, (size_t)n * sizeof(gs_int)));
@@ -803,8 +812,13 @@ static gs_status sf_fold_build(gs_backend *be, sf_data *d)
     }
 cleanup:
     gs_ts_work_free(be, pos);
-    if (st == GS_OK) d->fold_w = w;
-    else gs_ts_free_array(be, &d->fold_arena);
+    if (st == GS_OK) {
+        d->fold_w = w;
+    } else {
+        gs_ts_free_array(be, &d->fold_arena);
+        d->fold_b = NULL;
+        d->fold_t = d->fold_d = d->fold_di = NULL;
+    }
     return st;
 }
 
@@ -940,15 +954,12 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.fold_w = 0;
     S.fold_b = NULL;
     S.fold_t = S.fold_d = S.fold_di = NULL;
-    if (fold) { /* the arena's layout: sf_fold_build */
-        const size_t wn = (size_t)fold->fold_w * (size_t)D->npos;
-        const size_t off_t = sf_align256(wn * sizeof(gs_int)), off_d = off_t + sf_align256(wn * sizeof(V)),
-                     off_di = off_d + sf_align256(wn * sizeof(V));
+    if (fold) { /* M's rows form y from b (sf_fold_build's table, values of type V like the plans') */
         S.fold_w = fold->fold_w;
-        S.fold_b = (const gs_int *)fold->fold_arena;
-        S.fold_t = (const V *)(fold->fold_arena + off_t);
-        S.fold_d = (const V *)(fold->fold_arena + off_d);
-        S.fold_di = (const V *)(fold->fold_arena + off_di);
+        S.fold_b = fold->fold_b;
+        S.fold_t = (const V *)fold->fold_t;
+        S.fold_d = (const V *)fold->fold_d;
+        S.fold_di = (const V *)fold->fold_di;
     }
     if (level_sync && one_pass) { /* at most two levels: one launch (sf_td2_kernel) */
         sf_td2_kernel<V><<<(unsigned)((D->npos + 255) / 256), 256, 0, s>>>(S, b, x);
@@ -964,7 +975,8 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         }
         return GS_OK;
     }
-    sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr, fold != NULL)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+    sf_kernel_fn<V> kernel = sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr, fold != NULL);
+    kernel<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
     return GS_OK;
 }
