@@ -1020,9 +1020,15 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     const sf_stage *S0 = &d->st[0];
     bool runs = S0->run_rows > 1, merged = d->nstages == 2;
     gs_ts_report_string(rep, prefix, "implementation",
-                        merged ? "cuda sync-free, merged levels (T = T_D + T_O, x = M^{-1} T_D^{-1} b with "
-                                 "M = I + T_D^{-1} T_O: two level-order solves of m and levels/m levels; a thread "
-                                 "per row spinning on the values it reads; persistent warps taking 32 rows per ticket)"
+                        merged && d->td_fold
+                            ? "cuda sync-free, merged levels (T = T_D + T_O, x = M^{-1} T_D^{-1} b with "
+                              "M = I + T_D^{-1} T_O: one level-order solve of levels/m levels whose rows form "
+                              "their y = T_D^{-1} b themselves (T_D of two levels folded in); a thread per row "
+                              "spinning on the values it reads; persistent warps taking 32 rows per ticket)"
+                        : merged ? "cuda sync-free, merged levels (T = T_D + T_O, x = M^{-1} T_D^{-1} b with "
+                                   "M = I + T_D^{-1} T_O: two level-order solves of m and levels/m levels; a "
+                                   "thread per row spinning on the values it reads; persistent warps taking 32 "
+                                   "rows per ticket)"
                         : runs ? "cuda sync-free (GPU analysis; runs of linked rows in level order, a thread per run "
                                  "keeping the run's dependency in a register and spinning on the values it reads; "
                                  "persistent warps taking 32 runs per ticket)"
