@@ -3,17 +3,20 @@
 # levels of WIDTH rows, DEPS dependencies per row in the level before, so that a solve's time divided
 # by LEVELS is the cost of one level of that width and that many dependencies. One bench_trisolve run
 # per matrix and environment (--factors triangles, L only reported); prints
-# "levels width deps mode env type median_us us_per_level" (also appended to OUT/layered_sweep.txt).
+# "levels width deps mode env type schedule median_us us_per_level" (also appended to
+# OUT/layered_sweep.txt). The default environment forces syncfree's level order: with at most 4
+# dependencies per row and thin levels, its rule would merge levels (a different solve).
 # usage (repo root, GPU machine): bench/layered_sweep.sh [BUILD_DIR]
 #   CONFIGS  "LEVELS WIDTH DEPS MODE" entries separated by commas (default: the session-9 set)
-#   ENVS     environments separated by commas, each a list of VAR=value (default "GS_SF_LANES_PER_ROW=1")
+#   ENVS     environments separated by commas, each a list of VAR=value
+#            (default "GS_SYNCFREE_SCHEDULE=levels GS_SF_LANES_PER_ROW=1")
 #   TYPES    solver types (default syncfree,cusparse);  OUT  output folder (default trisolve-out)
 set -uo pipefail
 build=${1:-build-gpu}
 exe="$build/bench/bench_trisolve"
 [ -x "$exe" ] || { echo "layered_sweep.sh: $exe not found (build the bench_trisolve target first)" >&2; exit 2; }
 configs=${CONFIGS:-"128 1024 1 c,128 1024 4 c,128 1024 9 c,128 1024 16 a,128 8192 1 c,128 8192 9 c,128 1024 4 a,128 1024 4 s,128 1024 4 r"}
-envs=${ENVS:-"GS_SF_LANES_PER_ROW=1"}
+envs=${ENVS:-"GS_SYNCFREE_SCHEDULE=levels GS_SF_LANES_PER_ROW=1"}
 types=${TYPES:-syncfree,cusparse}
 out=${OUT:-trisolve-out}
 mkdir -p "$out"
@@ -42,7 +45,9 @@ for line in open(path):
     r = json.loads(line)
     if r.get("side") != "L" or "median_us" not in r:
         continue
-    print(f'{lv:>6} {wd:>6} {dp:>4} {md} {env:<28} {r["type"]:<9} {r["median_us"]:9.1f} {r["median_us"] / int(lv):7.3f}')
+    sched = r.get("trisolve", {}).get("schedule", "-")
+    print(f'{lv:>6} {wd:>6} {dp:>4} {md} {env:<50} {r["type"]:<9} {sched:<7} {r["median_us"]:9.1f} '
+          f'{r["median_us"] / int(lv):7.3f}')
 PY
   done
 done
