@@ -519,6 +519,7 @@ static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr, bo
 {
     if (fold) { /* sf_merged_build folds only plans of rows, a lane per row, no early remainder */
         if (wmax <= 4) return sf_kernel<4, 1, V, 0, 1, true>;
+        if (wmax <= 6) return sf_kernel<6, 1, V, 0, 1, true>;
         if (wmax <= 8) return sf_kernel<8, 1, V, 0, 1, true>;
         return sf_kernel<16, 1, V, 0, 1, true>;
     }
@@ -531,6 +532,7 @@ static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr, bo
         return sf_kernel<16, 1, V, SF_REM_PREFETCH>;
     }
     if (wmax <= 4) return sf_kernel<4, 1, V, 0>;
+    if (wmax <= 6) return sf_kernel<6, 1, V, 0>;
     if (wmax <= 8) return sf_kernel<8, 1, V, 0>;
     return sf_kernel<16, 1, V, 0>;
 }
@@ -705,7 +707,14 @@ static gs_status sf_grid(sf_stage *d)
 {
     const gs_ls_dplan *D = &d->A.D;
     d->run_rows = D->run_rows;
-    d->wmax = D->run_rows > 1 ? GS_SF_RUN_ELL : D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
+    /* entry slots of the kernel: each slot costs instructions in every polling round, idle or not */
+    const char *w6 = getenv("GS_SF_ELL6"); /* measurements: 0 = no 6-slot kernel (rows of 5-6 entries: 8) */
+    const bool six = !(w6 && strcmp(w6, "0") == 0);
+    d->wmax = D->run_rows > 1          ? GS_SF_RUN_ELL
+              : D->ell_width <= 4      ? 4
+              : D->ell_width <= 6 && six ? 6
+              : D->ell_width <= 8      ? 8
+                                       : 16;
     int per_sm = 0;
     d->lpr = sf_lanes_per_row(&d->A);
     const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false, d->lpr, false)
