@@ -191,12 +191,15 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
             long long got[NS];
 #pragma unroll
             for (int k = 0; k < NS; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
+            /* the arrived slots as one mask (no chain of updates of pend through the slots: a round's
+             * instructions are on the critical path, docs/notes-trisolve.md version 11) */
+            unsigned arrived = 0;
+#pragma unroll
+            for (int k = 0; k < NS; k++) arrived |= (got[k] != SF_EMPTY ? 1u : 0u) << k;
 #pragma unroll
             for (int k = 0; k < NS; k++)
-                if (((pend >> k) & 1u) && got[k] != SF_EMPTY) {
-                    xv[k] = __longlong_as_double(got[k]);
-                    pend &= ~(1u << k);
-                }
+                if ((arrived >> k) & 1u) xv[k] = __longlong_as_double(got[k]);
+            pend &= ~arrived;
             if (pend == 0) {
                 if (!ell_done) { /* the ELL entries in order, then the remainder's first RP */
                     s = bi;
