@@ -70,12 +70,19 @@
 #define SF_EMPTY (-1LL) /* the bit pattern of a not-yet-solved value */
 #define SF_QNAN 0x7FF8000000000000LL
 
-/* A result never takes the bit pattern SF_EMPTY (it would read as "not solved"): that NaN becomes the
- * canonical quiet NaN. */
+/* The polling rounds test only the high word of a value (one compare instead of two): SF_EMPTY's is all
+ * ones, and no published value has that high word (sf_bits). */
+static __device__ __forceinline__ bool sf_hi_empty(long long bits)
+{
+    return (int)(bits >> 32) == -1;
+}
+
+/* A result never takes a bit pattern whose high word is SF_EMPTY's (it would read as "not solved"): those
+ * NaNs become the canonical quiet NaN. */
 static __device__ __forceinline__ long long sf_bits(double v)
 {
     long long bits = __double_as_longlong(v);
-    return bits == SF_EMPTY ? SF_QNAN : bits;
+    return sf_hi_empty(bits) ? SF_QNAN : bits;
 }
 
 /* ================================================================ level-order schedule */
@@ -130,13 +137,12 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
     const bool active = p < S.n;
     gs_int i = 0, c[NS], rq = 0, r1 = 0;
     V v[NS];
-    double xv[NS], bi = 0.0, di = 0.0;
-    unsigned pend = 0;
+    long long g[NS]; /* the polled values (bits), SF_EMPTY until they arrive; 0 for unused slots */
+    double bi = 0.0, di = 0.0;
 #pragma unroll
     for (int k = 0; k < NS; k++) {
         c[k] = -1;
         v[k] = (V)0;
-        xv[k] = 0.0;
     }
     if (active) {
         i = __ldg(S.perm + p);
@@ -180,32 +186,28 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                     rq++;
                 }
         }
-#pragma unroll
-        for (int k = 0; k < NS; k++)
-            if (c[k] >= 0) pend |= 1u << k;
     }
+#pragma unroll
+    for (int k = 0; k < NS; k++) g[k] = c[k] >= 0 ? SF_EMPTY : 0LL;
     bool done = !active, ell_done = false;
     double s = 0.0;
     for (;;) {
         if (!done) {
-            long long got[NS];
-#pragma unroll
-            for (int k = 0; k < NS; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
-            /* the arrived slots as one mask (no chain of updates of pend through the slots: a round's
-             * instructions are on the critical path, docs/notes-trisolve.md version 11) */
-            unsigned arrived = 0;
-#pragma unroll
-            for (int k = 0; k < NS; k++) arrived |= (got[k] != SF_EMPTY ? 1u : 0u) << k;
+            /* A round: a slot still empty is polled into its own register (a predicated load, nothing
+             * moved), then one compare per slot says whether all are there. A round's instructions are
+             * on the critical path (docs/notes-trisolve.md versions 11-12): no pending mask, no selects. */
 #pragma unroll
             for (int k = 0; k < NS; k++)
-                if ((arrived >> k) & 1u) xv[k] = __longlong_as_double(got[k]);
-            pend &= ~arrived;
-            if (pend == 0) {
+                if (sf_hi_empty(g[k])) g[k] = gs_gpu_ld_relaxed(cur + c[k]);
+            bool all = true;
+#pragma unroll
+            for (int k = 0; k < NS; k++) all &= !sf_hi_empty(g[k]);
+            if (all) {
                 if (!ell_done) { /* the ELL entries in order, then the remainder's first RP */
                     s = bi;
 #pragma unroll
                     for (int k = 0; k < NS; k++)
-                        if (c[k] >= 0) s -= (double)v[k] * xv[k];
+                        if (c[k] >= 0) s -= (double)v[k] * __longlong_as_double(g[k]);
                     ell_done = true;
                 }
                 while (rq < r1) { /* then the remainder in order, as far as it is solved, 4 reads at a time */
@@ -258,13 +260,12 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
     const bool active = p < S.n;
     gs_int i = 0, c[WL], rq = 0, r1 = 0;
     V v[WL];
-    double xv[WL], bi = 0.0, di = 0.0;
-    unsigned pend = 0;
+    long long g[WL]; /* the polled values (bits), SF_EMPTY until they arrive; 0 for unused slots */
+    double bi = 0.0, di = 0.0;
 #pragma unroll
     for (int k = 0; k < WL; k++) {
         c[k] = -1;
         v[k] = (V)0;
-        xv[k] = 0.0;
     }
     if (active) {
         if (sub == 0) {
@@ -285,27 +286,23 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
                 v[k] = __ldg(S.ell_val + q);
             }
         }
-#pragma unroll
-        for (int k = 0; k < WL; k++)
-            if (c[k] >= 0) pend |= 1u << k;
     }
+#pragma unroll
+    for (int k = 0; k < WL; k++) g[k] = c[k] >= 0 ? SF_EMPTY : 0LL;
     bool done = !active, tdone = !active, comb = !active;
     double t = 0.0, s = 0.0;
     for (;;) {
-        if (!tdone) {
-            long long got[WL];
-#pragma unroll
-            for (int k = 0; k < WL; k++) got[k] = (pend >> k) & 1u ? gs_gpu_ld_relaxed(cur + c[k]) : SF_EMPTY;
+        if (!tdone) { /* sf_chunk's round */
 #pragma unroll
             for (int k = 0; k < WL; k++)
-                if (((pend >> k) & 1u) && got[k] != SF_EMPTY) {
-                    xv[k] = __longlong_as_double(got[k]);
-                    pend &= ~(1u << k);
-                }
-            if (pend == 0) {
+                if (sf_hi_empty(g[k])) g[k] = gs_gpu_ld_relaxed(cur + c[k]);
+            bool all = true;
+#pragma unroll
+            for (int k = 0; k < WL; k++) all &= !sf_hi_empty(g[k]);
+            if (all) {
 #pragma unroll
                 for (int k = 0; k < WL; k++)
-                    if (c[k] >= 0) t += (double)v[k] * xv[k];
+                    if (c[k] >= 0) t += (double)v[k] * __longlong_as_double(g[k]);
                 tdone = true;
             }
         }
