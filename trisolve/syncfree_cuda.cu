@@ -91,6 +91,9 @@ static __device__ __forceinline__ long long sf_bits(double v)
 #define SF_ELL_MAX 16      /* widest ELL part: entries a thread keeps in registers */
 #define SF_WARPS_PER_SM 8  /* persistent warps per multiprocessor (capped by occupancy) */
 #define SF_REM_PREFETCH 4  /* remainder entries per row polled with the ELL part (sf_chunk's RP) */
+#ifndef SF_SPLIT_REM_PREFETCH
+#define SF_SPLIT_REM_PREFETCH 1 /* ... the same with lanes per row (sf_split_chunk's RP, sub-lane 0's slots) */
+#endif
 #define SF_REM_PREFETCH_WAVES 4 /* ... when the plan has this many times more positions than lanes (sf_grid) */
 
 /* V: the type the plan stores its values in (double, or float with preconditioner.precision = "single");
@@ -250,7 +253,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
  * added by a butterfly of shuffles (the same value in every sub-lane, the same order in every solve), and
  * sub-lane 0 forms s = b - sum, goes through the remainder in order like sf_chunk and publishes. Fewer
  * polls per lane and round than a lane holding the whole row. */
-template <int WL, int LPR, typename V>
+template <int WL, int LPR, typename V, int RP>
 static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const double *__restrict__ b,
                                                       double *__restrict__ x, long long *cur, long long *nxt,
                                                       gs_int p, unsigned lane)
@@ -258,12 +261,13 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
     const unsigned sub = lane % LPR, grp = lane - sub;
     const unsigned rowmask = ((1u << LPR) - 1u) << grp;
     const bool active = p < S.n;
-    gs_int i = 0, c[WL], rq = 0, r1 = 0;
-    V v[WL];
-    long long g[WL]; /* the polled values (bits), SF_EMPTY until they arrive; 0 for unused slots */
+    constexpr int NS = WL + RP; /* entry slots: WL of the ELL part, then (sub-lane 0) the remainder's first RP */
+    gs_int i = 0, c[NS], rq = 0, r1 = 0;
+    V v[NS];
+    long long g[NS]; /* the polled values (bits), SF_EMPTY until they arrive; 0 for unused slots */
     double bi = 0.0, di = 0.0;
 #pragma unroll
-    for (int k = 0; k < WL; k++) {
+    for (int k = 0; k < NS; k++) {
         c[k] = -1;
         v[k] = (V)0;
     }
@@ -275,6 +279,13 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
             if (S.has_rem) {
                 rq = __ldg(S.rem_ptr + p);
                 r1 = __ldg(S.rem_ptr + p + 1);
+#pragma unroll
+                for (int u = 0; u < RP; u++)
+                    if (rq < r1) {
+                        c[WL + u] = __ldg(S.rem_col + rq);
+                        v[WL + u] = __ldg(S.rem_val + rq);
+                        rq++;
+                    }
             }
         }
 #pragma unroll
@@ -288,17 +299,17 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
         }
     }
 #pragma unroll
-    for (int k = 0; k < WL; k++) g[k] = c[k] >= 0 ? SF_EMPTY : 0LL;
+    for (int k = 0; k < NS; k++) g[k] = c[k] >= 0 ? SF_EMPTY : 0LL;
     bool done = !active, tdone = !active, comb = !active;
     double t = 0.0, s = 0.0;
     for (;;) {
         if (!tdone) { /* sf_chunk's round */
 #pragma unroll
-            for (int k = 0; k < WL; k++)
+            for (int k = 0; k < NS; k++)
                 if (sf_hi_empty(g[k])) g[k] = gs_gpu_ld_relaxed(cur + c[k]);
             bool all = true;
 #pragma unroll
-            for (int k = 0; k < WL; k++) all &= !sf_hi_empty(g[k]);
+            for (int k = 0; k < NS; k++) all &= !sf_hi_empty(g[k]);
             if (all) {
 #pragma unroll
                 for (int k = 0; k < WL; k++)
@@ -312,8 +323,12 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
         for (int o = 1; o < LPR; o <<= 1) tot += __shfl_xor_sync(0xffffffffu, tot, o);
         if (!comb && (ready & rowmask) == rowmask) {
             comb = true;
-            if (sub == 0) s = bi - tot;
-            else done = true;
+            if (sub == 0) {
+                s = bi - tot;
+#pragma unroll
+                for (int u = 0; u < RP; u++) /* the remainder's first RP, polled with the ELL part */
+                    if (c[WL + u] >= 0) s -= (double)v[WL + u] * __longlong_as_double(g[WL + u]);
+            } else done = true;
         }
         /* sub-lane 0: the remainder in order, as far as it is solved, 4 reads at a time. The loop is
          * sf_chunk's, written out in both: moving it into a shared __forceinline__ helper made the
@@ -322,7 +337,7 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
         if (comb && !done) {
             while (rq < r1) {
                 gs_int j[4];
-                long long g[4];
+                long long gr[4];
                 double rv[4];
 #pragma unroll
                 for (int u = 0; u < 4; u++) {
@@ -330,12 +345,12 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
                     rv[u] = rq + u < r1 ? (double)__ldg(S.rem_val + rq + u) : 0.0;
                 }
 #pragma unroll
-                for (int u = 0; u < 4; u++) g[u] = j[u] >= 0 ? gs_gpu_ld_relaxed(cur + j[u]) : SF_EMPTY;
+                for (int u = 0; u < 4; u++) gr[u] = j[u] >= 0 ? gs_gpu_ld_relaxed(cur + j[u]) : SF_EMPTY;
                 int adv = 0;
 #pragma unroll
                 for (int u = 0; u < 4; u++)
-                    if (adv == u && j[u] >= 0 && g[u] != SF_EMPTY) {
-                        s -= rv[u] * __longlong_as_double(g[u]);
+                    if (adv == u && j[u] >= 0 && gr[u] != SF_EMPTY) {
+                        s -= rv[u] * __longlong_as_double(gr[u]);
                         adv++;
                     }
                 rq += adv;
@@ -502,7 +517,7 @@ static __global__ void __launch_bounds__(SF_BLOCK)
         unsigned long long next = 0;
         if (lane == 0) next = atomicAdd(S.ticket, 1ULL); /* in flight while the chunk is solved */
         if constexpr (LPR > 1)
-            sf_split_chunk<WMAX / LPR, LPR, V>(S, b, x, cur, nxt,
+            sf_split_chunk<WMAX / LPR, LPR, V, RP>(S, b, x, cur, nxt,
                                                (gs_int)(chunk * (32ULL / LPR)) + (gs_int)(lane / LPR), lane);
         else if constexpr (K == 1)
             sf_chunk<WMAX, RP, V, FOLD>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
@@ -524,8 +539,8 @@ static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr, bo
         return sf_kernel<16, 1, V, 0, 1, true>;
     }
     if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS, V, 0>;
-    if (lpr == 2) return sf_kernel<16, 1, V, 0, 2>;
-    if (lpr == 4) return sf_kernel<16, 1, V, 0, 4>;
+    if (lpr == 2) return has_rem ? sf_kernel<16, 1, V, SF_SPLIT_REM_PREFETCH, 2> : sf_kernel<16, 1, V, 0, 2>;
+    if (lpr == 4) return has_rem ? sf_kernel<16, 1, V, SF_SPLIT_REM_PREFETCH, 4> : sf_kernel<16, 1, V, 0, 4>;
     if (has_rem) {
         if (wmax <= 4) return sf_kernel<4, 1, V, SF_REM_PREFETCH>;
         if (wmax <= 8) return sf_kernel<8, 1, V, SF_REM_PREFETCH>;
@@ -737,7 +752,7 @@ static gs_status sf_grid(sf_stage *d)
      * m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at once, every row polls from the
      * start and the extra polls only load L2 (cage10: 141 -> 152 us), so not there. */
     const char *knob_rp = getenv("GS_SF_REM_PREFETCH"); /* measurements and tests: 1 / 0 forces */
-    d->rem_prefetch = D->run_rows == 1 && d->lpr == 1 && D->rem_nnz > 0 &&
+    d->rem_prefetch = D->run_rows == 1 && D->rem_nnz > 0 &&
                       (knob_rp && knob_rp[0] ? strcmp(knob_rp, "1") == 0
                                              : (long long)D->npos > SF_REM_PREFETCH_WAVES * 32LL * blocks * (SF_BLOCK / 32));
     return GS_OK;
