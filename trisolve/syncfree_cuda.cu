@@ -89,7 +89,11 @@ static __device__ __forceinline__ long long sf_bits(double v)
 
 #define SF_BLOCK 128       /* threads per block (4 warps) */
 #define SF_ELL_MAX 16      /* widest ELL part: entries a thread keeps in registers */
-#define SF_WARPS_PER_SM 8  /* persistent warps per multiprocessor (capped by occupancy) */
+/* persistent warps per multiprocessor (capped by occupancy). 12 since the lean polling round (session 10;
+ * H100 L+U us, 8 -> 12, alternated three times: poisson3d 356.5 -> 349.4, convdiff3d 357.2 -> 350.5,
+ * poisson2d 582.7 -> 563.8, laplace27 719.4 -> 717.7; 16 is slower again: 374.5, 584.5, 735.6) */
+#define SF_WARPS_PER_SM 12
+#define SF_LANES_RULE_WARPS 8 /* the warps per multiprocessor sf_lanes_per_row's rule was measured with */
 #define SF_REM_PREFETCH 4  /* remainder entries per row polled with the ELL part (sf_chunk's RP) */
 #ifndef SF_SPLIT_REM_PREFETCH
 #define SF_SPLIT_REM_PREFETCH 1 /* ... the same with lanes per row (sf_split_chunk's RP, sub-lane 0's slots) */
@@ -694,8 +698,8 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
     d->nstages = 0;
 }
 
-/* Lanes per row (sf_split_chunk) of a level-order plan. Rows of more than 8 ELL entries: 4 lanes when the
- * grid (SF_WARPS_PER_SM warps per multiprocessor) then still holds two average levels, else 2 (the more
+/* Lanes per row (sf_split_chunk) of a level-order plan. Rows of more than 8 ELL entries: 4 lanes when a
+ * grid of SF_LANES_RULE_WARPS warps per multiprocessor then still holds two average levels, else 2 (the more
  * lanes per row, the fewer polls per lane and round, but the fewer rows in flight). H100, L+U us, level
  * width 593 / 8192 rows: laplace27 64^3 (13 entries) 1003 with a lane per row -> 807 (2 lanes) / 753 (4);
  * poisson2d 1024^2 merged M (up to 17) 733 -> 688 (2) / 785 (4). GS_SF_LANES_PER_ROW = 1, 2, 4 forces
@@ -710,7 +714,7 @@ static int sf_lanes_per_row(const gs_ts_analysis *A)
         return D->ell_width > 4 && (k == 2 || k == 4) ? k : 1;
     }
     if (D->ell_width <= 8 || D->nlevels < 1) return 1;
-    const double avg = (double)D->nunits / (double)D->nlevels, lanes = 32.0 * SF_WARPS_PER_SM * A->sms;
+    const double avg = (double)D->nunits / (double)D->nlevels, lanes = 32.0 * SF_LANES_RULE_WARPS * A->sms;
     return lanes / 4.0 >= 2.0 * avg ? 4 : 2;
 }
 
