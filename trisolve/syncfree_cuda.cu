@@ -44,8 +44,10 @@
  * Wide rows (sf_grid's rules, measured in docs/notes-trisolve.md, version 9): rows of more than 8 ELL
  * entries are shared by 2 or 4 lanes (sf_split_chunk: each polls a slice of the entries, the partial sums
  * meet in a butterfly of shuffles), so a lane issues fewer polls per round; in large level-order plans
- * with a remainder, the first SF_REM_PREFETCH remainder entries are polled with the ELL part (sf_chunk's
- * RP) instead of after it, which keeps a row slightly longer than the ELL width from adding a round trip.
+ * with a remainder, the first SF_REM_PREFETCH remainder entries (SF_SPLIT_REM_PREFETCH with lanes per row,
+ * held by sub-lane 0) are polled with the ELL part (RP of sf_chunk, sf_split_chunk) instead of after it,
+ * which keeps a row slightly longer than the ELL width from adding a round trip (2D merged M: every
+ * critical row has 17 entries with an ELL width of 16; L+U 671 -> 581 us with lanes per row).
  *
  * Cost: one dependency hop between SMs (store, polling load, return) is ~0.5-0.9 us on the H100, so a
  * solve costs ~levels x hop (docs/notes-trisolve.md); the bytes are a small term.
@@ -256,7 +258,9 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
  * and sums them in that order (t_l); once every sub-lane of the row has its values, the partial sums are
  * added by a butterfly of shuffles (the same value in every sub-lane, the same order in every solve), and
  * sub-lane 0 forms s = b - sum, goes through the remainder in order like sf_chunk and publishes. Fewer
- * polls per lane and round than a lane holding the whole row. */
+ * polls per lane and round than a lane holding the whole row. RP > 0: sub-lane 0 also holds the first RP
+ * remainder entries in slots of its own, polled from the first round and subtracted right after the
+ * butterfly's total, in order (the same arithmetic as the remainder loop). */
 template <int WL, int LPR, typename V, int RP>
 static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const double *__restrict__ b,
                                                       double *__restrict__ x, long long *cur, long long *nxt,
@@ -750,8 +754,9 @@ static gs_status sf_grid(sf_stage *d)
     if (blocks > need) blocks = need;
     if (blocks < 1) blocks = 1;
     d->blocks = (int)blocks;
-    /* The remainder's first entries polled with the ELL part (sf_chunk's RP) when the rows come in a
-     * wavefront (more than SF_REM_PREFETCH_WAVES times the rows the grid holds at once): a row with a few
+    /* The remainder's first entries polled with the ELL part (RP of sf_chunk / sf_split_chunk, whatever the
+     * lanes per row) when the rows come in a wavefront (more than SF_REM_PREFETCH_WAVES times the rows the
+     * grid holds at once): a row with a few
      * entries past the ELL width then costs no extra round trip on its level (poisson2d 1024^2 merged
      * m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at once, every row polls from the
      * start and the extra polls only load L2 (cage10: 141 -> 152 us), so not there. */
