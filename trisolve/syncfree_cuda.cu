@@ -537,6 +537,34 @@ static __global__ void __launch_bounds__(SF_BLOCK)
 template <typename V>
 using sf_kernel_fn = void (*)(sf_dev<V>, const double *, double *);
 
+/* Plans whose average level holds more rows than the persistent grid (the merged schedule's first stage
+ * on the 2D factor: 16 levels of 65k rows): a block per SF_BLOCK positions, not persistent. Each block takes
+ * one ticket, which gives its positions and the solve (generation: per_solve = blocks); its warps solve
+ * their 32 positions like sf_kernel's (sf_chunk, a lane per row). A block waits only for positions of
+ * smaller tickets, taken by blocks that run or have finished, so no wait can deadlock. Many more rows are
+ * in flight than with the persistent grid, which hides the dependent reads at the start of every row
+ * (perm -> b) in a pass over wide levels. */
+template <int WMAX, typename V>
+static __global__ void __launch_bounds__(SF_BLOCK)
+    sf_once_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
+{
+    __shared__ unsigned long long tk;
+    if (threadIdx.x == 0) tk = atomicAdd(S.ticket, 1ULL);
+    __syncthreads();
+    const unsigned long long t = tk, solve = t / S.per_solve, chunk = t - solve * S.per_solve;
+    long long *cur = S.ready + ((solve & 1ULL) ? (size_t)S.n : 0);
+    long long *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.n);
+    sf_chunk<WMAX, 0, V, false>(S, b, x, cur, nxt, (gs_int)(chunk * (unsigned long long)SF_BLOCK) + (gs_int)threadIdx.x);
+}
+
+template <typename V>
+static sf_kernel_fn<V> sf_pick_once(int wmax)
+{
+    if (wmax <= 4) return sf_once_kernel<4, V>;
+    if (wmax <= 8) return sf_once_kernel<8, V>;
+    return sf_once_kernel<16, V>;
+}
+
 template <typename V>
 static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr, bool fold)
 {
@@ -657,6 +685,7 @@ typedef struct sf_stage {
     int blocks, wmax, run_rows;
     bool rem_prefetch; /* the kernel that polls the first SF_REM_PREFETCH remainder entries with the ELL part */
     int lpr;           /* lanes per row (sf_split_chunk), 1: a lane per row */
+    bool once;         /* a block per SF_BLOCK positions instead of the persistent grid (sf_once_kernel) */
     long long *ready;
     unsigned long long *ticket;
 } sf_stage;
@@ -756,14 +785,25 @@ static gs_status sf_grid(sf_stage *d)
     d->blocks = (int)blocks;
     /* The remainder's first entries polled with the ELL part (RP of sf_chunk / sf_split_chunk, whatever the
      * lanes per row) when the rows come in a wavefront (more than SF_REM_PREFETCH_WAVES times the rows the
-     * grid holds at once): a row with a few
-     * entries past the ELL width then costs no extra round trip on its level (poisson2d 1024^2 merged
-     * m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at once, every row polls from the
+     * grid holds at once): a row with a few entries past the ELL width then costs no extra round trip on its
+     * level (poisson2d 1024^2 merged m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at once, every row polls from the
      * start and the extra polls only load L2 (cage10: 141 -> 152 us), so not there. */
     const char *knob_rp = getenv("GS_SF_REM_PREFETCH"); /* measurements and tests: 1 / 0 forces */
     d->rem_prefetch = D->run_rows == 1 && D->rem_nnz > 0 &&
                       (knob_rp && knob_rp[0] ? strcmp(knob_rp, "1") == 0
                                              : (long long)D->npos > SF_REM_PREFETCH_WAVES * 32LL * blocks * (SF_BLOCK / 32));
+    /* Wide levels: when the average level holds more rows than the persistent grid, a block per SF_BLOCK
+     * positions (sf_once_kernel; rows of a lane each, no remainder). GS_SF_ONCE = 1 / 0 forces (tests,
+     * measurements) where it applies. */
+    const char *knob_once = getenv("GS_SF_ONCE");
+    const double avg = D->nlevels > 0 ? (double)D->nunits / (double)D->nlevels : 0.0;
+    const double in_flight = (double)blocks * (double)(SF_BLOCK / d->lpr);
+    d->once = D->run_rows == 1 && d->lpr == 1 && D->rem_nnz == 0 &&
+              (knob_once && knob_once[0] ? strcmp(knob_once, "1") == 0 : avg > in_flight);
+    if (d->once) {
+        d->blocks = (int)(((long long)D->npos + SF_BLOCK - 1) / SF_BLOCK);
+        d->rem_prefetch = false;
+    }
     return GS_OK;
 }
 
@@ -899,7 +939,7 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
         const gs_ls_dplan *TD = &d->st[0].A.D;
         d->td_fold = d->td_one_pass && !(fk && strcmp(fk, "0") == 0) && TD->rem_nnz == 0 &&
                      TD->ell_width <= SF_FOLD_MAX && TD->npos == M->A.D.npos && M->run_rows == 1 && M->lpr == 1 &&
-                     !M->rem_prefetch;
+                     !M->rem_prefetch && !M->once;
     }
     if (d->td_fold) {
         GS_TRY(sf_fold_build(be, d));
@@ -1008,6 +1048,12 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         }
         return GS_OK;
     }
+    if (d->once && !fold) { /* a block per SF_BLOCK positions, one ticket each */
+        S.per_solve = (unsigned long long)d->blocks;
+        sf_pick_once<V>(d->wmax)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+        GS_CALL(TS_LAUNCHED("sf_once_kernel"));
+        return GS_OK;
+    }
     sf_kernel_fn<V> kernel = sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr, fold != NULL);
     kernel<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
@@ -1092,6 +1138,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
             gs_ts_report_int(rep, sub, "warps", (long long)d->st[k].blocks * (SF_BLOCK / 32));
             gs_ts_report_int(rep, sub, "remainder_prefetch", d->st[k].rem_prefetch ? 1 : 0);
             gs_ts_report_int(rep, sub, "lanes_per_row", d->st[k].lpr);
+            gs_ts_report_int(rep, sub, "persistent", d->st[k].once ? 0 : 1);
         }
         gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
         return;
@@ -1101,6 +1148,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     gs_ts_report_int(rep, prefix, "warps", (long long)S0->blocks * (SF_BLOCK / 32));
     gs_ts_report_int(rep, prefix, "remainder_prefetch", S0->rem_prefetch ? 1 : 0);
     gs_ts_report_int(rep, prefix, "lanes_per_row", S0->lpr);
+    gs_ts_report_int(rep, prefix, "persistent", S0->once ? 0 : 1);
     gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
 }
 

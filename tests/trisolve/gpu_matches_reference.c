@@ -48,6 +48,7 @@ static void test_suite(void **state)
     tri_suite S;
     int folded = 0; /* TS_TD_FOLD: cases whose merged schedule folds T_D into M */
     int early = 0;  /* TS_REM_PREFETCH: cases whose kernel (a stage's) polls the remainder early */
+    int once = 0;   /* TS_ONCE: stages solved by a block per 128 positions instead of the persistent grid */
     GS_ASSERT_OK(tri_suite_build(&S, true));
     for (int k = 0; k < S.n; k++) {
         const tri_case *c = &S.c[k];
@@ -151,6 +152,32 @@ static void test_suite(void **state)
             gs_report_destroy(&rr);
         }
 #endif
+#ifdef TS_ONCE
+        { /* a block per 128 positions or the persistent grid: the same rows, the same arithmetic, so the same
+           * bits; count the stages that run without the persistent grid */
+            gs_trisolve *t2 = NULL;
+            setenv("GS_SF_ONCE", TS_ONCE == 1 ? "0" : "1", 1);
+            GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, NULL, &t2));
+            GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
+            setenv("GS_SF_ONCE", TS_ONCE == 1 ? "1" : "0", 1);
+            tri_gpu_solve(t2, b, x, x2, poison);
+            assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+            tri_gpu_solve(t2, b, x, x2, poison); /* the second generation of its ready values */
+            assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+            gs_trisolve_destroy(&t2);
+            gs_report *rr = NULL;
+            GS_ASSERT_OK(gs_report_create(&rr));
+            gs_trisolve_view(ts, rr, "t");
+            const char *stages[] = {"t", "t.td", "t.m"};
+            for (int q = 0; q < 3; q++) {
+                char key[64];
+                snprintf(key, sizeof key, "%s.persistent", stages[q]);
+                const gs_report_entry *pe = gs_report_find(rr, key);
+                if (pe && pe->i == 0) once++;
+            }
+            gs_report_destroy(&rr);
+        }
+#endif
         /* other vectors, then back: the solver must follow the pointers of each call */
         tri_gpu_solve(ts, b2, y, x2, poison);
         check("other b and x", c, n, x2, xr2);
@@ -188,8 +215,13 @@ static void test_suite(void **state)
     fprintf(stderr, "%s: %d stages poll the remainder early\n", TS_TYPE, early);
     if (TS_REM_PREFETCH == 1) assert_true(early > 0);
 #endif
+#ifdef TS_ONCE
+    fprintf(stderr, "%s: %d stages without the persistent grid\n", TS_TYPE, once);
+    if (TS_ONCE == 1) assert_true(once > 0);
+#endif
     (void)folded;
     (void)early;
+    (void)once;
 }
 
 /* Many solves in a row without host syncs between them (flags generations, graph replays), then a
@@ -442,6 +474,9 @@ int main(void)
 #endif
 #ifdef TS_REM_PREFETCH /* sync-free: the first remainder entries polled with the ELL part (1) or after it (0) */
     setenv("GS_SF_REM_PREFETCH", TS_REM_PREFETCH == 1 ? "1" : "0", 1);
+#endif
+#ifdef TS_ONCE /* sync-free: a block per 128 positions (1) or the persistent grid (0) where it applies */
+    setenv("GS_SF_ONCE", TS_ONCE == 1 ? "1" : "0", 1);
 #endif
 #ifdef TS_LANES_PER_ROW /* sync-free: lanes sharing a row of more than 4 entries (1, 2, 4) */
     setenv("GS_SF_LANES_PER_ROW", TS_LANES_PER_ROW, 1);
