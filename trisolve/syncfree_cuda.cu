@@ -20,7 +20,8 @@
  * 32 positions per ticket (the next ticket is requested while the chunk is solved) and solves them a
  * thread per row, each spinning on the ready values of its pending entries (all polled in parallel,
  * the sum formed in entry order once all are there). Any row length (ELL part of at most SF_ELL_MAX
- * entries + CSR remainder read 4 at a time), any structure.
+ * entries + CSR remainder read 4 at a time), any structure. Plans whose levels are wider than what that
+ * grid holds run a block per SF_BLOCK positions instead, one ticket per block (sf_once_kernel).
  *
  * Run schedule (chosen by gs_ts_syncfree_rule in trisolve.c from the row statistics of the analysis):
  * the units renumbered level by level are runs of up to GS_SF_RUN_ROWS consecutive rows, each reading
@@ -754,7 +755,8 @@ static int sf_lanes_per_row(const gs_ts_analysis *A)
 /* The persistent grid of the plan: SF_WARPS_PER_SM warps per multiprocessor (SF_WARPS_PER_SM_WIDE for
  * rows of more than 8 ELL entries held by one lane, i.e. with GS_SF_LANES_PER_ROW=1: their polls load L2
  * more), at most the resident ones and one per chunk (32 units, or 32 / lanes-per-row rows); the lanes
- * per row and whether the remainder is polled early. */
+ * per row, whether the remainder is polled early, and whether the levels are wide enough for a block
+ * per SF_BLOCK positions instead (sf_once_kernel). */
 static gs_status sf_grid(sf_stage *d)
 {
     const gs_ls_dplan *D = &d->A.D;
