@@ -788,8 +788,9 @@ static gs_status sf_grid(sf_stage *d)
     /* The remainder's first entries polled with the ELL part (RP of sf_chunk / sf_split_chunk, whatever the
      * lanes per row) when the rows come in a wavefront (more than SF_REM_PREFETCH_WAVES times the rows the
      * grid holds at once): a row with a few entries past the ELL width then costs no extra round trip on its
-     * level (poisson2d 1024^2 merged m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at once, every row polls from the
-     * start and the extra polls only load L2 (cage10: 141 -> 152 us), so not there. */
+     * level (poisson2d 1024^2 merged m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at
+     * once, every row polls from the start and the extra polls only load L2 (cage10: 141 -> 152 us), so not
+     * there. */
     const char *knob_rp = getenv("GS_SF_REM_PREFETCH"); /* measurements and tests: 1 / 0 forces */
     d->rem_prefetch = D->run_rows == 1 && D->rem_nnz > 0 &&
                       (knob_rp && knob_rp[0] ? strcmp(knob_rp, "1") == 0

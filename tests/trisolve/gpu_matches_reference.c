@@ -154,17 +154,31 @@ static void test_suite(void **state)
 #endif
 #ifdef TS_ONCE
         { /* a block per 128 positions or the persistent grid: the same rows, the same arithmetic, so the same
-           * bits; count the stages that run without the persistent grid */
-            gs_trisolve *t2 = NULL;
-            setenv("GS_SF_ONCE", TS_ONCE == 1 ? "0" : "1", 1);
-            GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, NULL, &t2));
-            GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
-            setenv("GS_SF_ONCE", TS_ONCE == 1 ? "1" : "0", 1);
-            tri_gpu_solve(t2, b, x, x2, poison);
-            assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
-            tri_gpu_solve(t2, b, x, x2, poison); /* the second generation of its ready values */
-            assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
-            gs_trisolve_destroy(&t2);
+           * bits (twice each: both generations of the ready values), in double and in single; count the stages
+           * that run without the persistent grid */
+            for (int single = 0; single < 2; single++) {
+                gs_trisolve *ta = NULL, *t2 = NULL;
+                gs_trisolve_params prm;
+                memset(&prm, 0, sizeof prm);
+                prm.sweeps = 1;
+                prm.block_order = "dependency";
+                prm.single = single == 1;
+                GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, &prm, &ta));
+                GS_ASSERT_OK(gs_trisolve_analyse(ta, &c->T));
+                setenv("GS_SF_ONCE", TS_ONCE == 1 ? "0" : "1", 1);
+                GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, &prm, &t2));
+                GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
+                setenv("GS_SF_ONCE", TS_ONCE == 1 ? "1" : "0", 1);
+                for (int rep = 0; rep < 2; rep++) {
+                    tri_gpu_solve(ta, b, x, x1, poison);
+                    if (single == 0) check("once", c, n, x1, xr);
+                    tri_gpu_solve(t2, b, x, x2, poison);
+                    assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+                }
+                gs_trisolve_destroy(&ta);
+                gs_trisolve_destroy(&t2);
+            }
+            tri_gpu_solve(ts, b, x, x1, poison); /* x1 again from the solver under test */
             gs_report *rr = NULL;
             GS_ASSERT_OK(gs_report_create(&rr));
             gs_trisolve_view(ts, rr, "t");
