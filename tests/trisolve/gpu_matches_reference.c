@@ -34,6 +34,52 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Sync-free variants: a solver of the case analysed with the environment as it is (ta, if asked for) and one
+ * analysed with the measurement knob KNOB set the other way (t2; TESTED is the knob's value under test,
+ * 0 or 1), with the parameters PRM (NULL: the defaults). */
+static inline void knob_pair(const tri_case *c, const gs_trisolve_params *prm, const char *knob, int tested,
+                             gs_trisolve **ta, gs_trisolve **t2)
+{
+    if (ta) {
+        GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, prm, ta));
+        GS_ASSERT_OK(gs_trisolve_analyse(*ta, &c->T));
+    }
+    setenv(knob, tested == 1 ? "0" : "1", 1);
+    GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, prm, t2));
+    GS_ASSERT_OK(gs_trisolve_analyse(*t2, &c->T));
+    setenv(knob, tested == 1 ? "1" : "0", 1);
+}
+
+/* The parameters of the double / single comparisons (one sweep, the dependency order: ignored by the exact
+ * solvers; single: the factor's values in float). */
+static inline gs_trisolve_params knob_params(int single)
+{
+    gs_trisolve_params prm;
+    memset(&prm, 0, sizeof prm);
+    prm.sweeps = 1;
+    prm.block_order = "dependency";
+    prm.single = single == 1;
+    return prm;
+}
+
+/* How many stages of the solver (the whole of it, or the merged schedule's .td and .m) report KEY = VALUE. */
+static inline int stages_with(gs_trisolve *ts, const char *key, long long value)
+{
+    gs_report *rr = NULL;
+    int count = 0;
+    GS_ASSERT_OK(gs_report_create(&rr));
+    gs_trisolve_view(ts, rr, "t");
+    const char *stages[] = {"t", "t.td", "t.m"};
+    for (int q = 0; q < 3; q++) {
+        char k[128];
+        snprintf(k, sizeof k, "%s.%s", stages[q], key);
+        const gs_report_entry *e = gs_report_find(rr, k);
+        if (e && e->i == value) count++;
+    }
+    gs_report_destroy(&rr);
+    return count;
+}
+
 
 
 static void check(const char *what, const tri_case *c, gs_int n, const double *x, const double *xr)
@@ -86,10 +132,7 @@ static void test_suite(void **state)
 #ifdef TS_TD_ONE_PASS
         { /* the merged first stage the other way (one launch / a launch per level): the same bits */
             gs_trisolve *t2 = NULL;
-            setenv("GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS == 1 ? "0" : "1", 1);
-            GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, NULL, &t2));
-            GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
-            setenv("GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS == 1 ? "1" : "0", 1);
+            knob_pair(c, NULL, "GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS, NULL, &t2);
             tri_gpu_solve(t2, b, x, x2, poison);
             assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
             gs_trisolve_destroy(&t2);
@@ -100,17 +143,8 @@ static void test_suite(void **state)
            * bits; count the cases that fold */
             for (int single = 0; single < 2; single++) {
                 gs_trisolve *tf = NULL, *t2 = NULL;
-                gs_trisolve_params prm;
-                memset(&prm, 0, sizeof prm);
-                prm.sweeps = 1;
-                prm.block_order = "dependency";
-                prm.single = single == 1;
-                GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, &prm, &tf));
-                GS_ASSERT_OK(gs_trisolve_analyse(tf, &c->T));
-                setenv("GS_SF_TD_FOLD", TS_TD_FOLD == 1 ? "0" : "1", 1);
-                GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, &prm, &t2));
-                GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
-                setenv("GS_SF_TD_FOLD", TS_TD_FOLD == 1 ? "1" : "0", 1);
+                const gs_trisolve_params prm = knob_params(single);
+                knob_pair(c, &prm, "GS_SF_TD_FOLD", TS_TD_FOLD, &tf, &t2);
                 gs_report *fr = NULL;
                 GS_ASSERT_OK(gs_report_create(&fr));
                 gs_trisolve_view(tf, fr, "t");
@@ -132,24 +166,11 @@ static void test_suite(void **state)
         { /* the remainder polled with the ELL part or after it: the same arithmetic, so the same bits; count
            * the cases (stages) that poll it early */
             gs_trisolve *t2 = NULL;
-            setenv("GS_SF_REM_PREFETCH", TS_REM_PREFETCH == 1 ? "0" : "1", 1);
-            GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, NULL, &t2));
-            GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
-            setenv("GS_SF_REM_PREFETCH", TS_REM_PREFETCH == 1 ? "1" : "0", 1);
+            knob_pair(c, NULL, "GS_SF_REM_PREFETCH", TS_REM_PREFETCH, NULL, &t2);
             tri_gpu_solve(t2, b, x, x2, poison);
             assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
             gs_trisolve_destroy(&t2);
-            gs_report *rr = NULL;
-            GS_ASSERT_OK(gs_report_create(&rr));
-            gs_trisolve_view(ts, rr, "t");
-            const char *stages[] = {"t", "t.td", "t.m"};
-            for (int q = 0; q < 3; q++) {
-                char key[64];
-                snprintf(key, sizeof key, "%s.remainder_prefetch", stages[q]);
-                const gs_report_entry *re = gs_report_find(rr, key);
-                if (re && re->i) early++;
-            }
-            gs_report_destroy(&rr);
+            early += stages_with(ts, "remainder_prefetch", 1);
         }
 #endif
 #ifdef TS_ONCE
@@ -158,17 +179,8 @@ static void test_suite(void **state)
            * that run without the persistent grid */
             for (int single = 0; single < 2; single++) {
                 gs_trisolve *ta = NULL, *t2 = NULL;
-                gs_trisolve_params prm;
-                memset(&prm, 0, sizeof prm);
-                prm.sweeps = 1;
-                prm.block_order = "dependency";
-                prm.single = single == 1;
-                GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, &prm, &ta));
-                GS_ASSERT_OK(gs_trisolve_analyse(ta, &c->T));
-                setenv("GS_SF_ONCE", TS_ONCE == 1 ? "0" : "1", 1);
-                GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, &prm, &t2));
-                GS_ASSERT_OK(gs_trisolve_analyse(t2, &c->T));
-                setenv("GS_SF_ONCE", TS_ONCE == 1 ? "1" : "0", 1);
+                const gs_trisolve_params prm = knob_params(single);
+                knob_pair(c, &prm, "GS_SF_ONCE", TS_ONCE, &ta, &t2);
                 for (int rep = 0; rep < 2; rep++) {
                     tri_gpu_solve(ta, b, x, x1, poison);
                     if (single == 0) check("once", c, n, x1, xr);
@@ -179,17 +191,7 @@ static void test_suite(void **state)
                 gs_trisolve_destroy(&t2);
             }
             tri_gpu_solve(ts, b, x, x1, poison); /* x1 again from the solver under test */
-            gs_report *rr = NULL;
-            GS_ASSERT_OK(gs_report_create(&rr));
-            gs_trisolve_view(ts, rr, "t");
-            const char *stages[] = {"t", "t.td", "t.m"};
-            for (int q = 0; q < 3; q++) {
-                char key[64];
-                snprintf(key, sizeof key, "%s.persistent", stages[q]);
-                const gs_report_entry *pe = gs_report_find(rr, key);
-                if (pe && pe->i == 0) once++;
-            }
-            gs_report_destroy(&rr);
+            once += stages_with(ts, "persistent", 0);
         }
 #endif
         /* other vectors, then back: the solver must follow the pointers of each call */
