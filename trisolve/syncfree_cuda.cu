@@ -129,6 +129,23 @@ struct sf_dev {
 
 #define SF_FOLD_MAX 4 /* T_D entries per row that a folded M row forms its y from (sf_fold_*) */
 
+/* The first RP remainder entries of position p into slots c[0..RP-1], v[0..RP-1] (the caller passes its
+ * slots after the ELL part), the remainder cursor rq past them and its end r1: read with the row's static
+ * data, so that they are polled with the ELL part from the first round (sf_chunk's and sf_split_chunk's RP). */
+template <int RP, typename V>
+static __device__ __forceinline__ void sf_rem_head(const sf_dev<V> &S, gs_int p, gs_int *c, V *v, gs_int &rq, gs_int &r1)
+{
+    rq = __ldg(S.rem_ptr + p);
+    r1 = __ldg(S.rem_ptr + p + 1);
+#pragma unroll
+    for (int u = 0; u < RP; u++)
+        if (rq < r1) {
+            c[u] = __ldg(S.rem_col + rq);
+            v[u] = __ldg(S.rem_val + rq);
+            rq++;
+        }
+}
+
 /* Position p = 32 * chunk + lane (one row per lane): x[perm[p]] = (b[perm[p]] - ELL entries in order -
  * remainder entries in order) * dinv[p], each entry's x read from this generation's ready array (cur)
  * once it is no longer SF_EMPTY; the value is published in cur[p] and nxt[p] is reset for the next
@@ -185,17 +202,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                 c[k] = __ldg(S.ell_col + q);
                 v[k] = __ldg(S.ell_val + q);
             }
-        if (S.has_rem) {
-            rq = __ldg(S.rem_ptr + p);
-            r1 = __ldg(S.rem_ptr + p + 1);
-#pragma unroll
-            for (int u = 0; u < RP; u++)
-                if (rq < r1) {
-                    c[WMAX + u] = __ldg(S.rem_col + rq);
-                    v[WMAX + u] = __ldg(S.rem_val + rq);
-                    rq++;
-                }
-        }
+        if (S.has_rem) sf_rem_head<RP>(S, p, c + WMAX, v + WMAX, rq, r1);
     }
 #pragma unroll
     for (int k = 0; k < NS; k++) g[k] = c[k] >= 0 ? SF_EMPTY : 0LL;
@@ -285,17 +292,7 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
             i = __ldg(S.perm + p);
             bi = __ldg(b + i);
             di = (double)__ldg(S.dinv + p);
-            if (S.has_rem) {
-                rq = __ldg(S.rem_ptr + p);
-                r1 = __ldg(S.rem_ptr + p + 1);
-#pragma unroll
-                for (int u = 0; u < RP; u++)
-                    if (rq < r1) {
-                        c[WL + u] = __ldg(S.rem_col + rq);
-                        v[WL + u] = __ldg(S.rem_val + rq);
-                        rq++;
-                    }
-            }
+            if (S.has_rem) sf_rem_head<RP>(S, p, c + WL, v + WL, rq, r1);
         }
 #pragma unroll
         for (int k = 0; k < WL; k++) {
