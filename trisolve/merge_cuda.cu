@@ -3,17 +3,15 @@
  *
  *   1. T_D: a count kernel (diagonal + in-group entries per row), a scan, a copy kernel;
  *   2. R in m passes, pass t = the rows of local level t (level mod m), whose in-group dependencies
- *      were done by earlier passes: per row, an upper bound of its contributions (out-group entries +
- *      the lengths of the R rows it reads), a scan, the contributions written in merge_ref.c's order
- *      (CSR order; R_j in column order) and sorted STABLY by column (by the row's thread, insertion after
- *      the equal columns, when no row of the pass has more than MG_THREAD_SORT_MAX contributions; else a
- *      cub segmented stable sort), and one thread per row
- *      summing each column's contributions in that order, acc = acc + v with v = t_ij or -(t_ij * R_jc)
- *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii); the rows' distinct columns are
- *      counted and scanned first, so the pool holds exactly R's entries (and the fill limit is checked
- *      pass by pass, refusing exactly when the host twin does);
+ *      were done by earlier passes. A row's contributions are sorted lists, one per off-diagonal entry
+ *      in CSR order ((j, t_ij), or R_j in column order times -t_ij), and a thread per row goes through
+ *      them column by column (mg_row): for each column, acc = acc + v over the lists in CSR order
+ *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii) -- merge_ref.c's order, with no
+ *      work space and no sort. First the rows' entry counts, scanned (the pool then holds exactly R's
+ *      entries, and the fill limit is checked pass by pass, refusing exactly when the host twin does),
+ *      then the entries;
  *   3. M: row lengths, a scan, a copy kernel out of the pool.
- * All kernels are thread-per-row; the host only sizes buffers (two small downloads per pass). */
+ * All kernels are thread-per-row; the host only sizes buffers (one small download per pass). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,10 +28,8 @@ static inline unsigned mg_blocks(size_t n) { return n > 0 ? (unsigned)((n + MG_T
 struct mg_stats {
     unsigned long long growth_bits; /* max row sum of |R|, as the bits of a non-negative double */
     int max_row;
-    long long max_ub; /* most contributions of a row in the current pass */
 };
 
-#define MG_THREAD_SORT_MAX 64 /* rows of at most this many contributions are sorted by their thread */
 
 static __global__ void mg_row_levels_kernel(gs_int n, gs_int nlevels, const gs_int *__restrict__ perm,
                                             const gs_int *__restrict__ level_ptr, gs_int *__restrict__ lev)
@@ -82,126 +78,206 @@ static __global__ void mg_td_copy_kernel(gs_int n, gs_int m, const gs_int *__res
         }
 }
 
-/* contributions of the rows of pass t (0 for the others); ub[n] = 0 for the scan */
-static __global__ void mg_ub_kernel(gs_int n, gs_int m, gs_int t, const gs_int *__restrict__ rowptr,
-                                    const gs_int *__restrict__ col, const gs_int *__restrict__ lev,
-                                    const gs_int *__restrict__ rlen, long long *__restrict__ ub, mg_stats *stats)
-{
-    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (i > n) return;
-    if (i == n || lev[i] % m != t) {
-        ub[i] = 0;
-        return;
-    }
-    const gs_int gi = lev[i] / m;
-    long long u = 0;
-    for (gs_int q = rowptr[i]; q < rowptr[i + 1]; q++) {
-        const gs_int j = col[q];
-        if (j == i) continue;
-        u += lev[j] / m < gi ? 1 : rlen[j];
-    }
-    ub[i] = u;
-    atomicMax(&stats->max_ub, u);
-}
-
 struct mg_pass_args {
     gs_int n, m, t;
     bool unit;
     const gs_int *rowptr, *col, *lev;
     const double *val;
-    bool thread_sort;     /* every row of the pass has at most MG_THREAD_SORT_MAX contributions */
-    const long long *off; /* n + 1: the row's contributions at [off[i], off[i + 1]) */
-    long long *cnt;       /* n + 1: distinct columns of the row's sorted contributions (0 outside the pass) */
+    long long *cnt;        /* n + 1: the number of R entries of the row (0 outside the pass; cnt[n] = 0) */
     const long long *poff; /* exclusive scan of cnt: the row's R entries at base + poff[i] */
-    long long base;       /* pool index of this pass's first R entry */
-    gs_int *ccol;         /* contributions (unsorted) */
-    double *cval;
-    gs_int *scol; /* sorted by column within each row (stable) */
-    double *sval;
-    gs_int *pool_col;
+    long long base;        /* pool index of this pass's first R entry */
+    gs_int *pool_col;      /* R's rows, each in increasing column order */
     double *pool_val;
     long long *rstart; /* pool index of row i's R entries */
     gs_int *rlen;
     mg_stats *stats;
 };
 
-/* One contribution of the row whose contributions start at k0 (cnt so far): appended (ccol/cval, sorted
- * later by cub), or inserted into the sorted prefix (scol/sval) after the equal columns (stable). */
-static __device__ __forceinline__ void mg_put(const mg_pass_args &A, long long k0, long long &cnt, gs_int c, double v)
+/* Row i's contributions form one sorted list per off-diagonal entry, in CSR order: (j, t_ij) for a j of
+ * an earlier group, or R_j (strictly increasing columns) times -t_ij for a j of the row's own group.
+ * Going through the columns in increasing order and, for each column, through the lists in CSR order is
+ * the stable sort by column of the lists' concatenation, which is merge_ref.c's order; each list holds a
+ * column at most once. The lists are read without cursors: the first entry of R_j after column `last` is
+ * found by bisection (rows of R are short; a row is in no other thread's hands during the pass). */
+static __device__ __forceinline__ long long mg_after(const mg_pass_args &A, gs_int j, gs_int last)
 {
-    long long pos = k0 + cnt;
-    if (!A.thread_sort) {
-        A.ccol[pos] = c;
-        A.cval[pos] = v;
-    } else {
-        while (pos > k0 && A.scol[pos - 1] > c) {
-            A.scol[pos] = A.scol[pos - 1];
-            A.sval[pos] = A.sval[pos - 1];
-            pos--;
-        }
-        A.scol[pos] = c;
-        A.sval[pos] = v;
+    long long lo = A.rstart[j], hi = lo + A.rlen[j];
+    while (lo < hi) {
+        const long long mid = lo + (hi - lo) / 2;
+        if (A.pool_col[mid] > last) hi = mid;
+        else lo = mid + 1;
     }
-    cnt++;
+    return lo;
 }
 
-static __global__ void mg_contrib_kernel(mg_pass_args A)
+/* The R entries of row i (a row of pass t): their number, or (WRITE) the entries themselves, acc = acc + v
+ * per column in list order with v = t_ij or -(t_ij * R_jc) (never fused), R_ic = acc * (1 / t_ii). */
+template <bool WRITE>
+static __device__ gs_int mg_row(const mg_pass_args &A, gs_int i, long long out, double *rowsum)
 {
-    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (i >= A.n || A.lev[i] % A.m != A.t) return;
-    const gs_int gi = A.lev[i] / A.m;
-    const long long k0 = A.off[i];
-    long long cnt = 0;
-    for (gs_int q = A.rowptr[i]; q < A.rowptr[i + 1]; q++) {
-        const gs_int j = A.col[q];
-        if (j == i) continue;
-        const double tij = A.val[q];
-        if (A.lev[j] / A.m < gi) {
-            mg_put(A, k0, cnt, j, tij);
-        } else {
-            const long long s0 = A.rstart[j];
-            for (gs_int s = 0; s < A.rlen[j]; s++) mg_put(A, k0, cnt, A.pool_col[s0 + s], -__dmul_rn(tij, A.pool_val[s0 + s]));
+    const gs_int gi = A.lev[i] / A.m, q0 = A.rowptr[i], q1 = A.rowptr[i + 1];
+    double d = 1.0;
+    if (WRITE && !A.unit)
+        for (gs_int q = q0; q < q1; q++)
+            if (A.col[q] == i) d = A.val[q];
+    const double dinv = 1.0 / d;
+    gs_int cnt = 0, last = -1;
+    for (;;) {
+        gs_int c = GS_INT_MAX; /* the smallest column after `last` over all lists */
+        for (gs_int q = q0; q < q1; q++) {
+            const gs_int j = A.col[q];
+            if (j == i) continue;
+            if (A.lev[j] / A.m < gi) {
+                if (j > last && j < c) c = j;
+            } else {
+                const long long s = mg_after(A, j, last);
+                if (s < A.rstart[j] + A.rlen[j] && A.pool_col[s] < c) c = A.pool_col[s];
+            }
         }
+        if (c == GS_INT_MAX) break;
+        if (WRITE) {
+            double acc = 0.0;
+            for (gs_int q = q0; q < q1; q++) {
+                const gs_int j = A.col[q];
+                if (j == i) continue;
+                if (A.lev[j] / A.m < gi) {
+                    if (j == c) acc = __dadd_rn(acc, A.val[q]);
+                } else {
+                    const long long s = mg_after(A, j, last);
+                    if (s < A.rstart[j] + A.rlen[j] && A.pool_col[s] == c)
+                        acc = __dadd_rn(acc, -__dmul_rn(A.val[q], A.pool_val[s]));
+                }
+            }
+            const double r = A.unit ? acc : __dmul_rn(acc, dinv);
+            A.pool_col[out + cnt] = c;
+            A.pool_val[out + cnt] = r;
+            *rowsum += fabs(r);
+        }
+        cnt++;
+        last = c;
     }
+    return cnt;
 }
 
+#define MG_CURSORS 8 /* rows of at most this many off-diagonal entries keep a cursor per list (registers) */
+
+/* mg_row for a row of at most MG_CURSORS lists, the same columns and the same sums in the same order: each
+ * list keeps a cursor and its next column (a single entry's column once, then GS_INT_MAX), so a column
+ * costs one load per list that holds it instead of two bisections per list. */
+template <bool WRITE>
+static __device__ gs_int mg_row_cursors(const mg_pass_args &A, gs_int i, long long out, double *rowsum)
+{
+    const gs_int gi = A.lev[i] / A.m, q0 = A.rowptr[i], q1 = A.rowptr[i + 1];
+    gs_int dpos = q1 - q0; /* the diagonal's place in the row (the lists skip it) */
+    double d = 1.0;
+    for (gs_int q = q0; q < q1; q++)
+        if (A.col[q] == i) {
+            dpos = q - q0;
+            d = A.val[q];
+        }
+    const double dinv = A.unit ? 1.0 : 1.0 / d;
+    const int nl = (int)(q1 - q0) - (dpos < q1 - q0 ? 1 : 0);
+    long long cur[MG_CURSORS], end[MG_CURSORS];
+    gs_int head[MG_CURSORS];
+    double coef[MG_CURSORS];
+#pragma unroll
+    for (int u = 0; u < MG_CURSORS; u++) {
+        cur[u] = end[u] = 0;
+        head[u] = GS_INT_MAX;
+        coef[u] = 0.0;
+        if (u < nl) {
+            const gs_int q = q0 + u + (u >= dpos ? 1 : 0), j = A.col[q];
+            coef[u] = A.val[q];
+            if (A.lev[j] / A.m < gi) {
+                head[u] = j; /* a single entry: cur == end */
+            } else {
+                cur[u] = A.rstart[j];
+                end[u] = cur[u] + A.rlen[j];
+                if (cur[u] < end[u]) head[u] = A.pool_col[cur[u]];
+            }
+        }
+    }
+    gs_int cnt = 0;
+    for (;;) {
+        gs_int c = GS_INT_MAX;
+#pragma unroll
+        for (int u = 0; u < MG_CURSORS; u++) c = head[u] < c ? head[u] : c;
+        if (c == GS_INT_MAX) break;
+        double acc = 0.0;
+#pragma unroll
+        for (int u = 0; u < MG_CURSORS; u++)
+            if (head[u] == c) {
+                if (cur[u] == end[u]) { /* a single entry */
+                    if (WRITE) acc = __dadd_rn(acc, coef[u]);
+                    head[u] = GS_INT_MAX;
+                } else {
+                    if (WRITE) acc = __dadd_rn(acc, -__dmul_rn(coef[u], A.pool_val[cur[u]]));
+                    cur[u]++;
+                    head[u] = cur[u] < end[u] ? A.pool_col[cur[u]] : GS_INT_MAX;
+                }
+            }
+        if (WRITE) {
+            const double r = A.unit ? acc : __dmul_rn(acc, dinv);
+            A.pool_col[out + cnt] = c;
+            A.pool_val[out + cnt] = r;
+            *rowsum += fabs(r);
+        }
+        cnt++;
+    }
+    return cnt;
+}
+
+/* a row's R entries, by cursors where its lists fit in registers */
+template <bool WRITE>
+static __device__ __forceinline__ gs_int mg_row_any(const mg_pass_args &A, gs_int i, long long out, double *rowsum)
+{
+    if (A.rowptr[i + 1] - A.rowptr[i] <= MG_CURSORS + 1) {
+        /* at most MG_CURSORS lists, and at most one diagonal entry (the lists skip one) */
+        const gs_int q0 = A.rowptr[i], q1 = A.rowptr[i + 1];
+        gs_int ndiag = 0;
+        for (gs_int q = q0; q < q1; q++) ndiag += A.col[q] == i ? 1 : 0;
+        if (ndiag <= 1 && q1 - q0 - ndiag <= MG_CURSORS) return mg_row_cursors<WRITE>(A, i, out, rowsum);
+    }
+    return mg_row<WRITE>(A, i, out, rowsum);
+}
+
+/* the number of R entries of each row of pass t (0 for the others; cnt[n] = 0 for the scan) */
 static __global__ void mg_count_kernel(mg_pass_args A)
 {
     const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (i > A.n) return;
-    long long c = 0;
-    if (i < A.n && A.lev[i] % A.m == A.t)
-        for (long long k = A.off[i]; k < A.off[i + 1]; k++) c += (k == A.off[i] || A.scol[k] != A.scol[k - 1]) ? 1 : 0;
-    A.cnt[i] = c;
+    double unused = 0.0;
+    A.cnt[i] = i < A.n && A.lev[i] % A.m == A.t ? mg_row_any<false>(A, i, 0, &unused) : 0;
+}
+
+/* The statistics are maxima over all rows: each warp reduces its lanes' values by shuffles and one lane
+ * updates the global value, instead of an atomic per row on one address (those serialize: ~0.4 ms per
+ * kernel for 10^6 rows on the H100). Every lane of the warp must call it (inactive rows pass 0). */
+template <typename U>
+static __device__ __forceinline__ void mg_warp_atomic_max(U *dst, U v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const U w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = w > v ? w : v;
+    }
+    if ((threadIdx.x & 31u) == 0 && v > 0) atomicMax(dst, v);
 }
 
 static __global__ void mg_combine_kernel(mg_pass_args A)
 {
     const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (i >= A.n || A.lev[i] % A.m != A.t) return;
-    double d = 1.0;
-    if (!A.unit)
-        for (gs_int q = A.rowptr[i]; q < A.rowptr[i + 1]; q++)
-            if (A.col[q] == i) d = A.val[q];
-    const double dinv = 1.0 / d;
-    long long k = A.off[i];
-    const long long e = A.off[i + 1], out = A.base + A.poff[i];
     gs_int cnt = 0;
     double rowsum = 0.0;
-    while (k < e) {
-        const gs_int c = A.scol[k];
-        double acc = 0.0;
-        while (k < e && A.scol[k] == c) acc = __dadd_rn(acc, A.sval[k++]);
-        const double r = A.unit ? acc : __dmul_rn(acc, dinv);
-        A.pool_col[out + cnt] = c;
-        A.pool_val[out + cnt] = r;
-        cnt++;
-        rowsum += fabs(r);
+    if (i < A.n && A.lev[i] % A.m == A.t) {
+        const long long out = A.base + A.poff[i];
+        cnt = mg_row_any<true>(A, i, out, &rowsum);
+        A.rstart[i] = out;
+        A.rlen[i] = cnt;
     }
-    A.rstart[i] = out;
-    A.rlen[i] = cnt;
-    atomicMax(&A.stats->max_row, cnt);
-    atomicMax(&A.stats->growth_bits, (unsigned long long)__double_as_longlong(rowsum));
+    mg_warp_atomic_max(&A.stats->max_row, (int)cnt);
+    /* a non-negative double orders as its bits (NaN, all ones in the high bits, above every finite sum) */
+    mg_warp_atomic_max(&A.stats->growth_bits, (unsigned long long)__double_as_longlong(rowsum));
 }
 
 static __global__ void mg_m_copy_kernel(gs_int n, const long long *__restrict__ rstart, const gs_int *__restrict__ rlen,
@@ -293,16 +369,15 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     cudaStream_t s = gs_ts_stream(be);
     const gs_int n = T->nrows;
     const size_t nn = (size_t)n;
-    gs_int *cnt = NULL, *rlen = NULL, *ccol = NULL, *scol = NULL, *pool_col = NULL;
-    long long *ub = NULL, *off = NULL, *poff = NULL, *rstart = NULL;
-    double *cval = NULL, *sval = NULL, *pool_val = NULL;
+    gs_int *cnt = NULL, *rlen = NULL, *pool_col = NULL;
+    long long *ub = NULL, *poff = NULL, *rstart = NULL;
+    double *pool_val = NULL;
     char *cub_tmp = NULL;
     void *arena = NULL;
     mg_stats *dstats = NULL;
-    size_t cub_cap = 0, c_cap = 0, c_cap2 = 0, s_cap = 0, s_cap2 = 0, p_cap = 0, p_cap2 = 0;
+    size_t cub_cap = 0, p_cap = 0, p_cap2 = 0;
     long long used = 0;
     const unsigned nb = mg_blocks(nn + 1);
-    const char *sort_env = getenv("GS_MERGE_SORT"); /* tests: "thread" or "cub" forces one sort for every pass */
 
     memset(R, 0, sizeof *R);
     memset(stats, 0, sizeof *stats);
@@ -312,17 +387,16 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     stats->groups = (nlevels + m - 1) / m;
 
     {
-        /* one allocation for the per-row arrays: 4 of long long, 2 of gs_int, the statistics */
+        /* one allocation for the per-row arrays: 3 of long long, 2 of gs_int, the statistics */
         const size_t L = (nn + 1) * sizeof(long long), I = ((nn + 1) * sizeof(gs_int) + 7) / 8 * 8;
-        GS_TRY(gs_ts_work_alloc(be, &arena, 4 * L + 2 * I + sizeof(mg_stats)));
+        GS_TRY(gs_ts_work_alloc(be, &arena, 3 * L + 2 * I + sizeof(mg_stats)));
         char *a = (char *)arena;
         ub = (long long *)a;
-        off = (long long *)(a + L);
-        rstart = (long long *)(a + 2 * L);
-        poff = (long long *)(a + 3 * L);
-        cnt = (gs_int *)(a + 4 * L);
-        rlen = (gs_int *)(a + 4 * L + I);
-        dstats = (mg_stats *)(a + 4 * L + 2 * I);
+        rstart = (long long *)(a + L);
+        poff = (long long *)(a + 2 * L);
+        cnt = (gs_int *)(a + 3 * L);
+        rlen = (gs_int *)(a + 3 * L + I);
+        dstats = (mg_stats *)(a + 3 * L + 2 * I);
         GS_TRY(TS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(rlen, 0, (nn + 1) * sizeof(gs_int), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(rstart, 0, (nn + 1) * sizeof(long long), s)));
@@ -359,35 +433,10 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         stats->nnz_td_off = (long long)td_nnz - (unit_diag ? 0 : n);
     }
 
-    /* 2. R, pass by pass */
+    /* 2. R, pass by pass: the rows' entry counts, their scan (the pass's size: the fill limit, the pool),
+     *    the entries */
     for (gs_int t = 0; t < m && n > 0; t++) {
         size_t bytes = 0;
-        GS_TRY(TS_CUDA(cudaMemsetAsync(&dstats->max_ub, 0, sizeof(long long), s)));
-        mg_ub_kernel<<<nb, MG_THREADS, 0, s>>>(n, m, t, T->rowptr, T->colind, lev, rlen, ub, dstats);
-        GS_TRY(TS_LAUNCHED("mg_ub_kernel"));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
-                                                     (int)n + 1, s)));
-        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)ub, off, (int)n + 1, s)));
-        long long total = 0, max_ub = 0;
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&total, off + n, sizeof total, cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&max_ub, &dstats->max_ub, sizeof max_ub, cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
-        bool thread_sort = max_ub <= MG_THREAD_SORT_MAX;
-        if (sort_env && strcmp(sort_env, "cub") == 0) thread_sort = false;
-        if (sort_env && strcmp(sort_env, "thread") == 0) thread_sort = true;
-        if (total == 0) continue;
-        /* the contributions' work space is bounded too (a pass's contributions exceed its R entries) */
-        if (total > 4 * max_fill + (long long)n || total >= (long long)GS_INT_MAX) {
-            stats->too_much_fill = true;
-            goto cleanup;
-        }
-        if (!thread_sort) {
-            GS_TRY(mg_reserve(be, &ccol, &c_cap, (size_t)total));
-            GS_TRY(mg_reserve(be, &cval, &c_cap2, (size_t)total));
-        }
-        GS_TRY(mg_reserve(be, &scol, &s_cap, (size_t)total));
-        GS_TRY(mg_reserve(be, &sval, &s_cap2, (size_t)total));
         mg_pass_args A;
         A.n = n;
         A.m = m;
@@ -397,33 +446,16 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         A.col = T->colind;
         A.lev = lev;
         A.val = T->val;
-        A.thread_sort = thread_sort;
-        A.off = off;
-        A.cnt = ub; /* free again: the pass's offsets are in off */
+        A.cnt = ub;
         A.poff = poff;
         A.base = used;
-        A.ccol = ccol;
-        A.cval = cval;
-        A.scol = scol;
-        A.sval = sval;
         A.pool_col = pool_col;
         A.pool_val = pool_val;
         A.rstart = rstart;
         A.rlen = rlen;
         A.stats = dstats;
-        mg_contrib_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(A);
-        GS_TRY(TS_LAUNCHED("mg_contrib_kernel"));
-        if (!thread_sort) {
-            bytes = 0;
-            GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(NULL, bytes, ccol, scol, cval, sval, total,
-                                                                      (long long)n, off, off + 1, s)));
-            GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-            GS_TRY(TS_CUDA(cub::DeviceSegmentedSort::StableSortPairs(cub_tmp, bytes, ccol, scol, cval, sval, total,
-                                                                      (long long)n, off, off + 1, s)));
-        }
         mg_count_kernel<<<nb, MG_THREADS, 0, s>>>(A);
         GS_TRY(TS_LAUNCHED("mg_count_kernel"));
-        bytes = 0;
         GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
                                                      (int)n + 1, s)));
         GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
@@ -435,6 +467,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
             stats->too_much_fill = true;
             goto cleanup;
         }
+        if (pass_nnz == 0) continue; /* rlen stays 0 for the pass's rows */
         if (!pool_col) { /* a first guess of R's size (T's entries + n), doubled when a pass needs more */
             const size_t guess = (size_t)((long long)T->nnz + n < max_fill ? (long long)T->nnz + n : max_fill);
             GS_TRY(mg_reserve(be, &pool_col, &p_cap, guess));
@@ -497,10 +530,6 @@ cleanup:
     if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
     if (st != GS_OK || stats->too_much_fill) gs_ts_merge_dev_free(be, R);
     gs_ts_work_free(be, arena);
-    gs_ts_work_free(be, ccol);
-    gs_ts_work_free(be, cval);
-    gs_ts_work_free(be, scol);
-    gs_ts_work_free(be, sval);
     gs_ts_work_free(be, pool_col);
     gs_ts_work_free(be, pool_val);
     gs_ts_work_free(be, cub_tmp);

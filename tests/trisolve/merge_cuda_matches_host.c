@@ -1,10 +1,9 @@
 /* The merged-level transformation built on the GPU (merge_cuda.cu, through the same steps as the sync-free
  * solver's analysis: T's level plan, row levels, the builder) against the host twin (merge_ref.c) on the
- * whole case suite for m = 2, 3, 8, with the builder's sort chosen by its rule and forced both ways
- * (GS_MERGE_SORT = thread / cub): T_D and M identical bit for bit (row pointers, columns, values, outputs
- * poisoned by fresh allocations on both sides), the same statistics, and (rule's sort) the levels given to
- * the two stages' plans equal to level mod m and level / m of the host plan's levels; and the fill limit
- * refusing exactly when the host twin does. */
+ * whole case suite for m = 2, 3, 8: T_D and M identical bit for bit (row pointers, columns, values, outputs
+ * poisoned by fresh allocations on both sides), the same statistics, and the levels given to the two
+ * stages' plans equal to level mod m and level / m of the host plan's levels; and the fill limit refusing
+ * exactly when the host twin does. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,59 +53,49 @@ static void test_suite(void **state)
     tri_suite S;
     GS_ASSERT_OK(tri_suite_build(&S, true));
     const gs_int ms[3] = {2, 3, 8};
-    /* the builder's two sorts: its rule (thread sort for short rows), and each forced for every pass */
-    const char *sorts[3] = {NULL, "thread", "cub"};
-    for (int so = 0; so < 3; so++) {
-        if (sorts[so]) setenv("GS_MERGE_SORT", sorts[so], 1);
-        else unsetenv("GS_MERGE_SORT");
-        for (int k = 0; k < S.n; k++) {
-            const tri_case *c = &S.c[k];
-            const size_t n = (size_t)c->T.nrows;
-            gs_int *stage = NULL, *hlev = NULL; /* the stages' given levels (GPU), T's levels by row (host) */
-            gs_ls_plan P;
-            memset(&P, 0, sizeof P);
-            if (so == 0) {
-                GS_ASSERT_OK(GS_MALLOC(stage, 2 * n + 1));
-                GS_ASSERT_OK(GS_MALLOC(hlev, n + 1));
-                GS_ASSERT_OK(gs_ls_plan_build(&c->T, c->uplo, c->unit, 1, &P));
-                for (gs_int l = 0; l < P.nlevels; l++)
-                    for (gs_int p = P.level_ptr[l]; p < P.level_ptr[l + 1]; p++) hlev[P.perm[p]] = l;
+    for (int k = 0; k < S.n; k++) {
+        const tri_case *c = &S.c[k];
+        const size_t n = (size_t)c->T.nrows;
+        gs_int *stage = NULL, *hlev = NULL; /* the stages' given levels (GPU), T's levels by row (host) */
+        gs_ls_plan P;
+        memset(&P, 0, sizeof P);
+        GS_ASSERT_OK(GS_MALLOC(stage, 2 * n + 1));
+        GS_ASSERT_OK(GS_MALLOC(hlev, n + 1));
+        GS_ASSERT_OK(gs_ls_plan_build(&c->T, c->uplo, c->unit, 1, &P));
+        for (gs_int l = 0; l < P.nlevels; l++)
+            for (gs_int p = P.level_ptr[l]; p < P.level_ptr[l + 1]; p++) hlev[P.perm[p]] = l;
+        for (int a = 0; a < 3; a++) {
+            gs_csr TDg, Mg, TDh, Mh;
+            memset(stage, 0xA5, (2 * n + 1) * sizeof(gs_int)); /* poisoned */
+            gs_ts_merge_stats sg, sh;
+            const long long limit = (long long)GS_SF_MERGE_FILL * ((long long)c->T.nnz + c->T.nrows);
+            GS_ASSERT_OK(gs_ts_merge_build_host(&c->T, c->uplo, c->unit, ms[a], limit, &TDh, &Mh, &sh));
+            GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &c->T, c->uplo, c->unit, ms[a], limit, &TDg, &Mg, &sg, stage));
+            assert_int_equal(sg.too_much_fill, sh.too_much_fill);
+            assert_int_equal(sg.levels, sh.levels);
+            assert_int_equal(sg.groups, sh.groups);
+            assert_int_equal(sg.m, sh.m);
+            if (sh.too_much_fill) continue;
+            assert_int_equal(sg.nnz_td_off, sh.nnz_td_off);
+            assert_int_equal(sg.nnz_r, sh.nnz_r);
+            assert_int_equal(sg.max_row_r, sh.max_row_r);
+            assert_true(sg.growth == sh.growth);
+            same_csr("T_D", c, ms[a], &TDg, &TDh);
+            same_csr("M", c, ms[a], &Mg, &Mh);
+            /* T_D's plan gets the level inside the group, M's the group */
+            for (size_t i = 0; i < n; i++) {
+                assert_int_equal(stage[i], hlev[i] % ms[a]);
+                assert_int_equal(stage[n + i], hlev[i] / ms[a]);
             }
-            for (int a = 0; a < 3; a++) {
-                gs_csr TDg, Mg, TDh, Mh;
-                if (stage) memset(stage, 0xA5, (2 * n + 1) * sizeof(gs_int)); /* poisoned */
-                gs_ts_merge_stats sg, sh;
-                const long long limit = (long long)GS_SF_MERGE_FILL * ((long long)c->T.nnz + c->T.nrows);
-                GS_ASSERT_OK(gs_ts_merge_build_host(&c->T, c->uplo, c->unit, ms[a], limit, &TDh, &Mh, &sh));
-                GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &c->T, c->uplo, c->unit, ms[a], limit, &TDg, &Mg, &sg,
-                                                   so == 0 ? stage : NULL));
-                assert_int_equal(sg.too_much_fill, sh.too_much_fill);
-                assert_int_equal(sg.levels, sh.levels);
-                assert_int_equal(sg.groups, sh.groups);
-                assert_int_equal(sg.m, sh.m);
-                if (sh.too_much_fill) continue;
-                assert_int_equal(sg.nnz_td_off, sh.nnz_td_off);
-                assert_int_equal(sg.nnz_r, sh.nnz_r);
-                assert_int_equal(sg.max_row_r, sh.max_row_r);
-                assert_true(sg.growth == sh.growth);
-                same_csr("T_D", c, ms[a], &TDg, &TDh);
-                same_csr("M", c, ms[a], &Mg, &Mh);
-                if (stage) /* T_D's plan gets the level inside the group, M's the group */
-                    for (size_t i = 0; i < n; i++) {
-                        assert_int_equal(stage[i], hlev[i] % ms[a]);
-                        assert_int_equal(stage[n + i], hlev[i] / ms[a]);
-                    }
-                gs_csr_free(&TDg);
-                gs_csr_free(&Mg);
-                gs_csr_free(&TDh);
-                gs_csr_free(&Mh);
-            }
-            gs_free(&stage);
-            gs_free(&hlev);
-            gs_ls_plan_free(&P);
+            gs_csr_free(&TDg);
+            gs_csr_free(&Mg);
+            gs_csr_free(&TDh);
+            gs_csr_free(&Mh);
         }
+        gs_free(&stage);
+        gs_free(&hlev);
+        gs_ls_plan_free(&P);
     }
-    unsetenv("GS_MERGE_SORT");
     tri_suite_free(&S);
 }
 
