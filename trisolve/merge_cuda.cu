@@ -370,7 +370,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     const gs_int n = T->nrows;
     const size_t nn = (size_t)n;
     gs_int *cnt = NULL, *rlen = NULL, *pool_col = NULL;
-    long long *ub = NULL, *poff = NULL, *rstart = NULL;
+    long long *pcnt = NULL, *poff = NULL, *rstart = NULL;
     double *pool_val = NULL;
     char *cub_tmp = NULL;
     void *arena = NULL;
@@ -391,7 +391,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         const size_t L = (nn + 1) * sizeof(long long), I = ((nn + 1) * sizeof(gs_int) + 7) / 8 * 8;
         GS_TRY(gs_ts_work_alloc(be, &arena, 3 * L + 2 * I + sizeof(mg_stats)));
         char *a = (char *)arena;
-        ub = (long long *)a;
+        pcnt = (long long *)a;
         rstart = (long long *)(a + L);
         poff = (long long *)(a + 2 * L);
         cnt = (gs_int *)(a + 3 * L);
@@ -446,7 +446,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         A.col = T->colind;
         A.lev = lev;
         A.val = T->val;
-        A.cnt = ub;
+        A.cnt = pcnt;
         A.poff = poff;
         A.base = used;
         A.pool_col = pool_col;
@@ -459,7 +459,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
                                                      (int)n + 1, s)));
         GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)ub, poff, (int)n + 1, s)));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)pcnt, poff, (int)n + 1, s)));
         long long pass_nnz = 0;
         GS_TRY(TS_CUDA(cudaMemcpyAsync(&pass_nnz, poff + n, sizeof pass_nnz, cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
