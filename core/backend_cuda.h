@@ -18,6 +18,17 @@ void *gs_backend_cuda_stream(gs_backend *be);
  * of uploading it again). false (view zeroed) for any other matrix. */
 bool gs_mat_cuda_csr(const gs_matrix *M, gs_csr_dev *view);
 
+/* Work space on the backend's stream (temporaries of an analysis, which only work queued on that stream
+ * touches): gs_backend_cuda_work_free keeps the block for a later gs_backend_cuda_work_alloc of about its
+ * size instead of returning it to CUDA (no cudaFree, no synchronization: both uses are ordered by the
+ * stream). Idle blocks are returned on gs_backend_cuda_work_trim, when the backend is destroyed, when a
+ * device allocation fails (before it is retried), and beyond 64 blocks or 1/16 of the device memory (at
+ * most 4 GiB). what names the space in the error of a failed allocation. Another backend: plain
+ * gs_backend_alloc / gs_backend_free. */
+gs_status gs_backend_cuda_work_alloc(gs_backend *be, void **p, size_t bytes, const char *what);
+void gs_backend_cuda_work_free(gs_backend *be, void *p);
+void gs_backend_cuda_work_trim(gs_backend *be);
+
 /* After a device allocation of `bytes` failed with CUDA error `cuda_error` (a cudaError_t): true when the
  * device's default memory pool held freed blocks worth returning (the device is synchronized and the
  * pool trimmed; retry the allocation once), false otherwise. */

@@ -32,3 +32,16 @@ bool gs_mat_cuda_csr(const gs_matrix *M, gs_csr_dev *view)
     memset(view, 0, sizeof *view);
     return false;
 }
+
+gs_status gs_backend_cuda_work_alloc(gs_backend *be, void **p, size_t bytes, const char *what)
+{
+    (void)what;
+    return gs_backend_alloc(be, p, bytes);
+}
+
+void gs_backend_cuda_work_free(gs_backend *be, void *p)
+{
+    if (p) gs_backend_free(be, p);
+}
+
+void gs_backend_cuda_work_trim(gs_backend *be) { (void)be; }

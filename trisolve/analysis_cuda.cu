@@ -29,14 +29,16 @@
 
 /* ================================================================ stream-ordered work space */
 
-/* Opt-in with GS_TS_WORK_POOL=1 (otherwise plain allocations, state -1): the default pool then keeps up
+/* By default (state -1) the backend's work space (gs_backend_cuda_work_alloc: blocks given back are kept
+ * idle and handed out again, no cudaFree and no synchronization; session 13). Opt-in with
+ * GS_TS_WORK_POOL=1 instead: the default pool then keeps up
  * to GS_TS_POOL_KEEP bytes (at most 1/8 of the device) of freed blocks cached (the default threshold, 0,
  * returns them at every synchronization; a cudaMalloc that fails trims the pool and retries,
  * backend_cuda.cu). Measured on the H100 (gpusolve, ILU(0) + BiCGStab, poisson3d 100^3, fresh process):
  * the pool makes later allocations cheap (merged builder 2.5 vs 3.4-4.3 ms, the upper analysis 4.4 vs
  * 5.9-7.4 ms) but its first allocation costs 6-11 ms (T's plan 7.8-12.9 vs 1.4-2.4 ms), so the setup of
- * a run is 3-7 ms longer with it (18.9-25.2 vs 15.6-22.0 ms): off by default. State -1: plain
- * allocations (also where the device has no memory pools). */
+ * a run is 3-7 ms longer with it (18.9-25.2 vs 15.6-22.0 ms): off by default. State -1 also where the
+ * device has no memory pools. */
 #define GS_TS_POOL_KEEP ((unsigned long long)4 << 30)
 
 static int ts_pool_state(void)
@@ -71,7 +73,7 @@ static int ts_pool_state(void)
 gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes)
 {
     *p = NULL;
-    if (ts_pool_state() < 0) return gs_backend_alloc(be, p, bytes);
+    if (ts_pool_state() < 0) return gs_backend_cuda_work_alloc(be, p, bytes, "analysis work space");
     cudaStream_t s = gs_ts_stream(be);
     cudaError_t e = cudaMallocAsync(p, bytes ? bytes : 1, s);
     if (e != cudaSuccess && gs_cuda_alloc_retry((int)e)) e = cudaMallocAsync(p, bytes ? bytes : 1, s);
@@ -83,9 +85,8 @@ gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes)
 void gs_ts_work_free(gs_backend *be, void *p)
 {
     if (!p) return;
-    if (ts_pool_state() < 0) { /* after the work queued on the stream, as cudaFreeAsync would be */
-        if (cudaStreamSynchronize(gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
-        gs_backend_free(be, p);
+    if (ts_pool_state() < 0) { /* kept for a later analysis step, ordered by the stream */
+        gs_backend_cuda_work_free(be, p);
         return;
     }
     if (cudaFreeAsync(p, gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
@@ -659,10 +660,7 @@ static size_t lv_plan_carve(char *base, gs_ls_dplan *D)
 void gs_ls_dplan_free(gs_backend *be, gs_ls_dplan *D)
 {
     if (!D) return;
-    if (D->arena) {
-        if (cudaStreamSynchronize(gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
-        gs_backend_free(be, D->arena);
-    }
+    if (D->arena) gs_backend_cuda_work_free(be, D->arena); /* kept for reuse, ordered by the stream */
     D->arena = NULL;
     D->perm = D->level_ptr = D->ell_col = D->rem_ptr = D->rem_col = NULL;
     D->ell_val = D->rem_val = D->dinv = NULL;
@@ -752,7 +750,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
     GS_TRY(GS_MALLOC(D->h_level_ptr, 1));
     D->h_level_ptr[0] = 0;
     if (n == 0) { /* nothing to upload or check: an empty plan */
-        GS_TRY(gs_backend_alloc(be, &D->arena, 256));
+        GS_TRY(gs_backend_cuda_work_alloc(be, &D->arena, 256, "triangular-solve plan"));
         D->level_ptr = D->perm = D->rem_ptr = (gs_int *)D->arena;
         GS_TRY(TS_CUDA(cudaMemsetAsync(D->arena, 0, 256, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
@@ -933,7 +931,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         D->rem_nnz = (gs_int)rem;
 
         size_t nl = (size_t)D->nlevels, np = (size_t)D->npos;
-        GS_TRY(gs_backend_alloc(be, &D->arena, lv_plan_carve(NULL, D)));
+        GS_TRY(gs_backend_cuda_work_alloc(be, &D->arena, lv_plan_carve(NULL, D), "triangular-solve plan"));
         lv_plan_carve((char *)D->arena, D);
 
         /* 5. stable sort of the units by level: positions, level_ptr, remainder pointers */

@@ -711,8 +711,9 @@ typedef struct sf_data {
 static void sf_stage_release(gs_backend *be, sf_stage *S)
 {
     gs_ts_analysis_free(be, &S->A);
-    gs_ts_free_array(be, &S->ready);
-    gs_ts_free_array(be, &S->ticket);
+    gs_ts_work_free(be, S->ready); /* the ticket shares its block */
+    S->ready = NULL;
+    S->ticket = NULL;
 }
 
 static void sf_release(gs_trisolve *ts, sf_data *d)
@@ -720,8 +721,10 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
     gs_backend *be = ts->be;
     if (cudaStreamSynchronize(gs_ts_stream(be)) != cudaSuccess) (void)cudaGetLastError();
     for (int k = 0; k < 2; k++) sf_stage_release(be, &d->st[k]);
-    gs_ts_free_array(be, &d->y);
-    gs_ts_free_array(be, &d->fold_arena);
+    gs_ts_work_free(be, d->y);
+    gs_ts_work_free(be, d->fold_arena);
+    d->y = NULL;
+    d->fold_arena = NULL;
     d->td_fold = false;
     d->fold_w = 0;
     d->fold_b = NULL;
@@ -808,8 +811,8 @@ static gs_status sf_grid(sf_stage *d)
 }
 
 /* The grid of a stage whose plan S->A is built, and two generations of ready values (all SF_EMPTY)
- * with the ticket counter at 0. */
-static gs_status sf_stage_finish(gs_backend *be, sf_stage *S)
+ * with the ticket counter at 0; stamp: the plan's analysis time ends here (else it was stamped before). */
+static gs_status sf_stage_finish(gs_backend *be, sf_stage *S, bool stamp = true)
 {
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be);
@@ -817,16 +820,15 @@ static gs_status sf_stage_finish(gs_backend *be, sf_stage *S)
     {
         void *p = NULL;
         size_t np = (size_t)S->A.D.npos;
-        GS_TRY(gs_backend_alloc(be, &p, 2 * np * sizeof(long long)));
+        static_assert(sizeof(unsigned long long) == sizeof(long long), "the ticket takes one ready slot");
+        GS_TRY(gs_ts_work_alloc(be, &p, (2 * np + 1) * sizeof(long long))); /* the ticket after the values */
         S->ready = (long long *)p;
-        p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, sizeof(unsigned long long)));
-        S->ticket = (unsigned long long *)p;
+        S->ticket = (unsigned long long *)(S->ready + 2 * np);
         GS_TRY(TS_CUDA(cudaMemsetAsync(S->ready, 0xFF, 2 * np * sizeof(long long), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(S->ticket, 0, sizeof(unsigned long long), s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
     }
-    gs_ts_analysis_done(&S->A);
+    if (stamp) gs_ts_analysis_done(&S->A);
 cleanup:
     if (st != GS_OK) sf_stage_release(be, S);
     return st;
@@ -860,7 +862,7 @@ static gs_status sf_fold_build(gs_backend *be, sf_data *d)
     void *p = NULL;
     gs_int *pos = NULL;
     const unsigned nb = (unsigned)(((size_t)n + 255) / 256);
-    GS_TRY(gs_backend_alloc(be, &p, off_di + (size_t)n * vs));
+    GS_TRY(gs_ts_work_alloc(be, &p, off_di + (size_t)n * vs));
     d->fold_arena = (char *)p;
     d->fold_b = (const gs_int *)d->fold_arena;
     d->fold_t = d->fold_arena + off_t;
@@ -888,11 +890,23 @@ cleanup:
     if (st == GS_OK) {
         d->fold_w = w;
     } else {
-        gs_ts_free_array(be, &d->fold_arena);
+        gs_ts_work_free(be, d->fold_arena);
+        d->fold_arena = NULL;
         d->fold_b = NULL;
         d->fold_t = d->fold_d = d->fold_di = NULL;
     }
     return st;
+}
+
+/* A CSR of gs_ts_merge_dev given back to the work space once its plan is built (its view is not used
+ * afterwards; gs_ts_merge_dev_free skips the NULLs). */
+static void sf_merge_dev_drop(gs_backend *be, gs_int **rowptr, gs_int **colind, double **val)
+{
+    gs_ts_work_free(be, *rowptr);
+    gs_ts_work_free(be, *colind);
+    gs_ts_work_free(be, *val);
+    *rowptr = *colind = NULL;
+    *val = NULL;
 }
 
 /* merged schedule with m levels per group from T's level plan (stage 0's plan, built and checked): T_D
@@ -920,13 +934,12 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
         pd.given_max_level = R.td_max_level;
         pm.given_level = R.m_level;
         pm.given_max_level = R.m_max_level;
-        GS_TRY(sf_stage_build(be, &d->st[0], NULL, &R.TD, ts->uplo, ts->unit_diag, &pd));
-        GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, &pm));
-    }
-    {
-        void *p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, ((size_t)R.TD.nrows + 1) * sizeof(double)));
-        d->y = (double *)p;
+        /* stage 0's grid and ready values only when it is not folded into M's kernel (below) */
+        GS_TRY(gs_ts_analysis_run_dev(be, &R.TD, ts->uplo, ts->unit_diag, &pd, &d->st[0].A));
+        gs_ts_analysis_done(&d->st[0].A);
+        sf_merge_dev_drop(be, &R.td_rowptr, &R.td_colind, &R.td_val); /* the plan has what it needs: */
+        GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, &pm)); /* the blocks go to the next */
+        sf_merge_dev_drop(be, &R.m_rowptr, &R.m_colind, &R.m_val);
     }
     {
         const char *knob = getenv("GS_SF_TD_SYNC"); /* measurements: 1 / 0 forces */
@@ -942,8 +955,12 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
                      !M->rem_prefetch && !M->once;
     }
     if (d->td_fold) {
-        GS_TRY(sf_fold_build(be, d));
-        gs_ts_free_array(be, &d->y); /* not used */
+        GS_TRY(sf_fold_build(be, d)); /* stage 0's plan stays, for the table's build and its statistics */
+    } else {
+        void *p = NULL;
+        GS_TRY(sf_stage_finish(be, &d->st[0], false));
+        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)R.TD.nrows + 1) * sizeof(double)));
+        d->y = (double *)p;
     }
     *built = true;
 cleanup:

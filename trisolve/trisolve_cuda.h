@@ -56,13 +56,13 @@ static void gs_ts_free_array(gs_backend *be, T **p)
     *p = NULL;
 }
 
-/* Work space of an analysis: plain gs_backend_alloc / gs_backend_free by default; with
- * GS_TS_WORK_POOL=1, stream-ordered on the backend's stream (cudaMallocAsync from the device's default
- * memory pool, which keeps freed blocks for the next analysis; measured in analysis_cuda.cu: cheaper
- * later allocations, an expensive first one). For temporaries that only work queued on that stream
- * touches (another stream must wait on an event recorded after the allocation). Freed with
- * gs_ts_work_free (NULL is ignored), after the work queued on the stream before it (plain: the stream is
- * synchronized first). */
+/* Work space of an analysis, stream-ordered on the backend's stream: by default the backend's work space
+ * (gs_backend_cuda_work_alloc: a block given back is kept idle for a later request, no cudaFree and no
+ * synchronization); with GS_TS_WORK_POOL=1, cudaMallocAsync from the device's default memory pool
+ * (measured in analysis_cuda.cu: cheaper later allocations, an expensive first one). For temporaries
+ * that only work queued on that stream touches (another stream must wait on an event recorded after the
+ * allocation, and be waited for before the block is given back). Given back with gs_ts_work_free (NULL
+ * is ignored): work queued on the stream before it may still use the block. */
 gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes);
 void gs_ts_work_free(gs_backend *be, void *p);
 
@@ -80,7 +80,7 @@ struct gs_ls_dplan {
     gs_int nunits;   /* rows or runs */
     gs_int npos;     /* positions: run_rows * nunits */
     bool position_cols;
-    void *arena; /* one device allocation holding the arrays below */
+    void *arena; /* one block of the backend's work space (gs_backend_cuda_work_alloc) holding the arrays below */
     gs_int *perm, *level_ptr, *ell_col, *rem_ptr, *rem_col; /* level_ptr indexes unit positions */
     double *ell_val, *rem_val, *dinv; /* NULL with single */
     bool single;                      /* values stored in float instead (gs_ts_plan_opts.single) */
@@ -88,7 +88,8 @@ struct gs_ls_dplan {
     gs_int *h_level_ptr; /* host copy of level_ptr (gs_malloc) */
 };
 
-/* Free the device and host arrays (the stream is synchronized first); keeps the statistics. */
+/* Free the device and host arrays (the device block is given back to the backend's work space: work queued
+ * on the stream before may still read it); keeps the statistics. */
 void gs_ls_dplan_free(gs_backend *be, gs_ls_dplan *D);
 
 /* Seconds spent in the steps of one analysis, and what the upload moved. The value upload overlaps the

@@ -114,6 +114,79 @@ static void test_absurd_allocation(void **state)
     gs_vec_destroy(&v);
 }
 
+/* The work space (gs_backend_cuda_work_alloc): a block given back is handed out again to a request it
+ * fits (at most twice the request, sizes rounded to 512 B or 2 MiB), in stream order; bigger requests
+ * get new blocks; an impossible one fails cleanly; trim and the host backend. */
+static void test_work_space(void **state)
+{
+    void *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    const size_t MiB = (size_t)1 << 20;
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &a, 1000, "test space"));
+    assert_non_null(a);
+    gs_backend_cuda_work_free(C, a);
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &b, 900, "test space"));
+    assert_ptr_equal(a, b); /* 900 and 1000 bytes are the same 1024-byte block */
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &c, 5000, "test space"));
+    assert_ptr_not_equal(b, c); /* b is in use, and too small */
+    gs_backend_cuda_work_free(C, c);
+    gs_backend_cuda_work_free(C, b);
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &a, 300, "test space"));
+    assert_ptr_equal(a, b); /* the 1024-byte block: 5120 is more than twice 512 */
+    gs_backend_cuda_work_free(C, a);
+
+    /* 3 MiB -> a 4 MiB block; 5 MiB does not fit it; 1.5 MiB (2 MiB) takes the 4 MiB one, 0.6 MiB does not */
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &a, 3 * MiB, "test space"));
+    gs_backend_cuda_work_free(C, a);
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &b, 5 * MiB, "test space"));
+    assert_ptr_not_equal(a, b);
+    gs_backend_cuda_work_free(C, b);
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &c, 3 * MiB / 2, "test space"));
+    assert_ptr_equal(a, c);
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &d, 6 * MiB / 10, "test space"));
+    assert_ptr_not_equal(d, b);
+
+    /* stream order: work queued before the block was given back, then after it was handed out again */
+    const gs_int n = 100003;
+    void *w = NULL;
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &w, (size_t)n * sizeof(double), "test space"));
+    gs_vector v1 = {n, (double *)w, C, false};
+    GS_ASSERT_OK(gs_vec_set(&v1, 3.0));
+    gs_backend_cuda_work_free(C, w);
+    void *w2 = NULL;
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &w2, (size_t)n * sizeof(double), "test space"));
+    assert_ptr_equal(w, w2);
+    gs_vector v2 = {n, (double *)w2, C, false};
+    GS_ASSERT_OK(gs_vec_scale(&v2, 2.0));
+    double *h = download(&v2);
+    for (gs_int i = 0; i < n; i++) assert_true(h[i] == 6.0);
+    gs_free(&h);
+    gs_backend_cuda_work_free(C, w2);
+
+    /* an impossible request fails with the size and the space's name; the idle blocks were returned
+     * first, and later requests still work */
+    if (!gs_test_quick()) {
+        void *z = NULL;
+        GS_ASSERT_FAILS(gs_backend_cuda_work_alloc(C, &z, (size_t)1000000000000000ull, "test space"), GS_ERR_DEVICE_MEM,
+                        "1000000000000000 bytes (953674316.4 MiB) of test space");
+        assert_null(z);
+    }
+    gs_backend_cuda_work_free(C, c);
+    gs_backend_cuda_work_trim(C);
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &a, 3 * MiB, "test space"));
+    gs_backend_cuda_work_free(C, a);
+    gs_backend_cuda_work_free(C, d);
+    gs_backend_cuda_work_free(C, NULL);
+
+    /* a block of gs_backend_alloc given back here is freed as such */
+    GS_ASSERT_OK(gs_backend_alloc(C, &a, 4096));
+    gs_backend_cuda_work_free(C, a);
+
+    /* the host backend: plain allocations */
+    GS_ASSERT_OK(gs_backend_cuda_work_alloc(H, &a, 1000, "test space"));
+    memset(a, 0, 1000);
+    gs_backend_cuda_work_free(H, a);
+}
+
 static void test_upload_download_copy(void **state)
 {
     for (int s = 0; s < NSIZES; s++) {
@@ -859,6 +932,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backend_fields),
         cmocka_unit_test(test_absurd_allocation),
+        cmocka_unit_test(test_work_space),
         cmocka_unit_test(test_upload_download_copy),
         cmocka_unit_test(test_elementwise),
         cmocka_unit_test(test_elementwise_aliasing),
