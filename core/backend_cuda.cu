@@ -453,7 +453,7 @@ gs_status gs_cuda_alloc_error(const gs_backend *be, int cuda_error, size_t bytes
                     total_b, (double)total_b / 1048576.0);
 }
 
-static bool work_trim(cuda_ctx *c);
+static void work_trim(cuda_ctx *c);
 
 static gs_status cuda_alloc(gs_backend *be, void **p, size_t bytes)
 {
@@ -497,24 +497,16 @@ static size_t work_round(size_t bytes)
     return (bytes + g - 1) / g * g;
 }
 
-/* The idle blocks from index `from` on back to CUDA, after the work queued on the stream. */
-static void work_release_idle(cuda_ctx *c, int from)
+/* Every idle block back to CUDA, after the work queued on the stream. */
+static void work_trim(cuda_ctx *c)
 {
     work_cache *w = &c->work;
-    if (from >= w->nidle) return;
+    if (w->nidle == 0) return;
     if (cudaStreamSynchronize(c->stream) != cudaSuccess) (void)cudaGetLastError();
-    for (int k = from; k < w->nidle; k++) {
+    for (int k = 0; k < w->nidle; k++)
         if (cudaFree(w->idle[k].ptr) != cudaSuccess) (void)cudaGetLastError();
-        w->held_bytes -= w->idle[k].bytes;
-    }
-    w->nidle = from;
-}
-
-static bool work_trim(cuda_ctx *c)
-{
-    const bool any = c->work.nidle > 0;
-    work_release_idle(c, 0);
-    return any;
+    w->nidle = 0;
+    w->held_bytes = 0;
 }
 
 gs_status gs_backend_cuda_work_alloc(gs_backend *be, void **p, size_t bytes, const char *what)
@@ -1256,7 +1248,7 @@ static void cuda_ctx_release(cuda_ctx *c)
 {
     if (!c) return;
     if (c->stream) cudaStreamSynchronize(c->stream);
-    if (c->stream) work_trim(c);
+    work_trim(c);
     for (int k = 0; k < c->work.nlive; k++) cudaFree(c->work.live[k].ptr); /* not given back by their owner */
     gs_free(&c->work.live);
     if (c->partials) cudaFree(c->partials);

@@ -934,11 +934,12 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
         pd.given_max_level = R.td_max_level;
         pm.given_level = R.m_level;
         pm.given_max_level = R.m_max_level;
-        /* stage 0's grid and ready values only when it is not folded into M's kernel (below) */
+        /* stage 0's grid and ready values only when it is not folded into M's kernel (below); each CSR is
+         * given back once its plan is built, for the next steps to reuse */
         GS_TRY(gs_ts_analysis_run_dev(be, &R.TD, ts->uplo, ts->unit_diag, &pd, &d->st[0].A));
         gs_ts_analysis_done(&d->st[0].A);
-        sf_merge_dev_drop(be, &R.td_rowptr, &R.td_colind, &R.td_val); /* the plan has what it needs: */
-        GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, &pm)); /* the blocks go to the next */
+        sf_merge_dev_drop(be, &R.td_rowptr, &R.td_colind, &R.td_val);
+        GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, &pm));
         sf_merge_dev_drop(be, &R.m_rowptr, &R.m_colind, &R.m_val);
     }
     {
