@@ -497,17 +497,21 @@ static size_t work_round(size_t bytes)
     return (bytes + g - 1) / g * g;
 }
 
-/* Every idle block back to CUDA, after the work queued on the stream. */
-static void work_trim(cuda_ctx *c)
+/* The `drop` oldest idle blocks back to CUDA, after the work queued on the stream. */
+static void work_drop_oldest(cuda_ctx *c, int drop)
 {
     work_cache *w = &c->work;
-    if (w->nidle == 0) return;
+    if (drop <= 0) return;
     if (cudaStreamSynchronize(c->stream) != cudaSuccess) (void)cudaGetLastError();
-    for (int k = 0; k < w->nidle; k++)
+    for (int k = 0; k < drop; k++) {
         if (cudaFree(w->idle[k].ptr) != cudaSuccess) (void)cudaGetLastError();
-    w->nidle = 0;
-    w->held_bytes = 0;
+        w->held_bytes -= w->idle[k].bytes;
+    }
+    for (int k = drop; k < w->nidle; k++) w->idle[k - drop] = w->idle[k];
+    w->nidle -= drop;
 }
+
+static void work_trim(cuda_ctx *c) { work_drop_oldest(c, c->work.nidle); }
 
 gs_status gs_backend_cuda_work_alloc(gs_backend *be, void **p, size_t bytes, const char *what)
 {
@@ -576,14 +580,7 @@ void gs_backend_cuda_work_free(gs_backend *be, void *p)
     size_t held = w->held_bytes;
     while (drop < w->nidle && (w->nidle - drop >= WORK_IDLE_MAX || held + b.bytes > w->held_cap))
         held -= w->idle[drop++].bytes;
-    if (drop > 0) {
-        if (cudaStreamSynchronize(c->stream) != cudaSuccess) (void)cudaGetLastError();
-        for (int q = 0; q < drop; q++)
-            if (cudaFree(w->idle[q].ptr) != cudaSuccess) (void)cudaGetLastError();
-        for (int q = drop; q < w->nidle; q++) w->idle[q - drop] = w->idle[q];
-        w->nidle -= drop;
-        w->held_bytes = held;
-    }
+    work_drop_oldest(c, drop);
     w->idle[w->nidle++] = b;
     w->held_bytes += b.bytes;
 }

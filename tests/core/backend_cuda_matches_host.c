@@ -116,7 +116,8 @@ static void test_absurd_allocation(void **state)
 
 /* The work space (gs_backend_cuda_work_alloc): a block given back is handed out again to a request it
  * fits (at most twice the request, sizes rounded to 512 B or 2 MiB), in stream order; bigger requests
- * get new blocks; an impossible one fails cleanly; trim and the host backend. */
+ * get new blocks; beyond 64 idle blocks the oldest are returned; an impossible one fails cleanly; trim and
+ * the host backend. */
 static void test_work_space(void **state)
 {
     void *a = NULL, *b = NULL, *c = NULL, *d = NULL;
@@ -176,6 +177,24 @@ static void test_work_space(void **state)
     gs_backend_cuda_work_free(C, a);
     gs_backend_cuda_work_free(C, d);
     gs_backend_cuda_work_free(C, NULL);
+
+    /* more blocks given back than are kept idle (64): the oldest go back to CUDA; the rest still serve */
+    void *many[70];
+    for (int k = 0; k < 70; k++) {
+        many[k] = NULL;
+        GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &many[k], 4096, "test space"));
+        assert_non_null(many[k]);
+    }
+    for (int k = 0; k < 70; k++) gs_backend_cuda_work_free(C, many[k]);
+    for (int k = 0; k < 70; k++) GS_ASSERT_OK(gs_backend_cuda_work_alloc(C, &many[k], 4096, "test space"));
+    for (int k = 0; k < 70; k++) /* blocks in use never alias */
+        for (int j = k + 1; j < 70; j++) assert_ptr_not_equal(many[k], many[j]);
+    gs_vector vm = {512, (double *)many[69], C, false};
+    GS_ASSERT_OK(gs_vec_set(&vm, 1.5));
+    double *hm = download(&vm);
+    for (gs_int i = 0; i < 512; i++) assert_true(hm[i] == 1.5);
+    gs_free(&hm);
+    for (int k = 0; k < 70; k++) gs_backend_cuda_work_free(C, many[k]);
 
     /* a block of gs_backend_alloc given back here is freed as such */
     GS_ASSERT_OK(gs_backend_alloc(C, &a, 4096));
