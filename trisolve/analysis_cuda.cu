@@ -670,7 +670,10 @@ void gs_ls_dplan_free(gs_backend *be, gs_ls_dplan *D)
 
 void gs_ts_analysis_free(gs_backend *be, gs_ts_analysis *A)
 {
-    if (A) gs_ls_dplan_free(be, &A->D);
+    if (!A) return;
+    gs_ls_dplan_free(be, &A->D);
+    gs_ts_work_free(be, A->row_level);
+    A->row_level = NULL;
 }
 
 /* The first faulty row found on the device is `row` (< n): the host check of rows 0 .. row gives the
@@ -922,6 +925,16 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         D->nlevels = hs.max_level + 1;
         D->max_row_length = hs.max_len;
         D->nnz_off = (gs_int)rs.nnz_offdiag;
+        if (run_rows == 1 && !opts->given_level && opts->levels_only &&
+            opts->levels_only(n, D->nlevels, D->max_row_length, opts->levels_ctx)) {
+            /* levels only: the rows' levels kept, no plan (the caller's next plan checks the diagonal) */
+            void *p = NULL;
+            GS_TRY(gs_ts_work_alloc(be, &p, nn * sizeof(gs_int)));
+            A->row_level = (gs_int *)p;
+            GS_TRY(TS_CUDA(cudaMemcpyAsync(A->row_level, row_level, nn * sizeof(gs_int), cudaMemcpyDeviceToDevice, s)));
+            A->t.layout = gs_wtime() - t1;
+            goto cleanup;
+        }
         gs_int hist[LV_HIST + 1];
         long long long_sum = 0, rem = 0;
         lv_cap_hist(&hs, max_width, hist, &long_sum);
@@ -1024,7 +1037,7 @@ cleanup:
         if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
         gs_ts_work_free(be, work);
     }
-    if (st != GS_OK) gs_ls_dplan_free(be, D);
+    if (st != GS_OK) gs_ts_analysis_free(be, A);
     gs_ts_analysis_done(A);
     return st;
 }

@@ -3,7 +3,8 @@
  *
  *   1. T_D: a count kernel (diagonal + in-group entries per row), a scan, a copy kernel;
  *   2. R in m passes, pass t = the rows of local level t (level mod m), whose in-group dependencies
- *      were done by earlier passes. A row's contributions are sorted lists, one per off-diagonal entry
+ *      were done by earlier passes; the rows are sorted by pass once (a stable radix sort of level mod m),
+ *      so a pass's threads are its rows only (2D, m = 16: one lane in 16 had work before). A row's contributions are sorted lists, one per off-diagonal entry
  *      in CSR order ((j, t_ij), or R_j in column order times -t_ij), and a thread per row goes through
  *      them column by column (mg_row): for each column, acc = acc + v over the lists in CSR order
  *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii) -- merge_ref.c's order, with no
@@ -79,12 +80,14 @@ static __global__ void mg_td_copy_kernel(gs_int n, gs_int m, const gs_int *__res
 }
 
 struct mg_pass_args {
-    gs_int n, m, t;
+    gs_int n, m;
+    gs_int nrows;      /* the pass's rows: rows[0 .. nrows), increasing */
+    const gs_int *rows;
     bool unit;
     const gs_int *rowptr, *col, *lev;
     const double *val;
-    long long *cnt;        /* n + 1: the number of R entries of the row (0 outside the pass; cnt[n] = 0) */
-    const long long *poff; /* exclusive scan of cnt: the row's R entries at base + poff[i] */
+    long long *cnt;        /* nrows + 1: the number of R entries of the pass's k-th row (cnt[nrows] = 0) */
+    const long long *poff; /* exclusive scan of cnt: the k-th row's R entries at base + poff[k] */
     long long base;        /* pool index of this pass's first R entry */
     gs_int *pool_col;      /* R's rows, each in increasing column order */
     double *pool_val;
@@ -241,13 +244,13 @@ static __device__ __forceinline__ gs_int mg_row_any(const mg_pass_args &A, gs_in
     return mg_row<WRITE>(A, i, out, rowsum);
 }
 
-/* the number of R entries of each row of pass t (0 for the others; cnt[n] = 0 for the scan) */
+/* the number of R entries of each row of the pass (cnt[nrows] = 0 for the scan) */
 static __global__ void mg_count_kernel(mg_pass_args A)
 {
-    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (i > A.n) return;
+    const gs_int k = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (k > A.nrows) return;
     double unused = 0.0;
-    A.cnt[i] = i < A.n && A.lev[i] % A.m == A.t ? mg_row_any<false>(A, i, 0, &unused) : 0;
+    A.cnt[k] = k < A.nrows ? mg_row_any<false>(A, A.rows[k], 0, &unused) : 0;
 }
 
 /* The statistics are maxima over all rows: each warp reduces its lanes' values by shuffles and one lane
@@ -266,11 +269,12 @@ static __device__ __forceinline__ void mg_warp_atomic_max(U *dst, U v)
 
 static __global__ void mg_combine_kernel(mg_pass_args A)
 {
-    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    const gs_int k = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     gs_int cnt = 0;
     double rowsum = 0.0;
-    if (i < A.n && A.lev[i] % A.m == A.t) {
-        const long long out = A.base + A.poff[i];
+    if (k < A.nrows) {
+        const gs_int i = A.rows[k];
+        const long long out = A.base + A.poff[k];
         cnt = mg_row_any<true>(A, i, out, &rowsum);
         A.rstart[i] = out;
         A.rlen[i] = cnt;
@@ -278,6 +282,30 @@ static __global__ void mg_combine_kernel(mg_pass_args A)
     mg_warp_atomic_max(&A.stats->max_row, (int)cnt);
     /* a non-negative double orders as its bits (NaN, all ones in the high bits, above every finite sum) */
     mg_warp_atomic_max(&A.stats->growth_bits, (unsigned long long)__double_as_longlong(rowsum));
+}
+
+/* the sort's input: key[i] = level mod m (the pass of row i), val[i] = i */
+static __global__ void mg_pass_key_kernel(gs_int n, gs_int m, const gs_int *__restrict__ lev, unsigned *__restrict__ key,
+                                          gs_int *__restrict__ val)
+{
+    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= n) return;
+    key[i] = (unsigned)(lev[i] % m);
+    val[i] = i;
+}
+
+/* start[t] = the first position of pass t in the sorted keys (t = 0 .. m; start[m] = n) */
+static __global__ void mg_pass_start_kernel(gs_int n, gs_int m, const unsigned *__restrict__ skey, gs_int *start)
+{
+    const gs_int t = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (t > m) return;
+    gs_int lo = 0, hi = n;
+    while (lo < hi) {
+        const gs_int mid = lo + (hi - lo) / 2;
+        if (skey[mid] < (unsigned)t) lo = mid + 1;
+        else hi = mid;
+    }
+    start[t] = lo;
 }
 
 static __global__ void mg_m_copy_kernel(gs_int n, const long long *__restrict__ rstart, const gs_int *__restrict__ rlen,
@@ -369,7 +397,8 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     cudaStream_t s = gs_ts_stream(be);
     const gs_int n = T->nrows;
     const size_t nn = (size_t)n;
-    gs_int *cnt = NULL, *rlen = NULL, *pool_col = NULL;
+    gs_int *cnt = NULL, *rlen = NULL, *pool_col = NULL, *order = NULL, *dstart = NULL;
+    gs_int start[GS_SF_MERGE_MAX + 1];
     long long *pcnt = NULL, *poff = NULL, *rstart = NULL;
     double *pool_val = NULL;
     char *cub_tmp = NULL;
@@ -381,22 +410,26 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
 
     memset(R, 0, sizeof *R);
     memset(stats, 0, sizeof *stats);
-    if (m < 1) return GS_ERROR(GS_ERR_ARG, "merged schedule: %d levels per group; expected >= 1", (int)m);
+    if (m < 1 || m > GS_SF_MERGE_MAX)
+        return GS_ERROR(GS_ERR_ARG, "merged schedule: %d levels per group; expected 1..%d", (int)m, GS_SF_MERGE_MAX);
     stats->m = m;
     stats->levels = nlevels;
     stats->groups = (nlevels + m - 1) / m;
 
     {
-        /* one allocation for the per-row arrays: 3 of long long, 2 of gs_int, the statistics */
+        /* one allocation for the per-row arrays: 3 of long long, 3 of gs_int, the statistics, the passes'
+         * starts */
         const size_t L = (nn + 1) * sizeof(long long), I = ((nn + 1) * sizeof(gs_int) + 7) / 8 * 8;
-        GS_TRY(gs_ts_work_alloc(be, &arena, 3 * L + 2 * I + sizeof(mg_stats)));
+        GS_TRY(gs_ts_work_alloc(be, &arena, 3 * L + 3 * I + sizeof(mg_stats) + (GS_SF_MERGE_MAX + 1) * sizeof(gs_int)));
         char *a = (char *)arena;
         pcnt = (long long *)a;
         rstart = (long long *)(a + L);
         poff = (long long *)(a + 2 * L);
         cnt = (gs_int *)(a + 3 * L);
         rlen = (gs_int *)(a + 3 * L + I);
-        dstats = (mg_stats *)(a + 3 * L + 2 * I);
+        order = (gs_int *)(a + 3 * L + 2 * I);
+        dstats = (mg_stats *)(a + 3 * L + 3 * I);
+        dstart = (gs_int *)(a + 3 * L + 3 * I + sizeof(mg_stats));
         GS_TRY(TS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(rlen, 0, (nn + 1) * sizeof(gs_int), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(rstart, 0, (nn + 1) * sizeof(long long), s)));
@@ -415,6 +448,24 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->td_rowptr, (int)n + 1, s)));
         gs_int td_nnz = 0;
         GS_TRY(TS_CUDA(cudaMemcpyAsync(&td_nnz, R->td_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        /* the rows by pass (level mod m), increasing inside a pass: a stable sort of the keys (in pcnt's
+         * block, which holds 2n of them), the row numbers from poff's block into `order` */
+        if (n > 0) {
+            int end_bit = 1;
+            while ((1 << end_bit) < m) end_bit++;
+            unsigned *key = (unsigned *)pcnt, *skey = key + nn;
+            size_t sort_bytes = 0;
+            GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
+                                                            (const gs_int *)NULL, (gs_int *)NULL, (int)n, 0, end_bit, s)));
+            GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, sort_bytes));
+            mg_pass_key_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, m, lev, key, (gs_int *)poff);
+            GS_TRY(TS_LAUNCHED("mg_pass_key_kernel"));
+            GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(cub_tmp, sort_bytes, (const unsigned *)key, skey,
+                                                            (const gs_int *)poff, order, (int)n, 0, end_bit, s)));
+            mg_pass_start_kernel<<<1, GS_SF_MERGE_MAX + 1, 0, s>>>(n, m, skey, dstart);
+            GS_TRY(TS_LAUNCHED("mg_pass_start_kernel"));
+            GS_TRY(TS_CUDA(cudaMemcpyAsync(start, dstart, ((size_t)m + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        }
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
         p = NULL;
         GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(gs_int)));
@@ -440,7 +491,8 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         mg_pass_args A;
         A.n = n;
         A.m = m;
-        A.t = t;
+        A.nrows = start[t + 1] - start[t];
+        A.rows = order + start[t];
         A.unit = unit_diag;
         A.rowptr = T->rowptr;
         A.col = T->colind;
@@ -454,14 +506,16 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         A.rstart = rstart;
         A.rlen = rlen;
         A.stats = dstats;
-        mg_count_kernel<<<nb, MG_THREADS, 0, s>>>(A);
+        if (A.nrows == 0) continue; /* no row at this local level (fewer levels than m) */
+        const size_t nr = (size_t)A.nrows;
+        mg_count_kernel<<<mg_blocks(nr + 1), MG_THREADS, 0, s>>>(A);
         GS_TRY(TS_LAUNCHED("mg_count_kernel"));
         GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
-                                                     (int)n + 1, s)));
+                                                     (int)nr + 1, s)));
         GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)pcnt, poff, (int)n + 1, s)));
+        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)pcnt, poff, (int)nr + 1, s)));
         long long pass_nnz = 0;
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&pass_nnz, poff + n, sizeof pass_nnz, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&pass_nnz, poff + nr, sizeof pass_nnz, cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
         if (used + pass_nnz > max_fill || used + pass_nnz >= (long long)GS_INT_MAX) { /* as the host twin */
             stats->too_much_fill = true;
@@ -477,7 +531,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)(used + pass_nnz), (size_t)used, s));
         A.pool_col = pool_col;
         A.pool_val = pool_val;
-        mg_combine_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(A);
+        mg_combine_kernel<<<mg_blocks(nr), MG_THREADS, 0, s>>>(A);
         GS_TRY(TS_LAUNCHED("mg_combine_kernel"));
         used += pass_nnz;
     }
@@ -548,9 +602,13 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
     void *p = NULL;
     memset(R, 0, sizeof *R);
     memset(stats, 0, sizeof *stats);
-    GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)n + 1) * sizeof(gs_int)));
-    lev = (gs_int *)p;
-    GS_TRY(gs_ts_merge_row_levels(be, &AT->D, lev));
+    const gs_int *row_level = AT->row_level; /* a levels-only analysis: the levels by row already */
+    if (!row_level) {
+        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)n + 1) * sizeof(gs_int)));
+        lev = (gs_int *)p;
+        GS_TRY(gs_ts_merge_row_levels(be, &AT->D, lev));
+        row_level = lev;
+    }
     if (T) {
         GS_TRY(gs_ts_upload_array(be, &up_rowptr, T->rowptr, (size_t)n + 1));
         GS_TRY(gs_ts_upload_array(be, &up_col, T->colind, (size_t)T->nnz));
@@ -564,7 +622,7 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
     }
     {
         const double t0 = gs_wtime();
-        GS_TRY(gs_ts_merge_build_cuda(be, dT, lev, AT->D.nlevels, unit_diag, m, max_fill, R, stats));
+        GS_TRY(gs_ts_merge_build_cuda(be, dT, row_level, AT->D.nlevels, unit_diag, m, max_fill, R, stats));
         stats->build_time = gs_wtime() - t0;
     }
     if (!stats->too_much_fill && n > 0) { /* the two stages' levels, from T's */
@@ -572,8 +630,8 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
         GS_TRY(gs_ts_work_alloc(be, &p, 2 * (size_t)n * sizeof(gs_int)));
         R->td_level = (gs_int *)p;
         R->m_level = R->td_level + n;
-        mg_stage_levels_kernel<<<mg_blocks((size_t)n), MG_THREADS, 0, gs_ts_stream(be)>>>(n, m, lev, R->td_level,
-                                                                                          R->m_level);
+        mg_stage_levels_kernel<<<mg_blocks((size_t)n), MG_THREADS, 0, gs_ts_stream(be)>>>(n, m, row_level,
+                                                                                          R->td_level, R->m_level);
         GS_TRY(TS_LAUNCHED("mg_stage_levels_kernel"));
         R->td_max_level = (AT->D.nlevels < m ? AT->D.nlevels : m) - 1;
         R->m_max_level = (AT->D.nlevels - 1) / m;

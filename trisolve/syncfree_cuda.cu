@@ -969,6 +969,18 @@ cleanup:
     return st;
 }
 
+/* levels_only of T's analysis: merging is wanted (levels per group, forced in *ctx or by the rule, above
+ * 1), so T's own plan would be thrown away: its levels are enough */
+static gs_int sf_merge_levels(gs_int forced, gs_int n, gs_int nlevels, gs_int max_row_length)
+{
+    return forced > 0 ? forced : gs_ts_syncfree_merge_rule(n, nlevels, max_row_length);
+}
+
+static bool sf_levels_only(gs_int n, gs_int nlevels, gs_int max_row_length, const void *ctx)
+{
+    return sf_merge_levels(*(const gs_int *)ctx, n, nlevels, max_row_length) > 1;
+}
+
 /* The analysis of a factor given on the host (T) or already in device memory (dT, T NULL: a GPU
  * factorization's output, read there without a round trip); everything after the plan is shared. With
  * preconditioner.precision = "single" the plan stores its values in float. */
@@ -988,13 +1000,27 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
     GS_TRY(gs_ts_syncfree_merge_forced(&m));
     d->forced = po.forced_run_rows > 0;
-    /* T's plan (checks the rows): the level order's only stage, or the levels of the merged schedule */
+    /* T's analysis (checks the rows): the level order's only stage, or, where the merged schedule is
+     * wanted, only T's levels (no plan: T_D's checks T's diagonal) */
+    po.levels_only = sf_levels_only;
+    po.levels_ctx = &m;
     GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->st[0].A)
              : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->st[0].A));
     d->tplan_time = gs_wtime() - d->t0;
-    if (m == 0 && d->st[0].A.D.run_rows == 1)
-        m = gs_ts_syncfree_merge_rule(d->st[0].A.D.n, d->st[0].A.D.nlevels, d->st[0].A.D.max_row_length);
-    if (m > 1) GS_TRY(sf_merged_build(ts, d, T, dT, m, &po, &built));
+    if (d->st[0].A.row_level) {
+        const gs_ls_dplan *D = &d->st[0].A.D;
+        GS_TRY(sf_merged_build(ts, d, T, dT, sf_merge_levels(m, D->n, D->nlevels, D->max_row_length), &po, &built));
+        if (!built) { /* too much fill: T's plan after all, its levels given */
+            gs_ts_analysis L = d->st[0].A;
+            memset(&d->st[0].A, 0, sizeof d->st[0].A);
+            po.given_level = L.row_level;
+            po.given_max_level = L.D.nlevels - 1;
+            st = T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->st[0].A)
+                   : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->st[0].A);
+            gs_ts_analysis_free(be, &L);
+            if (st != GS_OK) goto cleanup;
+        }
+    }
     if (built) {
         d->nstages = 2;
     } else {

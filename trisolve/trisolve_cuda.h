@@ -116,6 +116,8 @@ struct gs_ts_analysis {
     long long linked_rows; /* rows that read the row before them in dependency order */
     int sms;               /* multiprocessors of the device */
     double t0;             /* gs_wtime() at the start of the analysis */
+    gs_int *row_level;     /* levels-only analyses (gs_ts_plan_opts.levels_only): the level of each row,
+                              device, a block of the work space; NULL otherwise */
 };
 
 /* What a solver asks of the analysis. */
@@ -132,6 +134,13 @@ struct gs_ts_plan_opts {
      * rows as units. NULL: the level kernel computes them. */
     const gs_int *given_level;
     gs_int given_max_level;
+    /* Levels only (the merged schedule, which needs T's levels but not T's plan): asked once the levels
+     * of a level-order analysis (rows as units) are known; true stops the analysis there, before the
+     * sort and the layout, with gs_ts_analysis.row_level set and D holding n, nlevels, max_row_length
+     * and nnz_off only (no arrays, and T's diagonal values unchecked: the caller's next plan of the
+     * same rows must check them). NULL: never. */
+    bool (*levels_only)(gs_int n, gs_int nlevels, gs_int max_row_length, const void *ctx);
+    const void *levels_ctx;
 };
 
 /* The analysis of the level-order solvers, x = T^{-1} b with T given on the host (header checked by
@@ -167,7 +176,8 @@ gs_status gs_ts_analysis_run_dev(gs_backend *be, const gs_csr_dev *dT, gs_uplo u
                                  const gs_ts_plan_opts *opts, gs_ts_analysis *A);
 /* Called by the solver once its own steps are done: t.total and t.plan from t0. */
 void gs_ts_analysis_done(gs_ts_analysis *A);
-/* Free the plan (the stream is synchronized first); keeps the statistics. Safe on a zeroed struct. */
+/* Free the plan and row_level (given back to the work space, ordered by the stream); keeps the
+ * statistics. Safe on a zeroed struct. */
 void gs_ts_analysis_free(gs_backend *be, gs_ts_analysis *A);
 /* "<prefix>.upload_time", ".staging_alloc_time", ".upload_bytes", ".upload_path", ".check_time", ".level_time",
  * ".layout_time", ".plan_time", ".analysis_time" and the plan's statistics ".levels",
@@ -187,7 +197,8 @@ struct gs_ts_merge_dev {
     gs_int *td_level, *m_level;
     gs_int td_max_level, m_max_level;
 };
-/* lev[row] = level of each row of an analysed level plan D (rows renumbered level by level). */
+/* lev[row] = level of each row of an analysed level plan D (rows renumbered level by level; a
+ * levels-only analysis has them in gs_ts_analysis.row_level instead). */
 gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *lev);
 /* T_D and M of a factor T in device memory (rows already checked) with the level of each row in lev
  * (device, nlevels levels): gs_ts_merge_build_host's results, bit for bit, in device arrays owned by R.
@@ -197,7 +208,8 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
                                  gs_int m, long long max_fill, gs_ts_merge_dev *R, gs_ts_merge_stats *stats);
 void gs_ts_merge_dev_free(gs_backend *be, gs_ts_merge_dev *R);
 /* The merged schedule's transformation of a factor on the host (T) or in device memory (dT) whose level
- * plan AT is built (gs_ts_analysis_run: it checked the rows): the level of each row from AT, T uploaded
+ * plan AT is built (gs_ts_analysis_run: it checked the rows' structure; a levels-only AT gives its
+ * row_level and leaves the diagonal values to T_D's plan): the level of each row from AT, T uploaded
  * once more when on the host, then gs_ts_merge_build_cuda. On failure nothing is kept in R. */
 gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, bool unit_diag, gs_int m,
                               long long max_fill, const gs_ts_analysis *AT, gs_ts_merge_dev *R,

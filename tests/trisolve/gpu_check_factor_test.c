@@ -9,8 +9,10 @@
  * allocation failures inside the GPU analyses end with GS_ERR_MEM and leave the staging buffer free. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/generate.h"
 #include "core/mem.h"
 #include "testutil.h"
 #include "tri_cases.h"
@@ -275,6 +277,68 @@ static void test_fault_classes(void **state)
             }
 }
 
+/* A chain (row i reads i-1) that also reads rows i-100 and i-200: merging 64 levels per group gives each
+ * row of a group the far columns of all the rows before it in the group, ~65 entries per row against
+ * the limit of GS_SF_MERGE_FILL x (4 + 1) -- the merge is refused. */
+static void far_chain(gs_int n, gs_csr *T)
+{
+    gs_int k = 0;
+    GS_ASSERT_OK(gs_csr_alloc(T, n, n, 4 * n, true));
+    for (gs_int i = 0; i < n; i++) {
+        T->rowptr[i] = k;
+        const gs_int cols[4] = {i - 200, i - 100, i - 1, i};
+        for (int c = 0; c < 4; c++)
+            if (cols[c] >= 0) {
+                T->colind[k] = cols[c];
+                T->val[k++] = cols[c] == i ? 4.0 + (double)(i % 7) : -0.3 - 0.01 * (double)(i % 5);
+            }
+    }
+    T->rowptr[n] = k;
+    T->nnz = k;
+}
+
+/* The merged schedule forced: T's analysis stops at its levels (no plan of T), so T's diagonal values
+ * are checked by T_D's plan -- or, where the fill refuses the merge, by T's plan built afterwards from
+ * the levels. Either way every fault gives the host check's message, and the repaired factor solves. */
+static void test_merged_faults(void **state)
+{
+    (void)state;
+    setenv("GS_SYNCFREE_SCHEDULE", "merged", 1);
+    for (int c = 0; c < 3; c++) {
+        gs_csr A = {0}, T = {0};
+        gs_uplo uplo = c == 1 ? GS_UPPER : GS_LOWER;
+        bool unit = c == 1;
+        const char *m = c == 2 ? "64" : "4";
+        if (c < 2) {
+            GS_ASSERT_OK(gs_gen_poisson2d(37, 29, &A)); /* 65 levels */
+            GS_ASSERT_OK(tri_from_matrix(&A, uplo, unit, &T));
+        } else {
+            far_chain(1003, &T);
+        }
+        setenv("GS_SYNCFREE_MERGE", m, 1);
+        /* the path taken: merged (c < 2), refused (c = 2) */
+        gs_trisolve *ts = NULL;
+        gs_report *rep = NULL;
+        GS_ASSERT_OK(gs_trisolve_create("syncfree", gpu, uplo, unit, NULL, &ts));
+        GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
+        GS_ASSERT_OK(gs_report_create(&rep));
+        gs_trisolve_view(ts, rep, "t");
+        const gs_report_entry *e = gs_report_find(rep, "t.schedule");
+        assert_non_null(e);
+        assert_string_equal(e->s, c < 2 ? "merged" : "levels");
+        assert_true((gs_report_find(rep, "t.merge_refused_fill") != NULL) == (c == 2));
+        gs_report_destroy(&rep);
+        gs_trisolve_destroy(&ts);
+        char name[64];
+        snprintf(name, sizeof name, "%s m=%s", c < 2 ? "poisson2d 37x29" : "far chain 1003", m);
+        run_faults("syncfree", &T, uplo, unit, name, true);
+        gs_csr_free(&T);
+        gs_csr_free(&A);
+    }
+    unsetenv("GS_SYNCFREE_MERGE");
+    unsetenv("GS_SYNCFREE_SCHEDULE");
+}
+
 /* A bidiagonal factor whose row i also reads row i+1 (lower) or i-1 (upper): a dependency cycle the
  * level kernel would wait on forever if it followed entries on the wrong side. */
 static void test_cycle_does_not_hang(void **state)
@@ -397,6 +461,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault_classes),
         cmocka_unit_test(test_cycle_does_not_hang),
+        cmocka_unit_test(test_merged_faults),
         cmocka_unit_test(test_large_staged),
         cmocka_unit_test(test_allocation_failures),
     };

@@ -52,7 +52,7 @@ static void test_suite(void **state)
     (void)state;
     tri_suite S;
     GS_ASSERT_OK(tri_suite_build(&S, true));
-    const gs_int ms[3] = {2, 3, 8};
+    const gs_int ms[4] = {2, 3, 8, GS_SF_MERGE_MAX}; /* the last: passes without rows where levels < m */
     for (int k = 0; k < S.n; k++) {
         const tri_case *c = &S.c[k];
         const size_t n = (size_t)c->T.nrows;
@@ -64,7 +64,7 @@ static void test_suite(void **state)
         GS_ASSERT_OK(gs_ls_plan_build(&c->T, c->uplo, c->unit, 1, &P));
         for (gs_int l = 0; l < P.nlevels; l++)
             for (gs_int p = P.level_ptr[l]; p < P.level_ptr[l + 1]; p++) hlev[P.perm[p]] = l;
-        for (int a = 0; a < 3; a++) {
+        for (int a = 0; a < 4; a++) {
             gs_csr TDg, Mg, TDh, Mh;
             memset(stage, 0xA5, (2 * n + 1) * sizeof(gs_int)); /* poisoned */
             gs_ts_merge_stats sg, sh;
