@@ -308,16 +308,22 @@ static __global__ void mg_pass_start_kernel(gs_int n, gs_int m, const unsigned *
     start[t] = lo;
 }
 
+#define MG_COPY_LANES 8 /* lanes per row of mg_m_copy_kernel: a row's entries are read and written contiguously
+                          (a thread per row: 80 us per 3D factor, 400 on 2D, H100) */
+
 static __global__ void mg_m_copy_kernel(gs_int n, const long long *__restrict__ rstart, const gs_int *__restrict__ rlen,
                                         const gs_int *__restrict__ pool_col, const double *__restrict__ pool_val,
                                         const gs_int *__restrict__ m_ptr, gs_int *__restrict__ m_col,
                                         double *__restrict__ m_val)
 {
-    const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const gs_int i = (gs_int)(t / MG_COPY_LANES), lane = (gs_int)(t % MG_COPY_LANES);
     if (i >= n) return;
-    for (gs_int s = 0; s < rlen[i]; s++) {
-        m_col[m_ptr[i] + s] = pool_col[rstart[i] + s];
-        m_val[m_ptr[i] + s] = pool_val[rstart[i] + s];
+    const long long from = rstart[i];
+    const gs_int to = m_ptr[i], len = rlen[i];
+    for (gs_int s = lane; s < len; s += MG_COPY_LANES) {
+        m_col[to + s] = pool_col[from + s];
+        m_val[to + s] = pool_val[from + s];
     }
 }
 
@@ -570,7 +576,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         p = NULL;
         GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(double)));
         R->m_val = (double *)p;
-        mg_m_copy_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, rstart, rlen, pool_col, pool_val, R->m_rowptr,
+        mg_m_copy_kernel<<<mg_blocks(nn * MG_COPY_LANES), MG_THREADS, 0, s>>>(n, rstart, rlen, pool_col, pool_val, R->m_rowptr,
                                                               R->m_colind, R->m_val);
         GS_TRY(TS_LAUNCHED("mg_m_copy_kernel"));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
