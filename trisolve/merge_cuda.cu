@@ -3,8 +3,9 @@
  *
  *   1. T_D: a count kernel (diagonal + in-group entries per row), a scan, a copy kernel;
  *   2. R in m passes, pass t = the rows of local level t (level mod m), whose in-group dependencies
- *      were done by earlier passes; the rows are sorted by pass once (a stable radix sort of level mod m),
- *      so a pass's threads are its rows only (2D, m = 16: one lane in 16 had work before). A row's contributions are sorted lists, one per off-diagonal entry
+ *      were done by earlier passes; the rows are sorted by pass once (a stable radix sort of level mod
+ *      m), so a pass's threads are its rows only (2D, m = 16: one lane in 16 had work before). A row's
+ *      contributions are sorted lists, one per off-diagonal entry
  *      in CSR order ((j, t_ij), or R_j in column order times -t_ij), and a thread per row goes through
  *      them column by column (mg_row): for each column, acc = acc + v over the lists in CSR order
  *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii) -- merge_ref.c's order, with no
@@ -12,7 +13,9 @@
  *      entries, and the fill limit is checked pass by pass, refusing exactly when the host twin does),
  *      then the entries;
  *   3. M: row lengths, a scan, a copy kernel out of the pool.
- * All kernels are thread-per-row; the host only sizes buffers (one small download per pass). */
+ * All kernels are thread-per-row (the copy out of the pool: 8 lanes per row). The host only sizes buffers:
+ * one download for T_D and the passes' rows, one after the passes (more only where R's pool must grow),
+ * one for M. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +32,15 @@ static inline unsigned mg_blocks(size_t n) { return n > 0 ? (unsigned)((n + MG_T
 struct mg_stats {
     unsigned long long growth_bits; /* max row sum of |R|, as the bits of a non-negative double */
     int max_row;
+};
+
+/* The passes' bookkeeping on the device, so that passes follow each other without the host: R's entries
+ * so far (used), the pool index of the current pass's first entry (base), and why the passes stopped. */
+enum { MG_RUN = 0, MG_REFUSED = 1, MG_FULL = 2 };
+struct mg_ctl {
+    long long used, base, need; /* need: the pool size the stopped pass asks for (MG_FULL) */
+    int state;                  /* MG_RUN, MG_REFUSED (the fill limit), MG_FULL (the pool is too small) */
+    int stopped;                /* the pass that stopped (MG_FULL: redone once the pool has grown) */
 };
 
 
@@ -88,7 +100,7 @@ struct mg_pass_args {
     const double *val;
     long long *cnt;        /* nrows + 1: the number of R entries of the pass's k-th row (cnt[nrows] = 0) */
     const long long *poff; /* exclusive scan of cnt: the k-th row's R entries at base + poff[k] */
-    long long base;        /* pool index of this pass's first R entry */
+    mg_ctl *ctl;           /* base: pool index of this pass's first R entry; state != MG_RUN: skip the pass */
     gs_int *pool_col;      /* R's rows, each in increasing column order */
     double *pool_val;
     long long *rstart; /* pool index of row i's R entries */
@@ -248,7 +260,7 @@ static __device__ __forceinline__ gs_int mg_row_any(const mg_pass_args &A, gs_in
 static __global__ void mg_count_kernel(mg_pass_args A)
 {
     const gs_int k = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (k > A.nrows) return;
+    if (k > A.nrows || A.ctl->state != MG_RUN) return;
     double unused = 0.0;
     A.cnt[k] = k < A.nrows ? mg_row_any<false>(A, A.rows[k], 0, &unused) : 0;
 }
@@ -267,14 +279,34 @@ static __device__ __forceinline__ void mg_warp_atomic_max(U *dst, U v)
     if ((threadIdx.x & 31u) == 0 && v > 0) atomicMax(dst, v);
 }
 
+/* The pass's size (the scan's total) against the fill limit, then against the pool: the pass goes on
+ * (base set), or the passes stop (refused, as the host twin refuses; or the pool must grow first). */
+static __global__ void mg_pass_check_kernel(mg_ctl *ctl, const long long *__restrict__ total, gs_int t,
+                                            long long max_fill, long long cap)
+{
+    if (ctl->state != MG_RUN) return;
+    const long long used = ctl->used, next = used + *total;
+    if (next > max_fill || next >= (long long)GS_INT_MAX) {
+        ctl->state = MG_REFUSED;
+    } else if (next > cap) {
+        ctl->state = MG_FULL;
+        ctl->stopped = t;
+        ctl->need = next;
+    } else {
+        ctl->base = used;
+        ctl->used = next;
+    }
+}
+
 static __global__ void mg_combine_kernel(mg_pass_args A)
 {
+    if (A.ctl->state != MG_RUN) return; /* the same for every thread */
     const gs_int k = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     gs_int cnt = 0;
     double rowsum = 0.0;
     if (k < A.nrows) {
         const gs_int i = A.rows[k];
-        const long long out = A.base + A.poff[k];
+        const long long out = A.ctl->base + A.poff[k];
         cnt = mg_row_any<true>(A, i, out, &rowsum);
         A.rstart[i] = out;
         A.rlen[i] = cnt;
@@ -410,8 +442,8 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     char *cub_tmp = NULL;
     void *arena = NULL;
     mg_stats *dstats = NULL;
+    mg_ctl *dctl = NULL;
     size_t cub_cap = 0, p_cap = 0, p_cap2 = 0;
-    long long used = 0;
     const unsigned nb = mg_blocks(nn + 1);
 
     memset(R, 0, sizeof *R);
@@ -426,7 +458,9 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         /* one allocation for the per-row arrays: 3 of long long, 3 of gs_int, the statistics, the passes'
          * starts */
         const size_t L = (nn + 1) * sizeof(long long), I = ((nn + 1) * sizeof(gs_int) + 7) / 8 * 8;
-        GS_TRY(gs_ts_work_alloc(be, &arena, 3 * L + 3 * I + sizeof(mg_stats) + (GS_SF_MERGE_MAX + 1) * sizeof(gs_int)));
+        static_assert(sizeof(mg_stats) % 8 == 0 && sizeof(mg_ctl) % 8 == 0, "8-byte aligned carving");
+        GS_TRY(gs_ts_work_alloc(be, &arena, 3 * L + 3 * I + sizeof(mg_stats) + sizeof(mg_ctl) +
+                                                (GS_SF_MERGE_MAX + 1) * sizeof(gs_int)));
         char *a = (char *)arena;
         pcnt = (long long *)a;
         rstart = (long long *)(a + L);
@@ -435,8 +469,9 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         rlen = (gs_int *)(a + 3 * L + I);
         order = (gs_int *)(a + 3 * L + 2 * I);
         dstats = (mg_stats *)(a + 3 * L + 3 * I);
-        dstart = (gs_int *)(a + 3 * L + 3 * I + sizeof(mg_stats));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats), s)));
+        dctl = (mg_ctl *)(a + 3 * L + 3 * I + sizeof(mg_stats));
+        dstart = (gs_int *)(a + 3 * L + 3 * I + sizeof(mg_stats) + sizeof(mg_ctl));
+        GS_TRY(TS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats) + sizeof(mg_ctl), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(rlen, 0, (nn + 1) * sizeof(gs_int), s)));
         GS_TRY(TS_CUDA(cudaMemsetAsync(rstart, 0, (nn + 1) * sizeof(long long), s)));
     }
@@ -490,56 +525,64 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         stats->nnz_td_off = (long long)td_nnz - (unit_diag ? 0 : n);
     }
 
-    /* 2. R, pass by pass: the rows' entry counts, their scan (the pass's size: the fill limit, the pool),
-     *    the entries */
-    for (gs_int t = 0; t < m && n > 0; t++) {
-        size_t bytes = 0;
-        mg_pass_args A;
-        A.n = n;
-        A.m = m;
-        A.nrows = start[t + 1] - start[t];
-        A.rows = order + start[t];
-        A.unit = unit_diag;
-        A.rowptr = T->rowptr;
-        A.col = T->colind;
-        A.lev = lev;
-        A.val = T->val;
-        A.cnt = pcnt;
-        A.poff = poff;
-        A.base = used;
-        A.pool_col = pool_col;
-        A.pool_val = pool_val;
-        A.rstart = rstart;
-        A.rlen = rlen;
-        A.stats = dstats;
-        if (A.nrows == 0) continue; /* no row at this local level (fewer levels than m) */
-        const size_t nr = (size_t)A.nrows;
-        mg_count_kernel<<<mg_blocks(nr + 1), MG_THREADS, 0, s>>>(A);
-        GS_TRY(TS_LAUNCHED("mg_count_kernel"));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
-                                                     (int)nr + 1, s)));
-        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)pcnt, poff, (int)nr + 1, s)));
-        long long pass_nnz = 0;
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&pass_nnz, poff + nr, sizeof pass_nnz, cudaMemcpyDeviceToHost, s)));
+    /* 2. R, pass by pass: the rows' entry counts, their scan, the check of the pass's size (the fill limit,
+     *    the pool), the entries -- queued without a round trip to the host: mg_ctl carries the pool index
+     *    from pass to pass and stops the passes when the fill limit refuses R (exactly where the host twin
+     *    does) or the pool is too small. One download at the end; a full pool grows (by doubling, keeping
+     *    R's entries so far) and the passes go on from the one that stopped. */
+    if (n > 0) {
+        const long long guess = (long long)T->nnz + n < max_fill ? (long long)T->nnz + n : max_fill;
+        GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)(guess > 0 ? guess : 1)));
+        GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)(guess > 0 ? guess : 1)));
+    }
+    for (gs_int from = 0; from < m && n > 0;) {
+        for (gs_int t = from; t < m; t++) {
+            size_t bytes = 0;
+            mg_pass_args A;
+            A.n = n;
+            A.m = m;
+            A.nrows = start[t + 1] - start[t];
+            A.rows = order + start[t];
+            A.unit = unit_diag;
+            A.rowptr = T->rowptr;
+            A.col = T->colind;
+            A.lev = lev;
+            A.val = T->val;
+            A.cnt = pcnt;
+            A.poff = poff;
+            A.ctl = dctl;
+            A.pool_col = pool_col;
+            A.pool_val = pool_val;
+            A.rstart = rstart;
+            A.rlen = rlen;
+            A.stats = dstats;
+            if (A.nrows == 0) continue; /* no row at this local level (fewer levels than m) */
+            const size_t nr = (size_t)A.nrows;
+            mg_count_kernel<<<mg_blocks(nr + 1), MG_THREADS, 0, s>>>(A);
+            GS_TRY(TS_LAUNCHED("mg_count_kernel"));
+            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
+                                                         (int)nr + 1, s)));
+            GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
+            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)pcnt, poff, (int)nr + 1, s)));
+            mg_pass_check_kernel<<<1, 1, 0, s>>>(dctl, poff + nr, t, max_fill, (long long)p_cap);
+            GS_TRY(TS_LAUNCHED("mg_pass_check_kernel"));
+            mg_combine_kernel<<<mg_blocks(nr), MG_THREADS, 0, s>>>(A);
+            GS_TRY(TS_LAUNCHED("mg_combine_kernel"));
+        }
+        mg_ctl hc;
+        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hc, dctl, sizeof hc, cudaMemcpyDeviceToHost, s)));
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
-        if (used + pass_nnz > max_fill || used + pass_nnz >= (long long)GS_INT_MAX) { /* as the host twin */
+        if (hc.state == MG_REFUSED) {
             stats->too_much_fill = true;
             goto cleanup;
         }
-        if (pass_nnz == 0) continue; /* rlen stays 0 for the pass's rows */
-        if (!pool_col) { /* a first guess of R's size (T's entries + n), doubled when a pass needs more */
-            const size_t guess = (size_t)((long long)T->nnz + n < max_fill ? (long long)T->nnz + n : max_fill);
-            GS_TRY(mg_reserve(be, &pool_col, &p_cap, guess));
-            GS_TRY(mg_reserve(be, &pool_val, &p_cap2, guess));
-        }
-        GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)(used + pass_nnz), (size_t)used, s));
-        GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)(used + pass_nnz), (size_t)used, s));
-        A.pool_col = pool_col;
-        A.pool_val = pool_val;
-        mg_combine_kernel<<<mg_blocks(nr), MG_THREADS, 0, s>>>(A);
-        GS_TRY(TS_LAUNCHED("mg_combine_kernel"));
-        used += pass_nnz;
+        if (hc.state == MG_RUN) break;
+        /* MG_FULL: a larger pool with R's entries so far, then the passes again from the one that stopped */
+        stats->pool_grown++;
+        GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)hc.need, (size_t)hc.used, s));
+        GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)hc.need, (size_t)hc.used, s));
+        GS_TRY(TS_CUDA(cudaMemsetAsync(&dctl->state, 0, sizeof dctl->state, s)));
+        from = hc.stopped;
     }
 
     /* 3. M = I + R in CSR */

@@ -1174,6 +1174,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
         gs_ts_report_double(rep, prefix, "merge_growth", d->merge.growth);
         gs_ts_report_double(rep, prefix, "merge_time", d->merge_time);
         gs_ts_report_double(rep, prefix, "merge_build_time", d->merge.build_time);
+        gs_ts_report_int(rep, prefix, "merge_pool_grown", d->merge.pool_grown);
         gs_ts_report_double(rep, prefix, "merge_tplan_time", d->tplan_time);
         gs_ts_report_double(rep, prefix, "analysis_time", d->total_time);
         for (int k = 0; k < 2; k++) {

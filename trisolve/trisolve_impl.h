@@ -204,6 +204,7 @@ typedef struct gs_ts_merge_stats {
     double growth;        /* max_i sum_j |R_ij| (< 1 for a diagonally dominant T) */
     bool too_much_fill;   /* R would hold more than max_fill entries: nothing built */
     double build_time;    /* seconds spent building T_D and R (the builder alone) */
+    gs_int pool_grown;    /* GPU builder: times its passes stopped for a larger pool of R's entries */
 } gs_ts_merge_stats;
 
 /* Build T_D (T's storage conventions: diagonal stored unless unit_diag) and M (unit diagonal, not
