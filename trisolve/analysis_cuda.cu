@@ -672,8 +672,10 @@ void gs_ts_analysis_free(gs_backend *be, gs_ts_analysis *A)
 {
     if (!A) return;
     gs_ls_dplan_free(be, &A->D);
-    gs_ts_work_free(be, A->row_level);
+    gs_ts_work_free(be, A->kept);
+    A->kept = NULL;
     A->row_level = NULL;
+    memset(&A->tdev, 0, sizeof A->tdev);
 }
 
 /* The first faulty row found on the device is `row` (< n): the host check of rows 0 .. row gives the
@@ -927,11 +929,19 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         D->nnz_off = (gs_int)rs.nnz_offdiag;
         if (run_rows == 1 && !opts->given_level && opts->levels_only &&
             opts->levels_only(n, D->nlevels, D->max_row_length, opts->levels_ctx)) {
-            /* levels only: the rows' levels kept, no plan (the caller's next plan checks the diagonal) */
-            void *p = NULL;
-            GS_TRY(gs_ts_work_alloc(be, &p, nn * sizeof(gs_int)));
-            A->row_level = (gs_int *)p;
-            GS_TRY(TS_CUDA(cudaMemcpyAsync(A->row_level, row_level, nn * sizeof(gs_int), cudaMemcpyDeviceToDevice, s)));
+            /* levels only: no plan (the caller's next plan checks the diagonal); the work block is kept
+             * for the levels by row and a host T's uploaded CSR (its values once they are in) */
+            if (values_in) GS_TRY(TS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
+            A->row_level = row_level;
+            if (T) {
+                A->tdev.nrows = A->tdev.ncols = n;
+                A->tdev.nnz = nnz;
+                A->tdev.rowptr = W.rowptr;
+                A->tdev.colind = W.col;
+                A->tdev.val = W.val;
+            }
+            A->kept = work;
+            work = NULL;
             A->t.layout = gs_wtime() - t1;
             goto cleanup;
         }

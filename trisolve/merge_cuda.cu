@@ -658,7 +658,9 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
         GS_TRY(gs_ts_merge_row_levels(be, &AT->D, lev));
         row_level = lev;
     }
-    if (T) {
+    if (T && AT->tdev.nrows == n && AT->tdev.rowptr) { /* uploaded by T's levels-only analysis */
+        dT = &AT->tdev;
+    } else if (T) {
         GS_TRY(gs_ts_upload_array(be, &up_rowptr, T->rowptr, (size_t)n + 1));
         GS_TRY(gs_ts_upload_array(be, &up_col, T->colind, (size_t)T->nnz));
         GS_TRY(gs_ts_upload_array(be, &up_val, T->val, (size_t)T->nnz));

@@ -116,8 +116,13 @@ struct gs_ts_analysis {
     long long linked_rows; /* rows that read the row before them in dependency order */
     int sms;               /* multiprocessors of the device */
     double t0;             /* gs_wtime() at the start of the analysis */
-    gs_int *row_level;     /* levels-only analyses (gs_ts_plan_opts.levels_only): the level of each row,
-                              device, a block of the work space; NULL otherwise */
+    /* Levels-only analyses (gs_ts_plan_opts.levels_only; NULL otherwise): the level of each row (device),
+     * and for a factor given on the host its copy on the device (tdev: rowptr, colind and val uploaded by
+     * the analysis, so the caller need not upload T again; nrows = 0 for a device factor), both in `kept`,
+     * the analysis's work block, given back by gs_ts_analysis_free. */
+    const gs_int *row_level;
+    gs_csr_dev tdev;
+    void *kept;
 };
 
 /* What a solver asks of the analysis. */
@@ -209,8 +214,9 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
 void gs_ts_merge_dev_free(gs_backend *be, gs_ts_merge_dev *R);
 /* The merged schedule's transformation of a factor on the host (T) or in device memory (dT) whose level
  * plan AT is built (gs_ts_analysis_run: it checked the rows' structure; a levels-only AT gives its
- * row_level and leaves the diagonal values to T_D's plan): the level of each row from AT, T uploaded
- * once more when on the host, then gs_ts_merge_build_cuda. On failure nothing is kept in R. */
+ * row_level and leaves the diagonal values to T_D's plan): the level of each row from AT; T on the host
+ * is read from AT's upload (levels-only AT) or uploaded once more; then gs_ts_merge_build_cuda. On failure
+ * nothing is kept in R. */
 gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, bool unit_diag, gs_int m,
                               long long max_fill, const gs_ts_analysis *AT, gs_ts_merge_dev *R,
                               gs_ts_merge_stats *stats);
