@@ -535,27 +535,27 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)(guess > 0 ? guess : 1)));
         GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)(guess > 0 ? guess : 1)));
     }
+    mg_pass_args A; /* what every pass shares; each sets its rows and the current pool */
+    A.n = n;
+    A.m = m;
+    A.unit = unit_diag;
+    A.rowptr = T->rowptr;
+    A.col = T->colind;
+    A.lev = lev;
+    A.val = T->val;
+    A.cnt = pcnt;
+    A.poff = poff;
+    A.ctl = dctl;
+    A.rstart = rstart;
+    A.rlen = rlen;
+    A.stats = dstats;
     for (gs_int from = 0; from < m && n > 0;) {
         for (gs_int t = from; t < m; t++) {
             size_t bytes = 0;
-            mg_pass_args A;
-            A.n = n;
-            A.m = m;
             A.nrows = start[t + 1] - start[t];
             A.rows = order + start[t];
-            A.unit = unit_diag;
-            A.rowptr = T->rowptr;
-            A.col = T->colind;
-            A.lev = lev;
-            A.val = T->val;
-            A.cnt = pcnt;
-            A.poff = poff;
-            A.ctl = dctl;
-            A.pool_col = pool_col;
+            A.pool_col = pool_col; /* a grown pool is a new block */
             A.pool_val = pool_val;
-            A.rstart = rstart;
-            A.rlen = rlen;
-            A.stats = dstats;
             if (A.nrows == 0) continue; /* no row at this local level (fewer levels than m) */
             const size_t nr = (size_t)A.nrows;
             mg_count_kernel<<<mg_blocks(nr + 1), MG_THREADS, 0, s>>>(A);

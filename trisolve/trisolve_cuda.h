@@ -207,8 +207,8 @@ struct gs_ts_merge_dev {
 gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *lev);
 /* T_D and M of a factor T in device memory (rows already checked) with the level of each row in lev
  * (device, nlevels levels): gs_ts_merge_build_host's results, bit for bit, in device arrays owned by R.
- * Too much fill (R over max_fill entries, or one pass's contributions over 4 max_fill + n): too_much_fill,
- * nothing kept, GS_OK. */
+ * Too much fill (R over max_fill entries, checked pass by pass as the host twin does, or beyond gs_int's
+ * range): too_much_fill, nothing kept, GS_OK. */
 gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_int *lev, gs_int nlevels, bool unit_diag,
                                  gs_int m, long long max_fill, gs_ts_merge_dev *R, gs_ts_merge_stats *stats);
 void gs_ts_merge_dev_free(gs_backend *be, gs_ts_merge_dev *R);
