@@ -310,7 +310,12 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_a
  * persistent), b = 8 (all resident), 4, 2, 1: poisson3d 100^3 1.06/1.33, 0.81/0.87, 1.14/1.21, 1.93/2.03;
  * poisson2d 1024^2 2.20/3.02, 1.53/1.61, 1.35/1.41, 1.30/1.35. Persistent with b = 4 (`--set`): poisson3d
  * 0.78/0.87, poisson2d 1.69/1.85. A 500 ns back-off after a fruitless poll instead of fewer blocks: 3D
- * 0.85/0.94, 2D 1.75/1.89 (not kept). */
+ * 0.85/0.94, 2D 1.75/1.89 (not kept). With the lean rounds (session 15), b = 3 / 4 / 6 / 8, one factor:
+ * poisson3d 0.62 / 0.55 / 0.53 / 0.52 (the other 0.65 / 0.57 / 0.59 / 0.59), laplace27 0.45 / 0.49 / 0.54 /
+ * 0.54, poisson2d 0.87 / 0.92 / 1.02 / 1.02: 4 stays. Passing the levels of earlier warps of the block
+ * through shared memory (blocks of 256 or 512; a model of the hops said 3D 500 -> ~250 hops) was slower:
+ * with the lean rounds poisson3d 0.55 -> 0.61, poisson2d 0.93 -> 1.13 ms; before them no faster at the
+ * same threads per SM and 2-10x slower with 1536-2048 threads per SM (session 15). */
 #define LV_WARP_BLOCKS_PER_SM 4
 
 /* One ticket's rows of lv_levels_warp_kernel: dependency index u for this thread (see below). */
@@ -332,34 +337,51 @@ static __device__ __forceinline__ void lv_warp_rows(const lv_level_args &A, cons
     gs_int ext = 0;
     bool link = false, ext_done = !active, published = !active;
     int lv = 0, max_lv = 0;
+    gs_int pa[4];               /* the window's dependency indices to poll (-1: none) */
+    bool in[4], window = false; /* pa and in hold the entries pos .. pos+3 */
+    bool first = true;
     for (;;) {
+        bool newly = false; /* this lane's external entries were all read in this round */
         /* 1. external dependencies */
         if (!ext_done) {
             gs_int got[4];
-            bool in[4];
+            if (!window) {
 #pragma unroll
-            for (int k = 0; k < 4; k++) {
-                /* entries in dependency order, the oldest first: lower from the row's start, upper from
-                 * its end (an upper row's nearest columns are the rows solved last) */
-                in[k] = pos + k < len;
-                const gs_int e = LOWER ? q0 + pos + k : q0 + len - 1 - pos - k;
-                gs_int j = in[k] ? A.col[e] : 0;
-                bool dep = LOWER ? (j >= 0 && j < i) : (j > i && j < n);
-                bool inside = dep && (long long)(LOWER ? j : n - 1 - j) >= w0;
-                got[k] = -2; /* not a dependency, or one inside the warp (step 2) */
-                if (in[k] && inside) {
-                    if (j == pred) link = true;
-                    else {
-                        if (ka < 0 || e < ka) ka = e;
-                        if (e + 1 > kb) kb = e + 1;
+                for (int k = 0; k < 4; k++) {
+                    /* entries in dependency order, the oldest first: lower from the row's start, upper from
+                     * its end (an upper row's nearest columns are the rows solved last) */
+                    in[k] = pos + k < len;
+                    const gs_int e = LOWER ? q0 + pos + k : q0 + len - 1 - pos - k;
+                    gs_int j = in[k] ? A.col[e] : 0;
+                    bool dep = LOWER ? (j >= 0 && j < i) : (j > i && j < n);
+                    bool inside = dep && (long long)(LOWER ? j : n - 1 - j) >= w0;
+                    pa[k] = -1; /* not a dependency, or one inside the warp (step 2) */
+                    if (in[k] && inside) {
+                        if (j == pred) link = true;
+                        else {
+                            if (ka < 0 || e < ka) ka = e;
+                            if (e + 1 > kb) kb = e + 1;
+                        }
+                    } else if (in[k] && dep) {
+                        pa[k] = LOWER ? j : n - 1 - j;
                     }
-                } else if (in[k] && dep) {
-                    got[k] = gs_gpu_ld_relaxed(A.level + (LOWER ? j : n - 1 - j));
                 }
+                window = true;
             }
-            pos += lv_known_prefix(got, in, &ext);
-            if (pos >= len) ext_done = true;
+#pragma unroll
+            for (int k = 0; k < 4; k++) got[k] = pa[k] >= 0 ? gs_gpu_ld_relaxed(A.level + pa[k]) : -2;
+            const int c = lv_known_prefix(got, in, &ext);
+            pos += c;
+            if (c > 0) window = false; /* the next round reads the entries from the new cursor */
+            if (pos >= len) {
+                ext_done = true;
+                newly = true;
+            }
         }
+        /* the levels inside the warp depend only on which lanes are through their external entries (and on
+         * those lanes' ext), so a round in which no lane got through changes nothing: poll again */
+        if (!first && !__any_sync(0xffffffffu, newly)) continue;
+        first = false;
 
         /* 2. inside the warp (the link flags and ranges are complete once ext_done: until then the lane
          *    is not known and its level is not used by a known lane) */
@@ -434,7 +456,8 @@ static __device__ __forceinline__ void lv_warp_rows(const lv_level_args &A, cons
  *      dependency order, oldest first (an upper row from its last column: its first columns are the rows
  *      solved last, and a cursor stuck on them would read the rest one round trip at a time); they belong to
  *      earlier warps (of this block, running, or of blocks with smaller tickets), so the warp of smallest
- *      unknown rank always progresses;
+ *      unknown rank always progresses. The window's dependency indices stay in registers until part of
+ *      it is known (the columns are read again only when the cursor moves);
  *   2. inside the warp, for every lane: level = max(external, 1 + level of each dependency in the warp),
  *      known = all its external entries read and every dependency in the warp known. The link to the
  *      previous lane is a segmented scan over the runs of linked lanes (5 steps; max of level - lane, AND
@@ -442,6 +465,12 @@ static __device__ __forceinline__ void lv_warp_rows(const lv_level_args &A, cons
  *      31) take rounds of shuffles until nothing changes. Started from known = "external entries read"
  *      and only ever lowered, this converges to the exact answer on a DAG (at most 32 rounds);
  *   3. lanes that became known publish their level.
+ * Steps 2 and 3 change nothing in a round in which no lane got through its external entries, so such a
+ * round goes straight back to polling. Most rounds are such rounds, and with ~1000 polling threads per SM
+ * their instructions are what a hop costs: the skip and the kept window took the kernel, H100, level
+ * order, device factors, ms for the two factors, from poisson3d 100^3 0.70 / 0.80 to 0.55 / 0.57,
+ * laplace27 64^3 0.60 / 0.73 to 0.49 / 0.51, poisson2d 1024^2 1.43 / 1.62 to 0.92 / 0.94
+ * (docs/notes-trisolve.md version 17).
  * The levels are kept by dependency index here (A.level[t], t = i for lower, n-1-i for upper), so that
  * lower and upper factors poll and publish in the same address order (upper by row index: its level
  * kernels took 2-20x longer than lower's, erratically, on the H100); lv_reverse_kernel gives them by row.

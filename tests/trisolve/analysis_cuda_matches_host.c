@@ -107,7 +107,8 @@ static void test_banded(void **state)
     static const gs_int stride2[] = {2, 3}, stride3[] = {3}, band[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
                                                                      12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
                                                                      23, 24, 25, 26, 27, 28, 29, 30, 31},
-                        mixed[] = {1, 5, 40}, lines[] = {1, 33, 100};
+                        mixed[] = {1, 5, 40}, lines[] = {1, 33, 100},
+                        blocks[] = {1, 31, 255, 257, 511, 513, 1023, 1025}, planes[] = {1, 20, 400};
     struct {
         const char *name;
         gs_int n;
@@ -117,6 +118,8 @@ static void test_banded(void **state)
     } cases[] = {
         {"stride2+3", 1031, stride2, 2, 0}, {"stride3", 999, stride3, 1, 0},   {"band31", 1001, band, 31, 0},
         {"1,5,40 far", 2053, mixed, 3, 97},  {"lines 1,33,100", 4099, lines, 3, 0},
+        /* dependencies across the borders of warps and of the blocks' tickets (256, 512, 1024 rows) */
+        {"block borders", 5003, blocks, 8, 0}, {"planes 1,20,400", 8003, planes, 3, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int side = 0; side < 2; side++)
