@@ -531,7 +531,13 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
      *    does) or the pool is too small. One download at the end; a full pool grows (by doubling, keeping
      *    R's entries so far) and the passes go on from the one that stopped. */
     if (n > 0) {
-        const long long guess = (long long)T->nnz + n < max_fill ? (long long)T->nnz + n : max_fill;
+        /* R's size grows with m; this first guess holds R of the benchmark's PDE factors without a growth
+         * (poisson3d 100^3, m = 2: 4.43e6 entries, T->nnz + n = 4e6 for the unit L; poisson2d 1024^2, m = 16:
+         * 9.86e6 against 3e6), the growth covers the rest */
+        long long want = ((long long)T->nnz + n) * (m + 6) / 6;
+        const char *start = getenv("GS_MERGE_POOL_START"); /* tests: a small first pool that must grow */
+        if (start && atoll(start) > 0) want = atoll(start);
+        const long long guess = want < max_fill ? want : max_fill;
         GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)(guess > 0 ? guess : 1)));
         GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)(guess > 0 ? guess : 1)));
     }
