@@ -70,23 +70,7 @@
 #include "core/mem.h"
 #include "trisolve/trisolve_cuda.h"
 
-#define SF_EMPTY (-1LL) /* the bit pattern of a not-yet-solved value */
-#define SF_QNAN 0x7FF8000000000000LL
-
-/* The polling rounds test only the high word of a value (one compare instead of two): SF_EMPTY's is all
- * ones, and no published value has that high word (sf_bits). */
-static __device__ __forceinline__ bool sf_hi_empty(long long bits)
-{
-    return (int)(bits >> 32) == -1;
-}
-
-/* A result never takes a bit pattern whose high word is SF_EMPTY's (it would read as "not solved"): those
- * NaNs become the canonical quiet NaN. */
-static __device__ __forceinline__ long long sf_bits(double v)
-{
-    long long bits = __double_as_longlong(v);
-    return sf_hi_empty(bits) ? SF_QNAN : bits;
-}
+/* SF_EMPTY, sf_hi_empty, sf_bits: the ready values' conventions (trisolve_cuda.h) */
 
 /* ================================================================ level-order schedule */
 

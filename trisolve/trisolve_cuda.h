@@ -35,6 +35,27 @@ static inline gs_status gs_ts_cusparse_status(cusparseStatus_t s, const char *ex
 #define TS_LAUNCHED(kernel_name) \
     gs_ts_cuda_status(cudaGetLastError(), "launch of kernel " kernel_name, __FILE__, __LINE__)
 
+/* ---------------------------------------------------------------- ready values (syncfree_cuda.cu, the
+ * sync-free variant of tiled_cuda.cu): a solved value is published by position at GPU scope and its
+ * consumers poll the value itself until it is no longer SF_EMPTY. */
+#define SF_EMPTY (-1LL) /* the bit pattern of a not-yet-solved value */
+#define SF_QNAN 0x7FF8000000000000LL
+
+/* The polling rounds test only the high word of a value (one compare instead of two): SF_EMPTY's is all
+ * ones, and no published value has that high word (sf_bits). */
+static __device__ __forceinline__ bool sf_hi_empty(long long bits)
+{
+    return (int)(bits >> 32) == -1;
+}
+
+/* A result never takes a bit pattern whose high word is SF_EMPTY's (it would read as "not solved"): those
+ * NaNs become the canonical quiet NaN. */
+static __device__ __forceinline__ long long sf_bits(double v)
+{
+    long long bits = __double_as_longlong(v);
+    return sf_hi_empty(bits) ? SF_QNAN : bits;
+}
+
 static inline cudaStream_t gs_ts_stream(gs_backend *be) { return (cudaStream_t)gs_backend_cuda_stream(be); }
 
 /* *dst = device copy of count elements of src (count may be 0: a valid minimal block). */
