@@ -225,28 +225,50 @@ bool gs_perm_is_valid(gs_int n, const gs_int *perm)
     return ok;
 }
 
+/* Rows of B are independent once B's row pointers are known: filled in parallel, rows of up to 64 entries
+ * sorted there by insertion; longer rows are sorted afterwards, one by one, by qsort on one buffer. Columns
+ * of a row are distinct, so the result does not depend on the sort or the threads. */
 gs_status gs_csr_permute(const gs_csr *A, const gs_int *perm, gs_csr *B)
 {
     gs_status st = GS_OK;
-    gs_int *iperm = NULL;
+    gs_int *iperm = NULL, maxlen = 0;
+    col_val *tmp = NULL;
     if (A->nrows != A->ncols) return GS_ERROR(GS_ERR_ARG, "symmetric permutation of a non-square matrix");
     GS_CALL(GS_MALLOC(iperm, A->nrows));
     gs_perm_invert(A->nrows, perm, iperm);
     GS_TRY(gs_csr_alloc(B, A->nrows, A->ncols, A->nnz, A->val != NULL));
-    gs_int p = 0;
+    B->rowptr[0] = 0;
     for (gs_int i = 0; i < A->nrows; i++) {
-        gs_int r = perm[i];
-        gs_int s = p;
-        for (gs_int k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) {
-            B->colind[p] = iperm[A->colind[k]];
-            if (A->val) B->val[p] = A->val[k];
-            p++;
+        gs_int len = A->rowptr[perm[i] + 1] - A->rowptr[perm[i]];
+        B->rowptr[i + 1] = B->rowptr[i] + len;
+        if (len > maxlen) maxlen = len;
+    }
+    if (maxlen > 64) GS_TRY(GS_MALLOC(tmp, maxlen));
+#pragma omp parallel for schedule(dynamic, 1024) if (A->nnz > 100000)
+    for (gs_int i = 0; i < A->nrows; i++) {
+        gs_int s = B->rowptr[i], len = B->rowptr[i + 1] - s, q = A->rowptr[perm[i]];
+        for (gs_int k = 0; k < len; k++) {
+            B->colind[s + k] = iperm[A->colind[q + k]];
+            if (A->val) B->val[s + k] = A->val[q + k];
         }
-        B->rowptr[i + 1] = p;
-        sort_row(B->colind + s, B->val ? B->val + s : NULL, p - s);
+        if (len <= 64) sort_row(B->colind + s, B->val ? B->val + s : NULL, len);
+    }
+    for (gs_int i = 0; tmp && i < A->nrows; i++) {
+        gs_int s = B->rowptr[i], len = B->rowptr[i + 1] - s;
+        if (len <= 64) continue;
+        for (gs_int k = 0; k < len; k++) {
+            tmp[k].c = B->colind[s + k];
+            tmp[k].v = B->val ? B->val[s + k] : 0.0;
+        }
+        qsort(tmp, (size_t)len, sizeof *tmp, cmp_col_val);
+        for (gs_int k = 0; k < len; k++) {
+            B->colind[s + k] = tmp[k].c;
+            if (B->val) B->val[s + k] = tmp[k].v;
+        }
     }
 cleanup:
     gs_free(&iperm);
+    gs_free(&tmp);
     if (st != GS_OK) gs_csr_free(B);
     return st;
 }

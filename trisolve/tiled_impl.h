@@ -124,13 +124,12 @@ void gs_tl_plan_view(const gs_tl_plan *P, gs_report *rep, const char *prefix);
  * (*forced = true); unset, empty or "auto" applies the rule of gs_tl_variant_rule. Another value is
  * GS_ERR_ARG naming it. */
 gs_status gs_tl_choose_variant(const gs_tl_plan *P, gs_tl_variant *variant, bool *forced);
-/* The documented rule alone (tiled_ref.c): syncfree when the level-set variant would need more than
- * GS_TL_SYNCFREE_MIN_LAUNCHES launches AND its levels are thin on average (fewer than
- * GS_TL_LEVELSET_MIN_PARALLELISM tile rows per tile level), else levelset. */
+/* The documented rule alone (tiled_ref.c): levelset when the tile rows have no dependencies (one tile
+ * level: one plain launch, no tickets), else syncfree. Measured on the H100 (docs/notes-trisolve.md,
+ * version 18): the sync-free variant was faster on every factor with dependencies, 1.3-7.5x, including
+ * a single chain of thin levels that the level-set variant runs in one block (bidiagonal, 20000 rows). */
 gs_tl_variant gs_tl_variant_rule(const gs_tl_plan *P);
 const char *gs_tl_variant_name(gs_tl_variant v);
-#define GS_TL_SYNCFREE_MIN_LAUNCHES 48
-#define GS_TL_LEVELSET_MIN_PARALLELISM 256
 
 /* "tiled": the host twin on the host backend (tiled_ref.c), the GPU solver on cuda (tiled_cuda.cu). */
 gs_status gs_trisolve_create_tiled(gs_trisolve *ts);

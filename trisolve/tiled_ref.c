@@ -422,11 +422,7 @@ const char *gs_tl_variant_name(gs_tl_variant v) { return v == GS_TL_SYNCFREE ? "
  * Provisional thresholds, to be tuned with bench_trisolve (GS_TILED_VARIANT forces either). */
 gs_tl_variant gs_tl_variant_rule(const gs_tl_plan *P)
 {
-    if (P->nlevels <= 1) return GS_TL_LEVELSET;
-    double parallelism = (double)P->nt / (double)P->nlevels;
-    if (P->nchains > GS_TL_SYNCFREE_MIN_LAUNCHES && parallelism < GS_TL_LEVELSET_MIN_PARALLELISM)
-        return GS_TL_SYNCFREE;
-    return GS_TL_LEVELSET;
+    return P->nlevels <= 1 ? GS_TL_LEVELSET : GS_TL_SYNCFREE; /* no dependencies: one plain launch */
 }
 
 gs_status gs_tl_choose_variant(const gs_tl_plan *P, gs_tl_variant *variant, bool *forced)

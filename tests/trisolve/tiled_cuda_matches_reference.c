@@ -1,6 +1,6 @@
 /* The GPU tiled solver (tiled_cuda.cu) against the host reference, with each variant forced through
  * GS_TILED_VARIANT (levelset: chains + wide-level launches in a CUDA graph; syncfree: one kernel,
- * ticket-ordered warps on ready flags) on the whole case suite (random with empty rows and a dense row,
+ * ticket-ordered warps polling ready values) on the whole case suite (random with empty rows and a dense row,
  * n = 1000 and 4099; a 5000-row chain; diagonal and identity; mixed wide/thin levels; 3D Poisson and
  * real-matrix triangles; lower and upper, unit and non-unit), the factor that uses every tile format
  * (n = 103), and two 3D Poisson triangles of 216000 rows (more tile rows than warps resident at once,
@@ -159,7 +159,7 @@ static void test_suite_both_variants(void **state)
     tri_suite_free(&S);
 }
 
-/* Per variant: 200 solves in a row without host syncs (flag generations, graph replays), alternating
+/* Per variant: 200 solves in a row without host syncs (ready-value generations, graph replays), alternating
  * the output so each must write all of it; then a re-analysis with values scaled by 4 (x scales by
  * 1/4 exactly) and the view. */
 static void test_repeat_reanalyse_view(void **state)
@@ -224,6 +224,8 @@ static void test_repeat_reanalyse_view(void **state)
             assert_non_null(gs_report_find(rep, key));
         }
         assert_int_equal(gs_report_find(rep, "trisolve.lower.tile_rows")->i, (n + 15) / 16);
+        /* the dense row spreads one tile row over ~128 tiles: batches of 16 tiles per half-warp, several per row */
+        assert_int_equal(gs_report_find(rep, "trisolve.lower.tile_batch")->i, 16);
         gs_report_destroy(&rep);
         gs_trisolve_destroy(&ts);
         gs_vec_destroy(&b);

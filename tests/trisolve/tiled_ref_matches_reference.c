@@ -293,7 +293,7 @@ static void test_plan_invariants(void **state)
             assert_int_equal(P.diag[312].nnz, 7);
             assert_int_equal(P.nlevels, 313);
             assert_int_equal(P.nchains, 1);
-            assert_int_equal(gs_tl_variant_rule(&P), GS_TL_LEVELSET); /* one chain: one launch */
+            assert_int_equal(gs_tl_variant_rule(&P), GS_TL_SYNCFREE); /* even one chain: see the rule */
         }
         if (strncmp(c->name, "diagonal1000/", 13) == 0 || strncmp(c->name, "identity", 8) == 0) {
             assert_int_equal(P.ntiles, 0);
@@ -396,15 +396,16 @@ static void test_variant_rule(void **state)
     P.nlevels = 1;
     P.nchains = 1;
     assert_int_equal(gs_tl_variant_rule(&P), GS_TL_LEVELSET); /* no dependencies */
-    P.nlevels = 100;                                          /* 10 tile rows per level */
-    P.nchains = GS_TL_SYNCFREE_MIN_LAUNCHES;
-    assert_int_equal(gs_tl_variant_rule(&P), GS_TL_LEVELSET); /* few launches */
-    P.nchains = GS_TL_SYNCFREE_MIN_LAUNCHES + 1;
-    assert_int_equal(gs_tl_variant_rule(&P), GS_TL_SYNCFREE); /* many launches over thin levels */
-    P.nt = 100 * GS_TL_LEVELSET_MIN_PARALLELISM;
-    assert_int_equal(gs_tl_variant_rule(&P), GS_TL_LEVELSET); /* wide levels amortise their launches */
-    P.nt = 100 * GS_TL_LEVELSET_MIN_PARALLELISM - 1;
+    P.nlevels = 100; /* 10 tile rows per level */
+    assert_int_equal(gs_tl_variant_rule(&P), GS_TL_SYNCFREE); /* one chain of thin levels */
+    P.nchains = 7;
+    P.nt = 100000; /* wide levels (bayer10: 7 launches, sync-free 3x faster) */
     assert_int_equal(gs_tl_variant_rule(&P), GS_TL_SYNCFREE);
+    P.nlevels = 1; /* wide, no dependencies: one plain launch */
+    P.nchains = 1;
+    assert_int_equal(gs_tl_variant_rule(&P), GS_TL_LEVELSET);
+    P.nlevels = 100;
+    P.nchains = 7; /* the rule's choice below: syncfree */
     assert_string_equal(gs_tl_variant_name(GS_TL_LEVELSET), "levelset");
     assert_string_equal(gs_tl_variant_name(GS_TL_SYNCFREE), "syncfree");
 
@@ -479,7 +480,7 @@ static void test_view(void **state)
     }
     const gs_report_entry *e = gs_report_find(rep, "trisolve.upper.variant");
     assert_non_null(e);
-    assert_string_equal(e->s, "levelset"); /* one chain: the rule's level-set case */
+    assert_string_equal(e->s, "syncfree"); /* 7 tile levels: the rule picks sync-free */
     assert_string_equal(gs_report_find(rep, "trisolve.upper.type")->s, "tiled");
     assert_non_null(gs_report_find(rep, "trisolve.upper.analysis_time"));
     assert_non_null(gs_report_find(rep, "trisolve.upper.implementation"));
