@@ -59,7 +59,8 @@ gs_status gs_csr_lower(const gs_csr *A, bool with_diag, gs_csr *L);
 gs_status gs_csr_upper(const gs_csr *A, bool with_diag, gs_csr *U);
 
 /* Symmetric permutation B = P A P^T with B(i,j) = A(perm[i], perm[j]), i.e. perm maps new -> old.
- * Output sorted. */
+ * Output sorted. A's rows must not repeat a column (as after gs_csr_sort_dedupe): rows longer than 64 are
+ * sorted by qsort, which keeps no order among equal columns. Rows are filled in parallel (OpenMP). */
 gs_status gs_csr_permute(const gs_csr *A, const gs_int *perm, gs_csr *B);
 /* iperm[perm[i]] = i. */
 void gs_perm_invert(gs_int n, const gs_int *perm, gs_int *iperm);

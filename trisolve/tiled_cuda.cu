@@ -8,12 +8,14 @@
  * the compiler cannot contract it differently: both variants and the host twin agree bit for bit.
  *
  * A tile row's off-diagonal tiles are taken in batches of NB per half (NB = 4 or 16, from the plan's
- * widest tile row). Lane r of a half loads the header of the batch's r-th tile and prefetches its
- * entries into L1; the row's b, 1/diagonal and position are loaded too; none of this depends on x, so
- * it is in flight while the warp waits. Then lane r gathers x[16 J_k + r] for every tile k of the batch
- * (one load instruction covers a whole tile column: 16 consecutive values), the half writes them to the
- * warp's shared buffer sx[k][c], and each lane walks its row's entries of the batch's tiles in order,
- * reading x from shared memory. So the x values of a batch come in ONE round trip, not one per tile.
+ * widest tile row). Lane r of a half loads the header of the batch's r-th tile, and every lane loads
+ * its own row's entries of the batch's tiles into registers (tl_row_cache: the first few per tile);
+ * the row's b, 1/diagonal and position are loaded too. None of this depends on x, so it is in flight
+ * while the warp waits. Then lane r gathers x[16 J_k + r] for every tile k of the batch (one load
+ * instruction covers a whole tile column: 16 consecutive values), the half writes them to the warp's
+ * shared buffer sx[k][c], and each lane applies its cached entries in order, reading x from shared
+ * memory. So after the wait a batch costs shared-memory reads and FMAs, not dependent global reads per
+ * tile (docs/notes-trisolve.md, version 18).
  *
  * Two schedules of the same tile-row work (the variant, chosen in analyse by gs_tl_choose_variant:
  * the rule of tiled_ref.c, or forced by the environment variable GS_TILED_VARIANT=levelset|syncfree):
