@@ -75,6 +75,21 @@ static int cmp_col_val(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sort one row of len entries by column with qsort through tmp (len slots): for rows too long for sort_row's
+ * insertion sort. No order is kept among equal columns. */
+static void sort_row_long(gs_int *c, double *v, gs_int len, col_val *tmp)
+{
+    for (gs_int k = 0; k < len; k++) {
+        tmp[k].c = c[k];
+        tmp[k].v = v ? v[k] : 0.0;
+    }
+    qsort(tmp, (size_t)len, sizeof *tmp, cmp_col_val);
+    for (gs_int k = 0; k < len; k++) {
+        c[k] = tmp[k].c;
+        if (v) v[k] = tmp[k].v;
+    }
+}
+
 gs_status gs_csr_sort_dedupe(gs_csr *A)
 {
     gs_status st = GS_OK;
@@ -89,15 +104,7 @@ gs_status gs_csr_sort_dedupe(gs_csr *A)
     for (gs_int i = 0; i < A->nrows; i++) {
         gs_int s = A->rowptr[i], e = A->rowptr[i + 1], len = e - s;
         if (len > 64) {
-            for (gs_int k = 0; k < len; k++) {
-                tmp[k].c = A->colind[s + k];
-                tmp[k].v = A->val ? A->val[s + k] : 0.0;
-            }
-            qsort(tmp, (size_t)len, sizeof *tmp, cmp_col_val);
-            for (gs_int k = 0; k < len; k++) {
-                A->colind[s + k] = tmp[k].c;
-                if (A->val) A->val[s + k] = tmp[k].v;
-            }
+            sort_row_long(A->colind + s, A->val ? A->val + s : NULL, len, tmp);
         } else {
             sort_row(A->colind + s, A->val ? A->val + s : NULL, len);
         }
@@ -255,16 +262,7 @@ gs_status gs_csr_permute(const gs_csr *A, const gs_int *perm, gs_csr *B)
     }
     for (gs_int i = 0; tmp && i < A->nrows; i++) {
         gs_int s = B->rowptr[i], len = B->rowptr[i + 1] - s;
-        if (len <= 64) continue;
-        for (gs_int k = 0; k < len; k++) {
-            tmp[k].c = B->colind[s + k];
-            tmp[k].v = B->val ? B->val[s + k] : 0.0;
-        }
-        qsort(tmp, (size_t)len, sizeof *tmp, cmp_col_val);
-        for (gs_int k = 0; k < len; k++) {
-            B->colind[s + k] = tmp[k].c;
-            if (B->val) B->val[s + k] = tmp[k].v;
-        }
+        if (len > 64) sort_row_long(B->colind + s, B->val ? B->val + s : NULL, len, tmp);
     }
 cleanup:
     gs_free(&iperm);
