@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "core/mem.h"
 #include "trisolve/tiled_impl.h"
 #include "trisolve/trisolve_impl.h"
@@ -56,59 +60,105 @@ cleanup:
     return st;
 }
 
+/* Tile rows are handed out in chunks: tile rows differ in cost (a dense row), so dynamic. Below
+ * TL_PARALLEL_NNZ entries one thread is faster than waking the team. */
+#define TL_ROW_CHUNK 256
+#define TL_PARALLEL_NNZ 100000
+
+static int tl_threads(const gs_csr *B)
+{
+#ifdef _OPENMP
+    return B->nnz > TL_PARALLEL_NNZ ? omp_get_max_threads() : 1;
+#else
+    (void)B;
+    return 1;
+#endif
+}
+
+static int tl_thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* The distinct off-diagonal tile columns of tile row I (list[0 .. m-1], increasing) with their entry
+ * counts cnt[J], and the strictly lower entry count of its diagonal tile; mark[] (nt, the caller's,
+ * never equal to I before the call) marks the columns seen. */
+static gs_int tile_row_columns(const gs_csr *B, const gs_tl_plan *P, gs_int I, gs_int *mark, gs_int *cnt,
+                               gs_int *list, gs_int *diag_nnz)
+{
+    gs_int m = 0, dn = 0, n = P->n, p1 = (I + 1) * GS_TILE < n ? (I + 1) * GS_TILE : n;
+    for (gs_int p = I * GS_TILE; p < p1; p++)
+        for (gs_int q = B->rowptr[p]; q < B->rowptr[p + 1]; q++) {
+            gs_int pc = B->colind[q], J = pc / GS_TILE;
+            if (pc == p) continue;
+            if (J == I) {
+                dn++;
+                continue;
+            }
+            if (mark[J] != I) {
+                mark[J] = I;
+                cnt[J] = 0;
+                list[m++] = J;
+            }
+            cnt[J]++;
+        }
+    qsort(list, (size_t)m, sizeof *list, cmp_gs_int);
+    *diag_nnz = dn;
+    return m;
+}
+
 /* Pass 1: the nonempty off-diagonal tiles of every tile row (columns increasing) with their entry
- * counts, and the strictly lower entry count of every diagonal tile. B is lower triangular. */
+ * counts, and the strictly lower entry count of every diagonal tile. B is lower triangular. Two
+ * parallel sweeps over the tile rows (each thread with its own nt-long scratch): count, then, after a
+ * prefix sum, the same columns written in place. */
 static gs_status find_tiles(const gs_csr *B, gs_tl_plan *P)
 {
     gs_status st = GS_OK;
-    gs_int n = P->n, nt = P->nt, ntiles = 0;
-    gs_int *mark = NULL, *cnt = NULL, *list = NULL;
-    size_t cap = (size_t)nt + 16; /* grows by doubling: the tile count is known only at the end */
-    GS_TRY(GS_MALLOC(P->tiles, cap));
-    GS_TRY(GS_MALLOC(mark, nt));
-    GS_TRY(GS_MALLOC(cnt, nt));
-    GS_TRY(GS_MALLOC(list, nt));
-    for (gs_int J = 0; J < nt; J++) mark[J] = -1;
+    gs_int nt = P->nt, ntiles = 0, max_m = 0;
+    const int threads = tl_threads(B);
+    gs_int *scratch = NULL;
+    const size_t per = 3 * (size_t)nt; /* mark, cnt, list */
+    GS_TRY(GS_MALLOC(scratch, per * (size_t)threads));
+    for (size_t k = 0; k < per * (size_t)threads; k += per)
+        for (gs_int J = 0; J < nt; J++) scratch[k + (size_t)J] = -1; /* mark: no tile row is -1 */
+
+#pragma omp parallel for schedule(dynamic, TL_ROW_CHUNK) num_threads(threads) reduction(max : max_m)
     for (gs_int I = 0; I < nt; I++) {
-        gs_int m = 0, dn = 0, p1 = (I + 1) * GS_TILE < n ? (I + 1) * GS_TILE : n;
-        for (gs_int p = I * GS_TILE; p < p1; p++)
-            for (gs_int q = B->rowptr[p]; q < B->rowptr[p + 1]; q++) {
-                gs_int pc = B->colind[q], J = pc / GS_TILE;
-                if (pc == p) continue;
-                if (J == I) {
-                    dn++;
-                    continue;
-                }
-                if (mark[J] != I) {
-                    mark[J] = I;
-                    cnt[J] = 0;
-                    list[m++] = J;
-                }
-                cnt[J]++;
-            }
-        qsort(list, (size_t)m, sizeof *list, cmp_gs_int);
-        if ((size_t)ntiles + (size_t)m > cap) {
-            size_t want = 2 * cap > (size_t)ntiles + (size_t)m ? 2 * cap : (size_t)ntiles + (size_t)m;
-            GS_TRY(gs_realloc(&P->tiles, want, sizeof *P->tiles));
-            cap = want;
+        gs_int *w = scratch + per * (size_t)tl_thread_num(), dn = 0;
+        gs_int m = tile_row_columns(B, P, I, w, w + nt, w + 2 * (size_t)nt, &dn);
+        P->tile_ptr[I + 1] = m;
+        if (m > max_m) max_m = m;
+    }
+    P->tile_ptr[0] = 0;
+    for (gs_int I = 0; I < nt; I++) P->tile_ptr[I + 1] += P->tile_ptr[I];
+    ntiles = P->tile_ptr[nt];
+    P->ntiles = ntiles;
+    P->max_tiles_per_row = max_m;
+    GS_TRY(GS_MALLOC(P->tiles, (size_t)ntiles + 1));
+    for (size_t k = 0; k < per * (size_t)threads; k += per)
+        for (gs_int J = 0; J < nt; J++) scratch[k + (size_t)J] = -1;
+
+#pragma omp parallel for schedule(dynamic, TL_ROW_CHUNK) num_threads(threads)
+    for (gs_int I = 0; I < nt; I++) {
+        gs_int *w = scratch + per * (size_t)tl_thread_num(), dn = 0;
+        const gs_int *cnt = w + nt, *list = w + 2 * (size_t)nt;
+        gs_int m = tile_row_columns(B, P, I, w, w + nt, w + 2 * (size_t)nt, &dn);
+        gs_tile *out = P->tiles + P->tile_ptr[I];
+        for (gs_int k = 0; k < m; k++) {
+            memset(&out[k], 0, sizeof out[k]);
+            out[k].col = list[k];
+            out[k].nnz = (uint16_t)cnt[list[k]];
         }
-        P->tile_ptr[I] = ntiles;
-        for (gs_int k = 0; k < m; k++, ntiles++) {
-            memset(&P->tiles[ntiles], 0, sizeof P->tiles[ntiles]);
-            P->tiles[ntiles].col = list[k];
-            P->tiles[ntiles].nnz = (uint16_t)cnt[list[k]];
-        }
-        if (m > P->max_tiles_per_row) P->max_tiles_per_row = m;
         memset(&P->diag[I], 0, sizeof P->diag[I]);
         P->diag[I].col = I;
         P->diag[I].nnz = (uint16_t)dn;
     }
-    P->tile_ptr[nt] = ntiles;
-    P->ntiles = ntiles;
 cleanup:
-    gs_free(&mark);
-    gs_free(&cnt);
-    gs_free(&list);
+    gs_free(&scratch);
     return st;
 }
 
@@ -184,23 +234,28 @@ static inline void finish_csr(gs_tl_plan *P, const gs_tile *tl)
     }
 }
 
-/* Pass 2: entries into their tiles, 1/diagonal by position. */
+/* Pass 2: entries into their tiles, 1/diagonal by position; tile rows in parallel (each writes only
+ * its own tiles and positions), each thread with its own nt-long scratch. */
 static gs_status fill_tiles(const gs_csr *B, bool unit_diag, gs_tl_plan *P)
 {
     gs_status st = GS_OK;
     gs_int n = P->n, nt = P->nt;
-    gs_int *where = NULL, *cur = NULL;
-    GS_TRY(GS_MALLOC(where, nt));
-    GS_TRY(GS_MALLOC(cur, nt));
-    for (gs_int p = 0; p < n; p++) P->dinv[p] = 1.0;
+    const int threads = tl_threads(B);
+    gs_int *scratch = NULL;
+    const size_t per = 2 * (size_t)nt; /* where, cur */
+    GS_TRY(GS_MALLOC(scratch, per * (size_t)threads));
+
+#pragma omp parallel for schedule(dynamic, TL_ROW_CHUNK) num_threads(threads)
     for (gs_int I = 0; I < nt; I++) {
+        gs_int *where = scratch + per * (size_t)tl_thread_num(), *cur = where + nt;
         gs_int t0 = P->tile_ptr[I], t1 = P->tile_ptr[I + 1], dk = 0;
         gs_int p0 = I * GS_TILE, p1 = p0 + GS_TILE < n ? p0 + GS_TILE : n;
         for (gs_int t = t0; t < t1; t++) {
             where[P->tiles[t].col] = t;
             cur[P->tiles[t].col] = 0;
         }
-        for (gs_int p = p0; p < p1; p++)
+        for (gs_int p = p0; p < p1; p++) {
+            P->dinv[p] = 1.0;
             for (gs_int q = B->rowptr[p]; q < B->rowptr[p + 1]; q++) {
                 gs_int pc = B->colind[q], J = pc / GS_TILE;
                 int r = (int)(p - p0), c = (int)(pc - J * GS_TILE);
@@ -212,13 +267,13 @@ static gs_status fill_tiles(const gs_csr *B, bool unit_diag, gs_tl_plan *P)
                     put_entry(P, &P->tiles[where[J]], false, (int)cur[J]++, r, c, B->val[q]);
                 }
             }
+        }
         for (gs_int t = t0; t < t1; t++)
             if (P->tiles[t].fmt == GS_TILE_CSR) finish_csr(P, &P->tiles[t]);
         if (P->diag[I].fmt == GS_DTILE_CSR) finish_csr(P, &P->diag[I]);
     }
 cleanup:
-    gs_free(&where);
-    gs_free(&cur);
+    gs_free(&scratch);
     return st;
 }
 

@@ -10,11 +10,17 @@
  *    special cases (bidiagonal, diagonal, identity, the format case);
  *  - the variant rule and GS_TILED_VARIANT (forcing, auto, a bad value), the view keys;
  *  - re-analysis (new values, new pattern), tiny orders, and an allocation failure at every point of
- *    analyse. */
+ *    analyse;
+ *  - the plan built by one thread and by four is the same, array by array. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/generate.h"
 #include "core/mem.h"
 #include "testutil.h"
 #include "tiled_cases.h"
@@ -544,12 +550,80 @@ static void test_allocation_failures(void **state)
     gs_backend_destroy(&be);
 }
 
+/* Two plans of the same factor are the same, array by array. */
+static void assert_same_plan(const gs_tl_plan *A, const gs_tl_plan *B)
+{
+    assert_int_equal(A->n, B->n);
+    assert_int_equal(A->ntiles, B->ntiles);
+    assert_int_equal(A->idx_len, B->idx_len);
+    assert_int_equal(A->val_len, B->val_len);
+    assert_int_equal(A->nlevels, B->nlevels);
+    assert_int_equal(A->max_tiles_per_row, B->max_tiles_per_row);
+    assert_memory_equal(A->perm, B->perm, (size_t)A->n * sizeof *A->perm);
+    assert_memory_equal(A->dinv, B->dinv, (size_t)A->n * sizeof *A->dinv);
+    assert_memory_equal(A->tile_ptr, B->tile_ptr, ((size_t)A->nt + 1) * sizeof *A->tile_ptr);
+    if (A->ntiles > 0) assert_memory_equal(A->tiles, B->tiles, (size_t)A->ntiles * sizeof *A->tiles);
+    assert_memory_equal(A->diag, B->diag, (size_t)A->nt * sizeof *A->diag);
+    if (A->idx_len > 0) assert_memory_equal(A->idx, B->idx, (size_t)A->idx_len);
+    if (A->val_len > 0) assert_memory_equal(A->val, B->val, (size_t)A->val_len * sizeof *A->val);
+    assert_memory_equal(A->level_ptr, B->level_ptr, ((size_t)A->nlevels + 1) * sizeof *A->level_ptr);
+    assert_memory_equal(A->level_rows, B->level_rows, (size_t)A->nt * sizeof *A->level_rows);
+    for (int f = 0; f < 3; f++) {
+        assert_int_equal(A->fmt_count[f], B->fmt_count[f]);
+        assert_int_equal(A->diag_count[f], B->diag_count[f]);
+    }
+}
+
+/* The plan's passes over the tile rows run in parallel above 100000 entries: the plan built by one
+ * thread and by several is the same, on every suite case that large (the two wide levels, the real
+ * matrices' triangles) and on 3D Poisson 40^3 triangles (dynamic chunks of tile rows taken out of
+ * order). Without OpenMP, both builds are the sequential one. */
+static void test_plan_threads(void **state)
+{
+    (void)state;
+    tri_suite S;
+    GS_ASSERT_OK(tri_suite_build(&S, true));
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_gen_poisson3d(40, 40, 40, &A));
+    for (int side = 0; side < 2; side++) {
+        gs_csr T = {0};
+        GS_ASSERT_OK(side == 0 ? gs_csr_lower(&A, true, &T) : gs_csr_upper(&A, true, &T));
+        GS_ASSERT_OK(tri_suite_add(&S, "poisson3d_40", (gs_uplo)side, false, &T));
+    }
+    gs_csr_free(&A);
+    int large = 0;
+    for (int k = 0; k < S.n; k++) {
+        const tri_case *c = &S.c[k];
+        if (c->T.nnz <= 100000) continue;
+        large++;
+        gs_tl_plan P1, P4;
+#ifdef _OPENMP
+        int saved = omp_get_max_threads();
+        omp_set_num_threads(1);
+#endif
+        GS_ASSERT_OK(gs_tl_plan_build(&c->T, c->uplo, c->unit, GS_TL_CHAIN_TILE_ROWS, &P1));
+#ifdef _OPENMP
+        omp_set_num_threads(4);
+#endif
+        GS_ASSERT_OK(gs_tl_plan_build(&c->T, c->uplo, c->unit, GS_TL_CHAIN_TILE_ROWS, &P4));
+#ifdef _OPENMP
+        omp_set_num_threads(saved);
+#endif
+        assert_same_plan(&P1, &P4);
+        gs_tl_plan_free(&P1);
+        gs_tl_plan_free(&P4);
+    }
+    assert_true(large >= 3);
+    tri_suite_free(&S);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_invariants),   cmocka_unit_test(test_matches_reference),
         cmocka_unit_test(test_variant_rule),      cmocka_unit_test(test_view),
         cmocka_unit_test(test_reanalyse_and_small), cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_plan_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
