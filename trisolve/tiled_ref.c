@@ -61,9 +61,10 @@ cleanup:
 }
 
 /* Tile rows are handed out in chunks: tile rows differ in cost (a dense row), so dynamic. Below
- * TL_PARALLEL_NNZ entries one thread is faster than waking the team. */
+ * TL_PARALLEL_NNZ entries one thread is faster than waking the team (H100 machine, 16 threads: cage10's L,
+ * 150k entries, built in 2.3 ms sequentially and in 4.8 ms with the passes in parallel). */
 #define TL_ROW_CHUNK 256
-#define TL_PARALLEL_NNZ 100000
+#define TL_PARALLEL_NNZ 500000
 
 static int tl_threads(const gs_csr *B)
 {

@@ -574,27 +574,27 @@ static void assert_same_plan(const gs_tl_plan *A, const gs_tl_plan *B)
     }
 }
 
-/* The plan's passes over the tile rows run in parallel above 100000 entries: the plan built by one
- * thread and by several is the same, on every suite case that large (the two wide levels, the real
- * matrices' triangles) and on 3D Poisson 40^3 triangles (dynamic chunks of tile rows taken out of
- * order). Without OpenMP, both builds are the sequential one. */
+/* The plan's passes over the tile rows run in parallel above 500000 entries: the plan built by one
+ * thread and by several is the same, on every suite case that large (the two wide levels) and on 3D
+ * Poisson 60^3 triangles (dynamic chunks of tile rows taken out of order). Without OpenMP, both builds
+ * are the sequential one. */
 static void test_plan_threads(void **state)
 {
     (void)state;
     tri_suite S;
     GS_ASSERT_OK(tri_suite_build(&S, true));
     gs_csr A = {0};
-    GS_ASSERT_OK(gs_gen_poisson3d(40, 40, 40, &A));
+    GS_ASSERT_OK(gs_gen_poisson3d(60, 60, 60, &A));
     for (int side = 0; side < 2; side++) {
         gs_csr T = {0};
         GS_ASSERT_OK(side == 0 ? gs_csr_lower(&A, true, &T) : gs_csr_upper(&A, true, &T));
-        GS_ASSERT_OK(tri_suite_add(&S, "poisson3d_40", (gs_uplo)side, false, &T));
+        GS_ASSERT_OK(tri_suite_add(&S, "poisson3d_60", (gs_uplo)side, false, &T));
     }
     gs_csr_free(&A);
     int large = 0;
     for (int k = 0; k < S.n; k++) {
         const tri_case *c = &S.c[k];
-        if (c->T.nnz <= 100000) continue;
+        if (c->T.nnz <= 500000) continue;
         large++;
         gs_tl_plan P1, P4;
 #ifdef _OPENMP
