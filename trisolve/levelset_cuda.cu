@@ -43,7 +43,6 @@
 
 #define LS_THREADS 1024 /* threads per block; also the most rows of a level in a single-block chain */
 #define LS_STAGE_MAX 16 /* ELL column indices of a row staged in shared memory, two levels ahead */
-#define LS_L2_AHEAD 3   /* a thread prefetches into L2 the row data of its row this many levels ahead */
 #define LS_BLOCK_WORK 2048 /* entries per block and level: thinner levels form chains in one block */
 
 /* One level of the schedule, one 16-byte load: positions [p0, p1); single = 1 when the level belongs
