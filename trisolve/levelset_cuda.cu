@@ -171,7 +171,8 @@ static __device__ __forceinline__ void ls_ahead(const ls_dev<V> &H, gs_int p2, g
     if (p3 >= 0) ls_touch(H, p3);
 }
 
-/* The ELL slots past the staged ones and the remainder: s -= t_pj x_j in order; x read through L2.
+/* The ELL slots from k0 (past the staged ones, or all from 0) and the remainder: s -= t_pj x_j in order;
+ * x read through L2.
  * Slots are read 4 at a time (independent loads), then applied in order. */
 template <typename V>
 static __device__ __forceinline__ double ls_tail(const ls_dev<V> &H, gs_int p, gs_int k0, double s, const double *x)
@@ -226,23 +227,12 @@ static __device__ __forceinline__ void ls_solve(const ls_dev<V> &H, gs_int p, co
     x[p] = s * d;
 }
 
-/* A row solved without staging (rows beyond one per thread of levels wider than the grid). */
+/* A row solved without staging (rows beyond one per thread of levels wider than the grid): every ELL
+ * slot and the remainder through ls_tail, the same order as ls_solve. */
 template <typename V>
 static __device__ __forceinline__ void ls_solve_plain(const ls_dev<V> &H, gs_int p, double *x)
 {
-    double s = __ldcg(x + p);
-    size_t q = (size_t)p;
-    for (gs_int k = 0; k < H.w; k++, q += (size_t)H.n) {
-        gs_int j = __ldg(H.ell_col + q);
-        if (j < 0) break;
-        s -= (double)__ldg(H.ell_val + q) * __ldcg(x + j);
-    }
-    if (H.has_rem) {
-        gs_int q1 = __ldg(H.rem_ptr + p + 1);
-        for (gs_int r = __ldg(H.rem_ptr + p); r < q1; r++)
-            s -= (double)__ldg(H.rem_val + r) * __ldcg(x + __ldg(H.rem_col + r));
-    }
-    x[p] = s * (double)__ldg(H.dinv + p);
+    x[p] = ls_tail(H, p, 0, __ldcg(x + p), x) * (double)__ldg(H.dinv + p);
 }
 
 static __device__ __forceinline__ void ls_fence_acq_rel(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
