@@ -2,7 +2,8 @@
 // an N^3 grid (-DW=3: 7-point, the default; -DW=13: 27-point) cut into bricks BX x BY x BZ (BX = N: contiguous
 // row ranges of the natural order); persistent CTAs take bricks by ticket in corner order (topological for both
 // stencils); inside a brick, rows in level order, a lane per row, warps round-robin over 32-row chunks;
-// dependencies inside the brick polled in shared memory (volatile), across bricks in global ready values.
+// dependencies inside the brick polled in shared memory (volatile), across bricks in global ready values;
+// MODE 4: each warp stages its next chunk's row data into shared memory by cp.async (double buffer).
 // Build/run on the H100: nvcc -O3 -arch=sm_90 -std=c++17 [-DW=13] -o b3 brick3d.cu && ./b3 N BX BY BZ
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +24,7 @@ __device__ __forceinline__ void stg_relaxed(long long *p, long long v) { asm vol
 template <int MODE, int TPB>
 __global__ void __launch_bounds__(TPB) brick_kernel(int n, int nb, const int *__restrict__ boff, const int *__restrict__ col,
     const double *__restrict__ val, const double *__restrict__ dinv, const double *__restrict__ bp,
-    long long *ready, double *xp, const unsigned char *__restrict__ remote_use, const int *__restrict__ border, unsigned *ticket)
+    long long *ready, double *xp, const unsigned char *__restrict__ remote_use, const int *__restrict__ border, unsigned *ticket, int sx_cap)
 {
     extern __shared__ long long sx[];
     __shared__ unsigned tk;
@@ -38,6 +39,37 @@ __global__ void __launch_bounds__(TPB) brick_kernel(int n, int nb, const int *__
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int nchunks = (rows + 31) / 32;
     int ncc[W]; double nv[W], ns = 0, nd = 0; bool nrem = false;
+    // MODE & 4: per-warp double buffer in shared memory filled by cp.async one chunk ahead
+    constexpr int SB = W * 32 * 4 + W * 32 * 8 + 2 * 32 * 8; // bytes per warp buffer (W*32*4 is a multiple of 16 for W=3? pad)
+    constexpr int SBP = (SB + 15) / 16 * 16;
+    unsigned char *stg = (unsigned char *)(sx + sx_cap) + (size_t)warp * 2 * SBP;
+    auto stage = [&](int c, int buf) {
+        const int li = c * 32 + lane; const bool act = c < nchunks && li < rows; const int p = p0 + li;
+        unsigned char *B = stg + buf * SBP;
+        int *scol = (int *)B; double *sval = (double *)(B + ((W * 32 * 4 + 7) / 8) * 8); double *sbd = sval + W * 32;
+        if (act) {
+            #pragma unroll
+            for (int k = 0; k < W; k++) {
+                unsigned d1 = (unsigned)__cvta_generic_to_shared(scol + k * 32 + lane), d2 = (unsigned)__cvta_generic_to_shared(sval + k * 32 + lane);
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d1), "l"(col + (size_t)k * n + p) : "memory");
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d2), "l"(val + (size_t)k * n + p) : "memory");
+            }
+            unsigned d3 = (unsigned)__cvta_generic_to_shared(sbd + lane), d4 = (unsigned)__cvta_generic_to_shared(sbd + 32 + lane);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d3), "l"(bp + p) : "memory");
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d4), "l"(dinv + p) : "memory");
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    auto unstage = [&](int c, int buf, int *cc, double *v, double &s, double &d, bool &rem) {
+        const int li = c * 32 + lane; const bool act = c < nchunks && li < rows;
+        unsigned char *B = stg + buf * SBP;
+        int *scol = (int *)B; double *sval = (double *)(B + ((W * 32 * 4 + 7) / 8) * 8); double *sbd = sval + W * 32;
+        #pragma unroll
+        for (int k = 0; k < W; k++) { cc[k] = act ? scol[k * 32 + lane] : INT_MIN; v[k] = act ? sval[k * 32 + lane] : 0.0; }
+        s = act ? sbd[lane] : 0.0; d = act ? sbd[32 + lane] : 0.0; rem = act;
+    };
+    int it = 0;
+    if (MODE & 4) stage(warp, 0);
     auto fetch = [&](int c, int *cc, double *v, double &s, double &d, bool &rem) {
         const int li = c * 32 + lane; const bool act = c < nchunks && li < rows; const int p = p0 + li;
         #pragma unroll
@@ -52,7 +84,13 @@ __global__ void __launch_bounds__(TPB) brick_kernel(int n, int nb, const int *__
         int cc[W]; double v[W]; long long g[W];
         double s = 0, d = 0;
         bool rem = false;
-        if (MODE & 2) {
+        if (MODE & 4) {
+            stage(c + TPB / 32, (it + 1) & 1);
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+            __syncwarp();
+            unstage(c, it & 1, cc, v, s, d, rem);
+            it++;
+        } else if (MODE & 2) {
             #pragma unroll
             for (int k = 0; k < W; k++) { cc[k] = ncc[k]; v[k] = nv[k]; }
             s = ns; d = nd; rem = nrem;
@@ -160,17 +198,19 @@ int main(int argc, char **argv)
     cudaMemcpy(dbp, bp.data(), n * 8, cudaMemcpyHostToDevice);
     cudaMemcpy(druse, ruse.data(), n, cudaMemcpyHostToDevice);
     size_t smem = (size_t)maxrows * 8;
+    const size_t SBP = ((W * 32 * 4 + W * 32 * 8 + 2 * 32 * 8) + 15) / 16 * 16;
     printf("N=%d bricks %dx%dx%d (%d CTAs, %d rows max, smem %zu KB), remote entries %lld of %lld\n", N, BX, BY, BZ, nb, maxrows, smem / 1024, nremote, (long long)3 * n - 3LL * N * N);
     cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
     auto run = [&](auto kern, int tpb, const char *name) {
-        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) { printf("smem too big\n"); return; }
+        size_t sm2 = smem + (size_t)(tpb / 32) * 2 * SBP;
+        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm2) != cudaSuccess) { printf("smem too big\n"); return; }
         std::vector<float> ts;
         for (int r = 0; r < 30; r++) {
             cudaMemsetAsync(dready, 0xff, (size_t)n * 8); cudaMemsetAsync(dticket, 0, 4);
-            int per = 0; cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, tpb, smem);
+            int per = 0; cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, tpb, sm2);
             int grid = std::min(nb, per * 132); if (r == 0) printf("  (%d CTAs of %d threads resident)\n", grid, tpb);
             cudaEventRecord(e0);
-            kern<<<grid, tpb, smem>>>(n, nb, dboff, dcol, dval, ddinv, dbp, dready, dxp, druse, dborder, dticket);
+            kern<<<grid, tpb, sm2>>>(n, nb, dboff, dcol, dval, ddinv, dbp, dready, dxp, druse, dborder, dticket, maxrows);
             cudaEventRecord(e1); cudaEventSynchronize(e1);
             float ms; cudaEventElapsedTime(&ms, e0, e1); if (r >= 5) ts.push_back(ms);
         }
@@ -180,6 +220,8 @@ int main(int argc, char **argv)
         printf("  %-30s median %8.1f us  min %8.1f  relerr %.2e  %s\n", name, ts[ts.size() / 2] * 1000, ts[0] * 1000, err, cudaGetErrorString(cudaGetLastError()));
     };
     run(brick_kernel<1, 256>, 256, "8 warps");
-    run(brick_kernel<1, 384>, 384, "12 warps");
+    run(brick_kernel<4, 256>, 256, "8 warps, cp.async staged");
+    run(brick_kernel<4, 128>, 128, "4 warps, cp.async staged");
+    run(brick_kernel<4, 384>, 384, "12 warps, cp.async staged");
     return 0;
 }
