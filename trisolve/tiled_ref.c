@@ -473,10 +473,10 @@ void gs_tl_plan_view(const gs_tl_plan *P, gs_report *rep, const char *prefix)
 const char *gs_tl_variant_name(gs_tl_variant v) { return v == GS_TL_SYNCFREE ? "syncfree" : "levelset"; }
 
 /* The level-set variant pays one launch per chain (thin levels share one block, each wide level is a
- * multi-block launch); the sync-free variant pays none, but spins on flags and keeps a warp per tile
- * row resident. Many launches over thin levels: sync-free (tile rows start as soon as their own
- * inputs are final); few launches, or levels wide enough to amortise a launch each: level-set.
- * Provisional thresholds, to be tuned with bench_trisolve (GS_TILED_VARIANT forces either). */
+ * multi-block launch); the sync-free variant pays none (tile rows poll their inputs' ready values). The
+ * rule (measured, docs/notes-trisolve.md version 18): sync-free whenever the tile rows have dependencies
+ * -- it was faster on every factor measured, a single chain included; level-set only for one tile level,
+ * which is one plain launch. GS_TILED_VARIANT forces either. */
 gs_tl_variant gs_tl_variant_rule(const gs_tl_plan *P)
 {
     return P->nlevels <= 1 ? GS_TL_LEVELSET : GS_TL_SYNCFREE; /* no dependencies: one plain launch */
