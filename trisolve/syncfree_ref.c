@@ -2,14 +2,16 @@
  * (analysis_cuda.cu with run_rows > 1) and of the run kernel's arithmetic (syncfree_cuda.cu),
  * x_i = (b_i - sum_j t_ij x_j) * (1/t_ii) with the entries in CSR order. trisolve_impl.h says what a
  * run is; here every step is written sequentially, in the order the GPU's result must agree with:
- *   1. t = dependency index (lower: row t, upper: row n-1-t); row t is linked when it reads row t-1;
+ *   1. t = dependency index (lower: row t, upper: row n-1-t); row t is linked when it reads row t-1
+ *      (warp runs, run_rows = GS_SF_WRUN_ROWS: and every other entry's index is at most t - run_rows);
  *      a chain of linked rows is cut into runs of run_rows rows from its first row;
  *   2. level(run) = 1 + max level of the runs that its rows read outside the run (runs in index order
  *      are in dependency order, so every such level is known when it is read);
  *   3. runs sorted by (level, run index): run position rp; position of the k-th row of the run at rp:
- *      p = k * nruns + rp;
+ *      p = k * nruns + rp (warp runs: p = rp * run_rows + k);
  *   4. HEC layout by position: the first ell_width off-diagonal entries of each row in the ELL part
  *      (column-major), the rest in the remainder, columns given as positions; dinv by position. */
+#include <math.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -42,6 +44,7 @@ gs_status gs_sf_runs_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, g
     const gs_int *rp = T->rowptr, *ci = T->colind;
     const double *v = T->val;
 
+    const bool warp = run_rows == GS_SF_WRUN_ROWS;
     memset(P, 0, sizeof *P);
     if (run_rows < 1) GS_FAIL(GS_ERR_ARG, "run plan: run_rows is %d; expected >= 1", (int)run_rows);
     if (max_width < 1 || max_width > GS_LS_ELL_MAX_WIDTH)
@@ -56,15 +59,16 @@ gs_status gs_sf_runs_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, g
         gs_int chain_start = 0;
         for (gs_int t = 0; t < n; t++) {
             gs_int i = row_of(n, uplo, t), pred = uplo == GS_LOWER ? i - 1 : i + 1, len = 0;
-            bool linked = false;
+            bool linked = false, near = false; /* near: another entry less than run_rows rows back */
             for (gs_int q = rp[i]; q < rp[i + 1]; q++) {
                 if (ci[q] == i) continue;
                 len++;
                 if (t > 0 && ci[q] == pred) linked = true;
+                else if (t - (uplo == GS_LOWER ? ci[q] : n - 1 - ci[q]) < run_rows) near = true;
             }
             if (len > P->max_row_length) P->max_row_length = len;
             if (linked) P->linked_rows++;
-            else chain_start = t;
+            if (!linked || (warp && near)) chain_start = t;
             if ((t - chain_start) % run_rows == 0) P->run_first[P->nruns++] = t;
             run_of[i] = P->nruns - 1;
         }
@@ -102,7 +106,7 @@ gs_status gs_sf_runs_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, g
     for (gs_int r = 0; r < P->nruns; r++) {
         gs_int run = P->order[r];
         for (gs_int t = P->run_first[run]; t < P->run_first[run + 1]; t++) {
-            gs_int i = row_of(n, uplo, t), p = (t - P->run_first[run]) * P->nruns + r;
+            gs_int k = t - P->run_first[run], i = row_of(n, uplo, t), p = warp ? r * run_rows + k : k * P->nruns + r;
             P->perm[p] = i;
             pos_of[i] = p;
         }
@@ -167,11 +171,54 @@ cleanup:
     return st;
 }
 
+/* The warp kernel's solve of the run at run position r (trisolve_impl.h): lanes' sums, then the scan. */
+static void warp_run_solve(const gs_sf_runs_plan *P, gs_int r, const double *b, double *xp, double *x)
+{
+    enum { W = GS_SF_WRUN_ROWS };
+    double A[W], B[W];
+    size_t npos = (size_t)P->npos;
+    for (gs_int k = 0; k < W; k++) {
+        gs_int p = r * W + k, i = P->perm[p];
+        A[k] = 1.0;
+        B[k] = 0.0;
+        if (i < 0) continue;
+        double s = b[i], link = 0.0;
+        for (gs_int e = 0; e < P->ell_width; e++) {
+            gs_int c = P->ell_col[(size_t)e * npos + (size_t)p];
+            if (c < 0) break;
+            if (k > 0 && c == p - 1) link = P->ell_val[(size_t)e * npos + (size_t)p];
+            else s -= P->ell_val[(size_t)e * npos + (size_t)p] * xp[c];
+        }
+        for (gs_int q = P->rem_ptr[p]; q < P->rem_ptr[p + 1]; q++) {
+            if (k > 0 && P->rem_col[q] == p - 1) link = P->rem_val[q];
+            else s -= P->rem_val[q] * xp[P->rem_col[q]];
+        }
+        A[k] = -(link * P->dinv[p]);
+        B[k] = s * P->dinv[p];
+    }
+    for (int off = 1; off < W; off <<= 1)
+        for (int k = W - 1; k >= off; k--) { /* descending: lane k - off still holds the previous step's pair */
+            B[k] = fma(A[k], B[k - off], B[k]);
+            A[k] = A[k] * A[k - off];
+        }
+    for (gs_int k = 0; k < W; k++) {
+        gs_int p = r * W + k, i = P->perm[p];
+        if (i < 0) break;
+        xp[p] = B[k];
+        x[i] = B[k];
+    }
+}
+
 gs_status gs_sf_runs_solve_host(const gs_sf_runs_plan *P, const double *b, double *x)
 {
     double *xp = NULL;
     size_t npos = (size_t)P->npos;
     GS_CALL(GS_MALLOC(xp, npos > 0 ? npos : 1));
+    if (P->run_rows == GS_SF_WRUN_ROWS) {
+        for (gs_int r = 0; r < P->nruns; r++) warp_run_solve(P, r, b, xp, x);
+        gs_free(&xp);
+        return GS_OK;
+    }
     for (gs_int r = 0; r < P->nruns; r++)
         for (gs_int k = 0; k < P->run_rows; k++) {
             gs_int p = k * P->nruns + r, i = P->perm[p];

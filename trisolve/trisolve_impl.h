@@ -117,6 +117,14 @@ void gs_ls_plan_view(const gs_ls_plan *P, gs_report *rep, const char *prefix);
  * PDE factors in natural order (chains along the grid lines) the run levels are fewer than the row
  * levels: 2D 5-point 1024^2 2047 -> 1279, 3D 7-point 100^3 298 -> 223 (docs/notes-trisolve.md). */
 #define GS_SF_RUN_ROWS 4 /* rows per run */
+/* Warp runs (run_rows = GS_SF_WRUN_ROWS; docs/notes-trisolve.md version 21): a WARP per run of up to 32
+ * rows, lane k holding the run's k-th row. A row is linked only when it reads the row before it AND every
+ * other entry lies at least GS_SF_WRUN_ROWS rows back in dependency order, so that no row reads a row of
+ * its own run but its predecessor: with c_k = (b_k - the entries outside the run) / t_kk and
+ * a_k = t_{k,k-1} / t_kk, the run is the recurrence x_k = c_k - a_k x_{k-1}, which a scan of the affine
+ * maps x -> -a_k x + c_k over the lanes solves in 5 steps. Positions: the k-th row of the run at run
+ * position rp is at p = rp * GS_SF_WRUN_ROWS + k (a warp's rows adjacent; holes past the run's end). */
+#define GS_SF_WRUN_ROWS 32
 #define GS_SF_RUN_ELL 4  /* ELL entries per row the run kernel keeps in registers; the rest: remainder */
 
 /* Row statistics of a factor that the GPU analysis collects before it chooses a schedule. */
@@ -187,7 +195,11 @@ gs_status gs_sf_runs_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, g
                                 gs_sf_runs_plan *P);
 void gs_sf_runs_plan_free(gs_sf_runs_plan *P);
 /* x = T^{-1} b: runs in run-position order, the rows of a run in order, each
- * x = (b - ELL entries in order - remainder entries in order) * dinv, values kept by position. */
+ * x = (b - ELL entries in order - remainder entries in order) * dinv, values kept by position. Warp runs
+ * (run_rows = GS_SF_WRUN_ROWS): the entry of a row's predecessor inside its run is left out of the sum
+ * (the link, column p - 1), c = s * dinv, a = link * dinv, and the run is solved by the warp kernel's scan
+ * in its order: (A_k, B_k) = (-a_k, c_k) (holes: (1, 0)); for off = 1, 2, 4, 8, 16 and every k >= off at
+ * once: B_k = fma(A_k, B_{k-off}, B_k), A_k = A_k * A_{k-off}; x_k = B_k. */
 gs_status gs_sf_runs_solve_host(const gs_sf_runs_plan *P, const double *b, double *x);
 
 /* ---------------------------------------------------------------- the sync-free solver's "merged"

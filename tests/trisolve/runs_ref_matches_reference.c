@@ -3,8 +3,9 @@
  * cut chains of linked rows, run levels, order, positions and holes, the HEC layout holds every entry
  * in CSR order), its solve bit-identical to the level-set plan's solve (the same arithmetic) and equal
  * to the reference within TRI_TOL; one row per run gives the level-set plan's levels; on PDE factors
- * in natural order the run levels are fewer than the row levels. Also the schedule rule and its
- * environment override. */
+ * in natural order the run levels are fewer than the row levels. Warp runs (32 rows, the scan): the
+ * stricter link, run-major positions, no row reading its own run but its predecessor, the scan's solve
+ * within TRI_TOL of the reference. Also the schedule rule and its environment override. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,24 @@ static bool reads(const gs_csr *T, gs_int i, gs_int j)
     return false;
 }
 
+/* Whether the row at dependency index t continues a run of K rows: it reads the row before it, and for warp
+ * runs (K = GS_SF_WRUN_ROWS) every other entry lies at least K rows back. */
+static bool continues(const gs_csr *T, gs_uplo uplo, gs_int t, gs_int K)
+{
+    gs_int n = T->nrows, i = row_of(n, uplo, t), pred = uplo == GS_LOWER ? i - 1 : i + 1;
+    if (t == 0 || !reads(T, i, pred)) return false;
+    if (K != GS_SF_WRUN_ROWS) return true;
+    for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
+        gs_int j = T->colind[q], tj = uplo == GS_LOWER ? j : n - 1 - j;
+        if (j != i && j != pred && t - tj < K) return false;
+    }
+    return true;
+}
+
 /* Every invariant of P, from the definitions in trisolve_impl.h. */
 static void check_plan(const tri_case *c, const gs_sf_runs_plan *P, gs_int K, gs_int max_width)
 {
+    const bool warp = K == GS_SF_WRUN_ROWS;
     const gs_csr *T = &c->T;
     gs_int n = T->nrows;
     gs_int *run_of = NULL, *pos_of = NULL, *seen = NULL;
@@ -62,13 +78,10 @@ static void check_plan(const tri_case *c, const gs_sf_runs_plan *P, gs_int K, gs
         for (gs_int t = t0; t < t1; t++) {
             gs_int i = row_of(n, c->uplo, t);
             run_of[i] = r;
-            if (t > t0) assert_true(reads(T, i, c->uplo == GS_LOWER ? i - 1 : i + 1));
+            if (t > t0) assert_true(continues(T, c->uplo, t, K));
         }
-        /* a run ends where the next row is not linked or the run is full */
-        if (t1 < n && t1 - t0 < K) {
-            gs_int i = row_of(n, c->uplo, t1);
-            assert_false(reads(T, i, c->uplo == GS_LOWER ? i - 1 : i + 1));
-        }
+        /* a run ends where the next row does not continue it or the run is full */
+        if (t1 < n && t1 - t0 < K) assert_false(continues(T, c->uplo, t1, K));
     }
     /* run levels: 1 + max level of the runs read outside the run */
     gs_int nlevels = 0;
@@ -78,7 +91,11 @@ static void check_plan(const tri_case *c, const gs_sf_runs_plan *P, gs_int K, gs
             gs_int i = row_of(n, c->uplo, t);
             for (gs_int q = T->rowptr[i]; q < T->rowptr[i + 1]; q++) {
                 gs_int j = T->colind[q];
-                if (j == i || run_of[j] == r) continue;
+                if (j == i) continue;
+                if (run_of[j] == r) { /* warp runs: only the predecessor inside the run */
+                    if (warp) assert_true(t > P->run_first[r] && j == (c->uplo == GS_LOWER ? i - 1 : i + 1));
+                    continue;
+                }
                 assert_true(run_of[j] < r); /* runs in index order are in dependency order */
                 if (P->run_level[run_of[j]] + 1 > lv) lv = P->run_level[run_of[j]] + 1;
             }
@@ -96,11 +113,12 @@ static void check_plan(const tri_case *c, const gs_sf_runs_plan *P, gs_int K, gs
             assert_true(P->run_level[r0] < lv || (P->run_level[r0] == lv && r0 < r));
         }
     }
-    /* positions: the k-th row of the run at rp at k * nruns + rp, holes past the run's end */
+    /* positions: the k-th row of the run at rp at k * nruns + rp (warp runs: rp * K + k), holes past the
+     * run's end */
     for (gs_int rp = 0; rp < P->nruns; rp++) {
         gs_int r = P->order[rp], len = P->run_first[r + 1] - P->run_first[r];
         for (gs_int k = 0; k < K; k++) {
-            gs_int p = k * P->nruns + rp, i = P->perm[p];
+            gs_int p = warp ? rp * K + k : k * P->nruns + rp, i = P->perm[p];
             if (k >= len) {
                 assert_int_equal(i, -1);
                 continue;
@@ -180,6 +198,19 @@ static void test_suite(void **state)
             assert_true(e <= TRI_TOL);
             gs_sf_runs_plan_free(&P);
         }
+        /* warp runs: the scan's arithmetic, within TRI_TOL of the reference (ELL widths 16 and 1) */
+        for (int w = 0; w < 2; w++) {
+            const gs_int width = w == 0 ? 16 : 1;
+            gs_sf_runs_plan P;
+            GS_ASSERT_OK(gs_sf_runs_plan_build(&c->T, c->uplo, c->unit, GS_SF_WRUN_ROWS, width, &P));
+            check_plan(c, &P, GS_SF_WRUN_ROWS, width);
+            gs_test_poison(n, xs);
+            GS_ASSERT_OK(gs_sf_runs_solve_host(&P, b, xs));
+            double e = gs_test_rel_diff(n, xs, xr);
+            if (!(e <= TRI_TOL)) fprintf(stderr, "warp runs %s: relative error %.3e\n", c->name, e);
+            assert_true(e <= TRI_TOL);
+            gs_sf_runs_plan_free(&P);
+        }
         /* one row per run: the level-set plan's levels and level sizes */
         gs_sf_runs_plan P1;
         GS_ASSERT_OK(gs_sf_runs_plan_build(&c->T, c->uplo, c->unit, 1, GS_SF_RUN_ELL, &P1));
@@ -216,6 +247,27 @@ static void test_pde_runs_and_rule(void **state)
         assert_int_equal(P.nruns, m * m * ((m + GS_SF_RUN_ROWS - 1) / GS_SF_RUN_ROWS));
         assert_true(P.nlevels < L.nlevels);
         assert_int_equal(P.max_row_length, 3);
+        /* warp runs: a grid line of m rows in ceil(m/32) runs; run levels (s, j, k) -> s + j + k */
+        gs_sf_runs_plan PW;
+        GS_ASSERT_OK(gs_sf_runs_plan_build(&T, (gs_uplo)side, side == 0, GS_SF_WRUN_ROWS, 16, &PW));
+        const gs_int per_line = (m + GS_SF_WRUN_ROWS - 1) / GS_SF_WRUN_ROWS;
+        assert_int_equal(PW.nruns, m * m * per_line);
+        assert_int_equal(PW.nlevels, per_line - 1 + 2 * (m - 1) + 1);
+        {
+            double *bb = NULL, *xw = NULL, *xr = NULL;
+            GS_ASSERT_OK(GS_MALLOC(bb, T.nrows));
+            GS_ASSERT_OK(GS_MALLOC(xw, T.nrows));
+            GS_ASSERT_OK(GS_MALLOC(xr, T.nrows));
+            tri_rhs(T.nrows, 5, bb);
+            gs_trisolve_reference_host(&T, (gs_uplo)side, side == 0, bb, xr);
+            gs_test_poison(T.nrows, xw);
+            GS_ASSERT_OK(gs_sf_runs_solve_host(&PW, bb, xw));
+            assert_true(gs_test_rel_diff(T.nrows, xw, xr) <= TRI_TOL);
+            gs_free(&bb);
+            gs_free(&xw);
+            gs_free(&xr);
+        }
+        gs_sf_runs_plan_free(&PW);
         gs_ts_row_stats rs = {T.nrows, P.max_row_length, (long long)(T.nnz - (side == 0 ? 0 : T.nrows)), P.linked_rows};
         assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* runs measured slower: levels (trisolve.c) */
         gs_sf_runs_plan_free(&P);
