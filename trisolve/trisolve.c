@@ -537,9 +537,10 @@ gs_status gs_ts_syncfree_forced(gs_int *run_rows)
     if (!e || !e[0] || strcmp(e, "auto") == 0) return GS_OK;
     if (strcmp(e, "levels") == 0 || strcmp(e, "merged") == 0) *run_rows = 1; /* merged: its two solves */
     else if (strcmp(e, "runs") == 0) *run_rows = GS_SF_RUN_ROWS;
+    else if (strcmp(e, "wruns") == 0) *run_rows = GS_SF_WRUN_ROWS;
     else
         return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_SCHEDULE is '%s'; expected levels, runs, "
-                                    "merged or auto (unset or empty: auto)", e);
+                                    "wruns, merged or auto (unset or empty: auto)", e);
     return GS_OK;
 }
 

@@ -302,12 +302,15 @@ static void test_pde_runs_and_rule(void **state)
     setenv("GS_SYNCFREE_SCHEDULE", "levels", 1);
     GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
     assert_int_equal(forced, 1);
+    setenv("GS_SYNCFREE_SCHEDULE", "wruns", 1);
+    GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
+    assert_int_equal(forced, GS_SF_WRUN_ROWS);
     setenv("GS_SYNCFREE_SCHEDULE", "auto", 1);
     GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
     assert_int_equal(forced, 0);
     setenv("GS_SYNCFREE_SCHEDULE", "chunked", 1);
     GS_ASSERT_FAILS(gs_ts_syncfree_forced(&forced), GS_ERR_ARG,
-                    "environment variable GS_SYNCFREE_SCHEDULE is 'chunked'; expected levels, runs, merged or auto");
+                    "environment variable GS_SYNCFREE_SCHEDULE is 'chunked'; expected levels, runs, wruns, merged or auto");
     unsetenv("GS_SYNCFREE_SCHEDULE");
 }
 
