@@ -140,7 +140,8 @@ typedef struct gs_ts_row_stats {
 gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s);
 /* The schedule forced by the environment variable GS_SYNCFREE_SCHEDULE (tests, measurements):
  * "levels" or "merged" (whose two solves are level orders) -> *run_rows = 1, "runs" -> GS_SF_RUN_ROWS,
- * unset, empty or "auto" -> 0 (the rule decides); anything else is GS_ERR_ARG. */
+ * "wruns" -> GS_SF_WRUN_ROWS (warp runs; the cuda solver builds their plan on the host for now, values in
+ * double only), unset, empty or "auto" -> 0 (the rule decides); anything else is GS_ERR_ARG. */
 gs_status gs_ts_syncfree_forced(gs_int *run_rows);
 /* Levels per group of the "merged" schedule forced by the environment: GS_SYNCFREE_SCHEDULE=merged ->
  * *m = GS_SYNCFREE_MERGE (1 .. GS_SF_MERGE_MAX; unset or empty: GS_SF_MERGE_DEFAULT); levels or runs ->
