@@ -1146,18 +1146,7 @@ static gs_status sf_wr_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, const
     }
     d->wruns = true;
 cleanup:
-    /* the host arrays are not needed any more; the scalars stay for the view */
-    gs_free(&P->run_first);
-    gs_free(&P->run_level);
-    gs_free(&P->order);
-    gs_free(&P->level_ptr);
-    gs_free(&P->perm);
-    gs_free(&P->ell_col);
-    gs_free(&P->ell_val);
-    gs_free(&P->rem_ptr);
-    gs_free(&P->rem_col);
-    gs_free(&P->rem_val);
-    gs_free(&P->dinv);
+    gs_sf_runs_plan_free(P); /* the host arrays are not needed any more; the scalars stay for the view */
     gs_csr_free(&H);
     return st;
 }
