@@ -126,6 +126,7 @@ static __global__ void lv_stats_init_kernel(lv_stats *S, gs_int n)
 struct lv_rows_args {
     gs_int n, nnz;
     bool unit;
+    gs_int near; /* > 0: the strict link of warp runs: no other entry less than this many rows back */
     const gs_int *__restrict__ rowptr;
     const gs_int *__restrict__ col;
     gs_int *level; /* set to -1 (unknown) */
@@ -140,7 +141,8 @@ struct lv_rows_args {
  * here: row pointers inside 0 .. nnz and increasing, columns inside 0 .. n-1, strictly increasing, on
  * the factor's side, a diagonal entry present exactly when the factor is not unit. The smallest faulty
  * row is kept (atomicMin). Also: the off-diagonal length, its histogram, whether the row reads its
- * predecessor in dependency order (i-1 for lower, i+1 for upper: the link of a run). */
+ * predecessor in dependency order (i-1 for lower, i+1 for upper: the link of a run; with A.near > 0 the
+ * strict link of warp runs: and no other entry has a dependency index within A.near of the row's). */
 template <bool LOWER>
 static __global__ void __launch_bounds__(LV_THREADS) lv_rows_kernel(lv_rows_args A)
 {
@@ -160,7 +162,7 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_rows_kernel(lv_rows_args
     if (i < A.n) {
         const gs_int t = LOWER ? i : A.n - 1 - i, pred = LOWER ? i - 1 : i + 1;
         gs_int a = A.rowptr[i], e = A.rowptr[i + 1], len = 0;
-        bool bad = a < 0 || e < a || e > A.nnz, linked = false;
+        bool bad = a < 0 || e < a || e > A.nnz, linked = false, near = false;
         if (!bad) {
             bool has_diag = false;
             gs_int prev = 0;
@@ -170,9 +172,11 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_rows_kernel(lv_rows_args
                 if (j == i) has_diag = true;
                 else len++;
                 if (t > 0 && j == pred) linked = true;
+                else if (j != i && t - (LOWER ? j : A.n - 1 - j) < A.near) near = true;
                 prev = j;
             }
             if (has_diag == A.unit) bad = true; /* a unit factor stores no diagonal, any other one does */
+            if (near) linked = false;
         }
         if (bad) atomicMin(&s_bad, (int)i);
         A.len[i] = len;
@@ -245,37 +249,43 @@ struct lv_level_args {
     lv_stats *stats;
 };
 
-/* level(unit) = 0 without dependencies outside the unit, else 1 + max level(j) over them. A unit is a
- * row, or a run of rows (dependency indices run_first[u] .. run_first[u+1]-1, consecutive rows whose
- * entries are one contiguous range of the CSR). A block of LV_THREADS units takes the next rank by
- * ticket; unit u holds dependency indices below those of unit u+1, so every dependency belongs to a
- * unit of a smaller rank, of a block that runs or has finished: the unit of smallest unknown level can
- * always finish. A warp loops until all its units are known; in each round a unit reads the levels of
- * up to 4 entries from its cursor and consumes the known prefix (no lane ever blocks, so lanes
- * depending on lanes of the same warp make progress without relying on independent thread
- * scheduling). The rows passed the check, but entries outside the factor's side are skipped anyway. */
+/* Runs as units: level(run) = 0 without dependencies outside the run, else 1 + max level(j) over them (a
+ * run: dependency indices run_first[u] .. run_first[u+1]-1, at most 32 consecutive rows whose entries are
+ * one contiguous range of the CSR). A warp per run, lane k holding its k-th row; a block of LV_THREADS / 32
+ * runs takes the next rank by ticket; run u holds dependency indices below those of run u+1, so every
+ * dependency belongs to a run of a smaller rank, of a warp that runs or has finished: the run of smallest
+ * unknown level can always finish. Each lane loops until its row is through: in each round it reads the
+ * levels of up to 4 entries from its cursor and consumes the known prefix, oldest dependency first (lower:
+ * from the row's first column; upper: from its last, so that a cursor stuck on the newest dependency does
+ * not then read the older ones a round trip at a time); the warp's rounds end together (__all_sync), then
+ * the run's level is the maximum over its lanes. The rows passed the check, but entries outside the
+ * factor's side are skipped anyway. */
 template <bool LOWER>
-static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_args A)
+static __global__ void __launch_bounds__(LV_THREADS) lv_run_levels_kernel(lv_level_args A)
 {
     __shared__ unsigned long long s_ticket;
     __shared__ int s_max_level;
-    const int tid = (int)threadIdx.x;
+    const int tid = (int)threadIdx.x, lane = tid & 31;
     if (tid == 0) {
         s_ticket = atomicAdd(&A.stats->ticket, 1ULL);
         s_max_level = 0;
     }
     __syncthreads();
-    const long long u = (long long)s_ticket * LV_THREADS + tid;
-    const bool active = u < (long long)A.nunits;
-    gs_int lo = 0, hi = -1, q = 0, q1 = 0;
-    if (active) {
-        gs_int t0 = A.run_first ? A.run_first[u] : (gs_int)u, t1 = A.run_first ? A.run_first[u + 1] : (gs_int)u + 1;
-        lo = LOWER ? t0 : A.n - t1; /* the unit's rows lo .. hi */
+    const long long u = (long long)s_ticket * (LV_THREADS / 32) + (tid >> 5);
+    const bool run = u < (long long)A.nunits;
+    gs_int lo = 0, hi = -1, i = 0, left = 0, q = 0; /* left: entries of the row not yet consumed */
+    if (run) {
+        const gs_int t0 = A.run_first[u], t1 = A.run_first[u + 1];
+        lo = LOWER ? t0 : A.n - t1; /* the run's rows lo .. hi */
         hi = LOWER ? t1 - 1 : A.n - 1 - t0;
-        q = A.rowptr[lo];
-        q1 = A.rowptr[hi + 1];
+        if (lane < t1 - t0) {
+            i = LOWER ? t0 + lane : A.n - 1 - (t0 + lane);
+            const gs_int a = A.rowptr[i], e = A.rowptr[i + 1];
+            left = e - a;
+            q = LOWER ? a : e - 1; /* the cursor: forward for lower, backward for upper */
+        }
     }
-
+    const bool active = run && lane < hi - lo + 1;
     gs_int lv = 0;
     bool done = !active;
     for (;;) {
@@ -284,21 +294,28 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_levels_kernel(lv_level_a
             bool in[4];
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                in[k] = q + k < q1;
-                gs_int j = in[k] ? A.col[q + k] : 0;
-                bool dep = LOWER ? (j >= 0 && j < lo) : (j > hi && j < A.n); /* outside the unit */
+                in[k] = k < left;
+                gs_int j = in[k] ? A.col[LOWER ? q + k : q - k] : 0;
+                bool dep = LOWER ? (j >= 0 && j < lo) : (j > hi && j < A.n); /* outside the run */
                 got[k] = (in[k] && dep) ? gs_gpu_ld_relaxed(A.level + j) : -2;
             }
-            q += lv_known_prefix(got, in, &lv);
-            if (q >= q1) {
-                for (gs_int i = lo; i <= hi; i++) gs_gpu_st_relaxed(A.level + i, lv);
-                if (A.unit_level) A.unit_level[u] = lv;
-                done = true;
-            }
+            const int c = lv_known_prefix(got, in, &lv);
+            left -= c;
+            q += LOWER ? c : -c;
+            if (left <= 0) done = true;
         }
         if (__all_sync(0xffffffffu, done)) break;
     }
-    if (active) atomicMax(&s_max_level, lv);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const gs_int o = __shfl_xor_sync(0xffffffffu, lv, off);
+        if (o > lv) lv = o;
+    }
+    if (active) gs_gpu_st_relaxed(A.level + i, lv);
+    if (run && lane == 0) {
+        A.unit_level[u] = lv;
+        atomicMax(&s_max_level, lv);
+    }
     __syncthreads();
     if (tid == 0) atomicMax(&A.stats->max_level, s_max_level);
 }
@@ -452,7 +469,7 @@ static __device__ __forceinline__ void lv_warp_rows(const lv_level_args &A, cons
  * a PDE factor in natural order: the row before) costs a few shuffles instead of a round trip through L2
  * per link of the chain. The warp works in rounds:
  *   1. each lane not yet through its row polls the levels of its dependencies OUTSIDE the warp as
- *      lv_levels_kernel does (4 entries a round from a cursor, the known prefix consumed), but in
+ *      lv_run_levels_kernel does (4 entries a round from a cursor, the known prefix consumed), in
  *      dependency order, oldest first (an upper row from its last column: its first columns are the rows
  *      solved last, and a cursor stuck on them would read the rest one round trip at a time); they belong to
  *      earlier warps (of this block, running, or of blocks with smaller tickets), so the warp of smallest
@@ -506,7 +523,7 @@ static __global__ void lv_reverse_kernel(gs_int n, const gs_int *__restrict__ le
 
 struct lv_pos_args {
     gs_int n, nunits, npos, nlevels, run_rows, w;
-    bool lower;
+    bool lower, warp; /* warp: warp runs' positions */
     const gs_int *__restrict__ keys;      /* sorted unit levels */
     const gs_int *__restrict__ units;     /* sorted units: rows (run_rows = 1) or run indices */
     const gs_int *__restrict__ run_first; /* runs only */
@@ -515,9 +532,9 @@ struct lv_pos_args {
 };
 
 /* After the sort, one thread per unit position rp: level_ptr (first unit position of each level); the
- * positions of the unit's rows, p = k * nunits + rp for its k-th row (p = rp for rows), perm and the
- * inverse pos_of; positions past a run's end are holes (perm -1); the remainder length of each
- * position (remlen[npos] = 0 for the exclusive scan). */
+ * positions of the unit's rows, p = k * nunits + rp for its k-th row (p = rp for rows; warp runs:
+ * p = rp * run_rows + k), perm and the inverse pos_of; positions past a run's end are holes (perm -1);
+ * the remainder length of each position (remlen[npos] = 0 for the exclusive scan). */
 static __global__ void lv_positions_kernel(lv_pos_args A)
 {
     gs_int rp = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -531,7 +548,7 @@ static __global__ void lv_positions_kernel(lv_pos_args A)
     gs_int u = A.units[rp];
     gs_int t0 = A.run_first ? A.run_first[u] : 0, t1 = A.run_first ? A.run_first[u + 1] : 1;
     for (gs_int k = 0; k < A.run_rows; k++) {
-        gs_int p = k * A.nunits + rp;
+        gs_int p = A.warp ? rp * A.run_rows + k : k * A.nunits + rp;
         if (t0 + k < t1) {
             gs_int i = !A.run_first ? u : (A.lower ? t0 + k : A.n - 1 - (t0 + k));
             gs_int extra = A.len[i] - A.w;
@@ -631,7 +648,7 @@ static lv_layout_args<V> lv_layout_in(const lv_layout_args<double> &a, V *ell_va
 
 
 /* The analysis work space, freed at its end: T's CSR, per-row work arrays, the run arrays, the sort
- * output, CUB's; positions for up to max_run_rows rows per run. */
+ * output, CUB's; remlen for npos_max positions (0: allocated once the runs are counted, warp runs). */
 struct lv_work {
     gs_int *rowptr, *col;
     double *val;
@@ -641,10 +658,10 @@ struct lv_work {
     void *cub;
 };
 
-static size_t lv_work_carve(char *base, size_t n, size_t nnz, size_t max_run_rows, size_t cub_bytes, lv_work *W)
+static size_t lv_work_carve(char *base, size_t n, size_t nnz, bool runs, size_t npos_max, size_t cub_bytes,
+                            lv_work *W)
 {
     gs_carver c = {base, 0};
-    bool runs = max_run_rows > 1;
     W->rowptr = c.take<gs_int>(nnz ? n + 1 : 0); /* nnz = 0: T is on the device already, no copy */
     W->col = c.take<gs_int>(nnz);
     W->val = c.take<double>(nnz);
@@ -661,7 +678,7 @@ static size_t lv_work_carve(char *base, size_t n, size_t nnz, size_t max_run_row
     W->skeys = c.take<gs_int>(n);
     W->sunits = c.take<gs_int>(n);
     W->pos = c.take<gs_int>(n);
-    W->remlen = c.take<gs_int>(max_run_rows * n + 1);
+    W->remlen = c.take<gs_int>(npos_max ? npos_max + 1 : 0);
     W->cub = c.take<char>(cub_bytes);
     return c.off;
 }
@@ -757,13 +774,14 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be), vs = NULL;
     cudaEvent_t values_in = NULL;
-    void *work = NULL;
+    void *work = NULL, *work_pos = NULL; /* work_pos: warp runs' remlen, sized once the runs are counted */
     gs_stage U;
     lv_stats hs;
     gs_ls_dplan *D = &A->D;
     const gs_int n = T ? T->nrows : dT->nrows, nnz = T ? T->nnz : dT->nnz;
     const size_t nn = (size_t)n, nz = (size_t)nnz;
-    const size_t max_run_rows = (opts->run_rows || opts->forced_run_rows > 1) ? GS_SF_RUN_ROWS : 1;
+    const gs_int forced = opts->given_level ? 1 : opts->forced_run_rows;
+    const size_t max_run_rows = forced == GS_SF_WRUN_ROWS ? GS_SF_WRUN_ROWS : forced == GS_SF_RUN_ROWS ? GS_SF_RUN_ROWS : 1;
     int dev = 0;
 
     memset(A, 0, sizeof *A);
@@ -798,7 +816,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
                                                         (const gs_int *)NULL, (gs_int *)NULL, (int)n, 0, 32, s)));
         GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (const gs_int *)NULL, (gs_int *)NULL,
-                                                     (int)(npos_max + 1), s)));
+                                                     (int)(npos_max < (size_t)INT_MAX ? npos_max + 1 : INT_MAX), s)));
         if (max_run_rows > 1) {
             GS_TRY(TS_CUDA(cub::DeviceScan::InclusiveScan(NULL, max_bytes, (const gs_int *)NULL, (gs_int *)NULL,
                                                           lv_max_op(), (int)n, s)));
@@ -811,8 +829,9 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         if (flag_bytes > cub_bytes) cub_bytes = flag_bytes;
         lv_work W;
         const size_t copy_nz = T ? (nz ? nz : 1) : 0; /* a host T is copied in; a device T is read in place */
-        GS_TRY(gs_ts_work_alloc(be, &work, lv_work_carve(NULL, nn, copy_nz, max_run_rows, cub_bytes, &W)));
-        lv_work_carve((char *)work, nn, copy_nz, max_run_rows, cub_bytes, &W);
+        const size_t remlen_n = max_run_rows == GS_SF_WRUN_ROWS ? 0 : npos_max; /* warp runs: later */
+        GS_TRY(gs_ts_work_alloc(be, &work, lv_work_carve(NULL, nn, copy_nz, max_run_rows > 1, remlen_n, cub_bytes, &W)));
+        lv_work_carve((char *)work, nn, copy_nz, max_run_rows > 1, remlen_n, cub_bytes, &W);
         const gs_int *rowptr = T ? W.rowptr : dT->rowptr, *col = T ? W.col : dT->colind;
         const double *val = T ? W.val : dT->val;
         const unsigned rblocks = (unsigned)((nn + LV_THREADS - 1) / LV_THREADS);
@@ -832,6 +851,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         ra.n = n;
         ra.nnz = nnz;
         ra.unit = unit_diag;
+        ra.near = forced == GS_SF_RUN_ROWS ? 0 : GS_SF_WRUN_ROWS; /* the strict link unless runs are forced */
         ra.rowptr = rowptr;
         ra.col = col;
         ra.level = W.level;
@@ -846,7 +866,8 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
         if (hs.bad_row < n) GS_TRY(lv_report_fault(be, T, dT, uplo, unit_diag, hs.bad_row, "structure"));
 
-        /* 2. the schedule: rows, or runs of up to run_rows linked rows (chain starts by a max-scan) */
+        /* 2. the schedule (rows unless runs are forced): rows, or runs of up to run_rows linked rows (chain
+         * starts by a max-scan) */
         gs_ts_row_stats rs;
         rs.n = n;
         rs.max_row_length = hs.max_len;
@@ -859,17 +880,13 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             for (int k = 0; k < LV_HIST; k++) rs.nnz_offdiag += (long long)k * hist[k];
         }
         A->linked_rows = rs.linked_rows;
-        gs_int run_rows = opts->given_level         ? 1
-                          : opts->forced_run_rows > 0 ? opts->forced_run_rows
-                          : opts->run_rows            ? opts->run_rows(&rs)
-                                                      : 1;
-        if (run_rows != 1 && run_rows != GS_SF_RUN_ROWS)
-            GS_FAIL(GS_ERR_INTERNAL, "schedule rule returned %d rows per run; expected 1 or %d", (int)run_rows,
-                    GS_SF_RUN_ROWS);
-        if (run_rows > 1 && max_run_rows == 1)
-            GS_FAIL(GS_ERR_INTERNAL, "schedule rule asked for runs without run work space");
+        const gs_int run_rows = (gs_int)max_run_rows;
+        if (forced > 1 && forced != run_rows)
+            GS_FAIL(GS_ERR_INTERNAL, "%d rows per run asked for; expected 1, %d or %d", (int)forced, GS_SF_RUN_ROWS,
+                    GS_SF_WRUN_ROWS);
         D->run_rows = run_rows;
-        gs_int max_width = run_rows > 1 ? opts->run_max_width : opts->max_width;
+        /* the thread-per-run kernel holds run_max_width entries per row; warp runs a lane per row */
+        gs_int max_width = run_rows == GS_SF_RUN_ROWS ? opts->run_max_width : opts->max_width;
         D->max_width = max_width;
         if (run_rows > 1) {
             GS_TRY(TS_CUDA(cub::DeviceScan::InclusiveScan(W.cub, max_bytes, (const gs_int *)W.key, W.chain_start,
@@ -882,7 +899,14 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.nunits, &W.stats->nunits, sizeof(int), cudaMemcpyDeviceToHost, s)));
             GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
             D->nunits = hs.nunits;
+            if ((long long)run_rows * D->nunits > (long long)INT_MAX)
+                GS_FAIL(GS_ERR_ARG, "%d runs of %d rows need %lld positions, more than a 32-bit index holds",
+                        (int)D->nunits, (int)run_rows, (long long)run_rows * D->nunits);
             D->npos = run_rows * D->nunits;
+            if (run_rows == GS_SF_WRUN_ROWS) {
+                GS_TRY(gs_ts_work_alloc(be, &work_pos, ((size_t)D->npos + 1) * sizeof(gs_int)));
+                W.remlen = (gs_int *)work_pos;
+            }
         }
 
         A->t.check = gs_wtime() - t_check;
@@ -919,10 +943,11 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
                 GS_TRY(TS_LAUNCHED("lv_levels_warp_kernel"));
                 lv_reverse_kernel<<<rblocks, LV_THREADS, 0, s>>>(n, W.key, W.level);
             }
-        } else if (uplo == GS_LOWER) {
-            lv_levels_kernel<true><<<ublocks, LV_THREADS, 0, s>>>(la);
         } else {
-            lv_levels_kernel<false><<<ublocks, LV_THREADS, 0, s>>>(la);
+            /* runs: a warp per run */
+            const unsigned wblocks = (unsigned)(((size_t)D->nunits + LV_THREADS / 32 - 1) / (LV_THREADS / 32));
+            if (uplo == GS_LOWER) lv_run_levels_kernel<true><<<wblocks, LV_THREADS, 0, s>>>(la);
+            else lv_run_levels_kernel<false><<<wblocks, LV_THREADS, 0, s>>>(la);
         }
         GS_TRY(TS_LAUNCHED("lv_levels_kernel"));
 
@@ -957,7 +982,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         D->max_row_length = hs.max_len;
         D->nnz_off = (gs_int)rs.nnz_offdiag;
         if (run_rows == 1 && !opts->given_level && opts->levels_only &&
-            opts->levels_only(n, D->nlevels, D->max_row_length, opts->levels_ctx)) {
+            opts->levels_only(&rs, D->nlevels, opts->levels_ctx)) {
             /* levels only: no plan (the caller's next plan checks the diagonal); the work block is kept
              * for the levels by row and a host T's uploaded CSR (its values once they are in) */
             if (values_in) GS_TRY(TS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
@@ -983,8 +1008,10 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         D->rem_nnz = (gs_int)rem;
 
         size_t nl = (size_t)D->nlevels, np = (size_t)D->npos;
-        GS_TRY(gs_backend_cuda_work_alloc(be, &D->arena, lv_plan_carve(NULL, D), "triangular-solve plan"));
+        const size_t plan_bytes = lv_plan_carve(NULL, D);
+        GS_TRY(gs_backend_cuda_work_alloc(be, &D->arena, plan_bytes, "triangular-solve plan"));
         lv_plan_carve((char *)D->arena, D);
+        if (opts->poison_plan) GS_TRY(TS_CUDA(cudaMemsetAsync(D->arena, 0xA5, plan_bytes, s)));
 
         /* 5. stable sort of the units by level: positions, level_ptr, remainder pointers */
         int end_bit = 1;
@@ -1001,6 +1028,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         pa.run_rows = run_rows;
         pa.w = D->ell_width;
         pa.lower = uplo == GS_LOWER;
+        pa.warp = run_rows == GS_SF_WRUN_ROWS;
         pa.keys = W.skeys;
         pa.units = W.sunits;
         pa.run_first = run_rows > 1 ? W.run_first : NULL;
@@ -1072,9 +1100,10 @@ cleanup:
         if (cudaStreamDestroy(vs) != cudaSuccess) (void)cudaGetLastError();
     }
     if (values_in && cudaEventDestroy(values_in) != cudaSuccess) (void)cudaGetLastError();
-    if (work) {
+    if (work || work_pos) {
         if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
         gs_ts_work_free(be, work);
+        gs_ts_work_free(be, work_pos);
     }
     if (st != GS_OK) gs_ts_analysis_free(be, A);
     gs_ts_analysis_done(A);
@@ -1098,7 +1127,8 @@ gs_status gs_ts_levels_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool u
 {
     gs_status st = GS_OK;
     gs_ts_analysis A;
-    gs_ts_plan_opts po = {16, false, NULL, 1, GS_SF_RUN_ELL, false};
+    gs_ts_plan_opts po = {16, false, 1, GS_SF_RUN_ELL, false};
+    po.poison_plan = true;
     gs_int *drow = NULL, *dcol = NULL;
     double *dval = NULL;
     const size_t n = (size_t)T->nrows;
@@ -1118,6 +1148,76 @@ gs_status gs_ts_levels_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool u
         memcpy(level_ptr, A.D.h_level_ptr, ((size_t)A.D.nlevels + 1) * sizeof(gs_int));
     }
 cleanup:
+    gs_ts_analysis_free(be, &A);
+    gs_ts_free_array(be, &drow);
+    gs_ts_free_array(be, &dcol);
+    gs_ts_free_array(be, &dval);
+    return st;
+}
+
+gs_status gs_ts_wruns_plan_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, bool from_device,
+                               gs_int max_width, gs_sf_runs_plan *P)
+{
+    gs_status st = GS_OK;
+    gs_ts_analysis A;
+    gs_ts_plan_opts po = {max_width, true, GS_SF_WRUN_ROWS, GS_SF_RUN_ELL, false};
+    po.poison_plan = true;
+    gs_int *drow = NULL, *dcol = NULL;
+    double *dval = NULL;
+    const size_t n = (size_t)T->nrows;
+    memset(&A, 0, sizeof A);
+    memset(P, 0, sizeof *P);
+    if (from_device) {
+        GS_TRY(gs_ts_upload_array(be, &drow, T->rowptr, n + 1));
+        GS_TRY(gs_ts_upload_array(be, &dcol, T->colind, (size_t)T->nnz));
+        GS_TRY(gs_ts_upload_array(be, &dval, T->val, (size_t)T->nnz));
+        gs_csr_dev d = {T->nrows, T->ncols, T->nnz, drow, dcol, dval};
+        GS_TRY(gs_ts_analysis_run_dev(be, &d, uplo, unit_diag, &po, &A));
+    } else {
+        GS_TRY(gs_ts_analysis_run(be, T, uplo, unit_diag, &po, &A));
+    }
+    {
+        const gs_ls_dplan *D = &A.D;
+        const size_t np = (size_t)D->npos, w = (size_t)D->ell_width, rem = (size_t)D->rem_nnz;
+        P->n = D->n;
+        P->run_rows = n > 0 ? D->run_rows : GS_SF_WRUN_ROWS;
+        P->nruns = D->nunits;
+        P->npos = D->npos;
+        P->nlevels = D->nlevels;
+        P->ell_width = D->ell_width;
+        P->rem_nnz = D->rem_nnz;
+        P->max_row_length = D->max_row_length;
+        P->linked_rows = A.linked_rows;
+        GS_TRY(GS_MALLOC(P->level_ptr, (size_t)D->nlevels + 1));
+        GS_TRY(GS_MALLOC(P->perm, np ? np : 1));
+        GS_TRY(GS_MALLOC(P->ell_col, w * np > 0 ? w * np : 1));
+        GS_TRY(GS_MALLOC(P->ell_val, w * np > 0 ? w * np : 1));
+        GS_TRY(GS_MALLOC(P->rem_ptr, np + 1));
+        GS_TRY(GS_MALLOC(P->rem_col, rem ? rem : 1));
+        GS_TRY(GS_MALLOC(P->rem_val, rem ? rem : 1));
+        GS_TRY(GS_MALLOC(P->dinv, np ? np : 1));
+        memcpy(P->level_ptr, D->h_level_ptr, ((size_t)D->nlevels + 1) * sizeof(gs_int));
+        if (n > 0) { /* poisoned first: every element must come from the device */
+            memset(P->perm, 0xA5, np * sizeof(gs_int));
+            memset(P->ell_col, 0xA5, w * np * sizeof(gs_int));
+            memset(P->ell_val, 0xA5, w * np * sizeof(double));
+            memset(P->rem_ptr, 0xA5, (np + 1) * sizeof(gs_int));
+            memset(P->rem_col, 0xA5, rem * sizeof(gs_int));
+            memset(P->rem_val, 0xA5, rem * sizeof(double));
+            memset(P->dinv, 0xA5, np * sizeof(double));
+            GS_TRY(gs_backend_download(be, P->perm, D->perm, np * sizeof(gs_int)));
+            GS_TRY(gs_backend_download(be, P->ell_col, D->ell_col, w * np * sizeof(gs_int)));
+            GS_TRY(gs_backend_download(be, P->ell_val, D->ell_val, w * np * sizeof(double)));
+            GS_TRY(gs_backend_download(be, P->rem_ptr, D->rem_ptr, (np + 1) * sizeof(gs_int)));
+            GS_TRY(gs_backend_download(be, P->rem_col, D->rem_col, rem * sizeof(gs_int)));
+            GS_TRY(gs_backend_download(be, P->rem_val, D->rem_val, rem * sizeof(double)));
+            GS_TRY(gs_backend_download(be, P->dinv, D->dinv, np * sizeof(double)));
+        } else {
+            P->rem_ptr[0] = 0;
+        }
+    }
+cleanup:
+    if (st != GS_OK) gs_sf_runs_plan_free(P);
     gs_ts_analysis_free(be, &A);
     gs_ts_free_array(be, &drow);
     gs_ts_free_array(be, &dcol);

@@ -709,7 +709,7 @@ gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, b
     gs_status st = GS_OK;
     gs_ts_analysis AT;
     gs_ts_merge_dev R;
-    gs_ts_plan_opts po = {16, true, NULL, 1, GS_SF_RUN_ELL, false};
+    gs_ts_plan_opts po = {16, true, 1, GS_SF_RUN_ELL, false};
     memset(TD, 0, sizeof *TD);
     memset(M, 0, sizeof *M);
     memset(&AT, 0, sizeof AT);

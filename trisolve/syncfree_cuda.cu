@@ -690,13 +690,7 @@ typedef struct sf_data {
     char *fold_arena;        /* ... in one block: b indices [fold_w n], t_ij, 1/t_jj [fold_w n] and 1/t_ii [n] */
     const gs_int *fold_b;    /* ... the parts of the block; the values in the plans' type (float with single) */
     const void *fold_t, *fold_d, *fold_di;
-    /* warp runs (GS_SYNCFREE_SCHEDULE=wruns; sf_wr_build): the host twin's plan uploaded */
-    bool wruns;
-    gs_sf_runs_plan wr;      /* its scalars (arrays freed after the upload) */
-    gs_int *wr_perm, *wr_ell_col, *wr_rem_ptr, *wr_rem_col;
-    double *wr_ell_val, *wr_rem_val, *wr_dinv;
-    long long *wr_ready;     /* 2 npos values, then the ticket */
-    int wr_blocks, wr_wmax;
+    bool wruns_rule;         /* warp runs chosen by the rule after T's row levels (tplan_time: that pass) */
 } sf_data;
 
 static void sf_stage_release(gs_backend *be, sf_stage *S)
@@ -721,15 +715,124 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
     d->fold_b = NULL;
     d->fold_t = d->fold_d = d->fold_di = NULL;
     d->nstages = 0;
-    gs_ts_free_array(be, &d->wr_perm);
-    gs_ts_free_array(be, &d->wr_ell_col);
-    gs_ts_free_array(be, &d->wr_ell_val);
-    gs_ts_free_array(be, &d->wr_rem_ptr);
-    gs_ts_free_array(be, &d->wr_rem_col);
-    gs_ts_free_array(be, &d->wr_rem_val);
-    gs_ts_free_array(be, &d->wr_dinv);
-    gs_ts_free_array(be, &d->wr_ready);
-    d->wruns = false;
+    d->wruns_rule = false;
+}
+
+/* ================================================================ warp runs (GS_SF_WRUN_ROWS rows)
+ *
+ * The schedule of trisolve_impl.h's warp runs (docs/notes-trisolve.md version 21): a warp per run of up to
+ * 32 rows that read the row before them, lane k holding the k-th row at position p = rp * 32 + k (the GPU
+ * analysis's plan with run_rows = GS_SF_WRUN_ROWS). Every lane polls the ready values of its row's entries
+ * outside the run (all at once, in warp-uniform rounds: a lane that left the polling loop on its own made
+ * the scan wait for it, 1900-4100 cycles in the probe), forms c = (b - sum) * (1/t_kk) and
+ * a = t_{k,k-1} * (1/t_kk) (the link: the entry whose column is the position before its own), and a
+ * Kogge-Stone scan of the affine maps x -> -a x + c over the lanes gives x_k = B_k. Runs are taken by
+ * ticket in run-level order (a run reads only runs of smaller level, hence of earlier tickets: no wait can
+ * deadlock); generations and the reset of the other ready array as in sf_kernel. S.nunits = runs,
+ * S.n = positions; values of type V widened to double. */
+#define SF_WR_WARPS_PER_SM 16      /* rows of at most 4 ELL entries (probe: 3D 545 -> 149 us from 1 to 16) */
+#define SF_WR_WARPS_PER_SM_WIDE 4  /* wider rows: their polls load L2 (probe: laplace27 best at 4) */
+
+template <int WMAX, typename V>
+static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, const double *__restrict__ b,
+                                                                  double *__restrict__ x)
+{
+    const int lane = (int)(threadIdx.x & 31u);
+    unsigned long long t = 0;
+    if (lane == 0) t = atomicAdd(S.ticket, 1ULL);
+    t = __shfl_sync(0xffffffffu, t, 0);
+    const unsigned long long solve = t / S.per_solve, first = solve * S.per_solve;
+    long long *cur = S.ready + ((solve & 1ULL) ? (size_t)S.n : 0);
+    long long *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.n);
+    for (;;) {
+        const unsigned long long rp = t - first;
+        if (rp >= (unsigned long long)S.nunits) break;
+        const gs_int p = (gs_int)rp * GS_SF_WRUN_ROWS + lane, i = __ldg(S.perm + p);
+        const bool active = i >= 0;
+        gs_int c[WMAX];
+        double v[WMAX], bi = 0.0, di = 0.0, link = 0.0;
+        long long g[WMAX];
+#pragma unroll
+        for (int k = 0; k < WMAX; k++) {
+            c[k] = -1;
+            v[k] = 0.0;
+            if (active && k < S.w) {
+                const size_t q = (size_t)k * (size_t)S.n + (size_t)p;
+                c[k] = __ldg(S.ell_col + q);
+                v[k] = (double)__ldg(S.ell_val + q);
+                if (lane > 0 && c[k] == p - 1) { /* the link: passed by the scan, not polled */
+                    link = v[k];
+                    c[k] = -1;
+                    v[k] = 0.0;
+                }
+            }
+        }
+        gs_int r0 = 0, r1 = 0; /* the remainder's range: read with the row (after the polls it would be a
+                                  dependent load on every hop: the polls' asm keeps later loads after them) */
+        if (active) {
+            bi = __ldg(b + i);
+            di = (double)__ldg(S.dinv + p);
+            if (S.has_rem) {
+                r0 = __ldg(S.rem_ptr + p);
+                r1 = __ldg(S.rem_ptr + p + 1);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < WMAX; k++) g[k] = c[k] >= 0 ? gs_gpu_ld_relaxed(cur + c[k]) : 0LL;
+        for (;;) { /* warp-uniform rounds: re-poll what is still empty */
+            bool pending = false;
+#pragma unroll
+            for (int k = 0; k < WMAX; k++)
+                if (sf_hi_empty(g[k])) {
+                    g[k] = gs_gpu_ld_relaxed(cur + c[k]);
+                    pending = true;
+                }
+            if (!__any_sync(0xffffffffu, pending)) break;
+        }
+        double s = bi;
+#pragma unroll
+        for (int k = 0; k < WMAX; k++)
+            if (c[k] >= 0) s -= v[k] * __longlong_as_double(g[k]);
+        { /* the remainder (rows longer than the ELL width), in order */
+            for (gs_int q = r0; q < r1; q++) {
+                const gs_int col = __ldg(S.rem_col + q);
+                const double val = (double)__ldg(S.rem_val + q);
+                if (lane > 0 && col == p - 1) {
+                    link = val;
+                    continue;
+                }
+                long long gv;
+                while (sf_hi_empty(gv = gs_gpu_ld_relaxed(cur + col))) {
+                }
+                s -= val * __longlong_as_double(gv);
+            }
+        }
+        double A = active ? -(link * di) : 1.0, B = active ? s * di : 0.0;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const double Ao = __shfl_up_sync(0xffffffffu, A, off), Bo = __shfl_up_sync(0xffffffffu, B, off);
+            if (lane >= off) {
+                B = fma(A, Bo, B);
+                A = A * Ao;
+            }
+        }
+        if (active) {
+            x[i] = B;
+            gs_gpu_st_relaxed(cur + p, sf_bits(B));
+        }
+        nxt[p] = SF_EMPTY; /* the next solve's array (read by no run of this one) */
+        unsigned long long next = 0;
+        if (lane == 0) next = atomicAdd(S.ticket, 1ULL);
+        t = __shfl_sync(0xffffffffu, next, 0);
+    }
+}
+
+template <typename V>
+static sf_kernel_fn<V> sf_pick_wrun(int wmax)
+{
+    if (wmax <= 4) return sf_wrun_kernel<4, V>;
+    if (wmax <= 8) return sf_wrun_kernel<8, V>;
+    return sf_wrun_kernel<16, V>;
 }
 
 /* Lanes per row (sf_split_chunk) of a level-order plan. Rows of more than 8 ELL entries: 4 lanes when a
@@ -761,6 +864,25 @@ static gs_status sf_grid(sf_stage *d)
 {
     const gs_ls_dplan *D = &d->A.D;
     d->run_rows = D->run_rows;
+    d->lpr = 1;
+    d->rem_prefetch = false;
+    d->once = false;
+    if (D->run_rows == GS_SF_WRUN_ROWS) { /* warp runs: a warp per run, SF_WR_WARPS_PER_SM(_WIDE) per SM */
+        d->wmax = D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
+        int per_sm = 0;
+        const void *k = D->single ? (const void *)sf_pick_wrun<float>(d->wmax) : (const void *)sf_pick_wrun<double>(d->wmax);
+        GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, SF_BLOCK, 0)));
+        long long want = (d->wmax == 4 ? SF_WR_WARPS_PER_SM : SF_WR_WARPS_PER_SM_WIDE) / (SF_BLOCK / 32);
+        const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only */
+        if (knob && atoi(knob) >= SF_BLOCK / 32) want = atoi(knob) / (SF_BLOCK / 32);
+        if (per_sm > 0 && want > per_sm) want = per_sm;
+        if (want < 1) want = 1;
+        long long blocks = (long long)d->A.sms * want, need = ((long long)D->nunits + SF_BLOCK / 32 - 1) / (SF_BLOCK / 32);
+        if (blocks > need) blocks = need;
+        if (blocks < 1) blocks = 1;
+        d->blocks = (int)blocks;
+        return GS_OK;
+    }
     /* entry slots of the kernel: each slot costs instructions in every polling round, idle or not */
     const char *w6 = getenv("GS_SF_ELL6"); /* measurements: 0 = no 6-slot kernel (rows of 5-6 entries: 8) */
     const bool six = !(w6 && strcmp(w6, "0") == 0);
@@ -969,233 +1091,40 @@ cleanup:
     return st;
 }
 
-/* ================================================================ warp runs (GS_SF_WRUN_ROWS rows)
- *
- * The schedule of trisolve_impl.h's warp runs (docs/notes-trisolve.md version 21): a warp per run of up to
- * 32 rows that read the row before them, lane k holding the k-th row at position p = rp * 32 + k. Every
- * lane polls the ready values of its row's entries outside the run (all at once, in warp-uniform rounds:
- * a lane that left the polling loop on its own made the scan wait for it, 1900-4100 cycles in the probe),
- * forms c = (b - sum) * (1/t_kk) and a = t_{k,k-1} * (1/t_kk) (the link: the entry whose column is the
- * position before its own), and a Kogge-Stone scan of the affine maps x -> -a x + c over the lanes gives
- * x_k = B_k. Runs are taken by ticket in run-level order (a run reads only runs of smaller level, hence of
- * earlier tickets: no wait can deadlock); generations and the reset of the other ready array as in
- * sf_kernel. The plan is the host twin's (syncfree_ref.c), uploaded: this schedule is reached through
- * GS_SYNCFREE_SCHEDULE=wruns only until the GPU analysis builds it. */
-struct sf_wr_dev {
-    gs_int nruns, npos, w;
-    unsigned long long per_solve;
-    const gs_int *__restrict__ perm;
-    const gs_int *__restrict__ ell_col;
-    const double *__restrict__ ell_val;
-    const gs_int *__restrict__ rem_ptr;
-    const gs_int *__restrict__ rem_col;
-    const double *__restrict__ rem_val;
-    const double *__restrict__ dinv;
-    long long *ready;
-    unsigned long long *ticket;
-};
-
-#define SF_WR_WARPS_PER_SM 16      /* rows of at most 4 ELL entries (probe: 3D 545 -> 149 us from 1 to 16) */
-#define SF_WR_WARPS_PER_SM_WIDE 4  /* wider rows: their polls load L2 (probe: laplace27 best at 4) */
-
-template <int WMAX>
-static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_wr_dev S, const double *__restrict__ b,
-                                                                  double *__restrict__ x)
-{
-    const int lane = (int)(threadIdx.x & 31u);
-    unsigned long long t = 0;
-    if (lane == 0) t = atomicAdd(S.ticket, 1ULL);
-    t = __shfl_sync(0xffffffffu, t, 0);
-    const unsigned long long solve = t / S.per_solve, first = solve * S.per_solve;
-    long long *cur = S.ready + ((solve & 1ULL) ? (size_t)S.npos : 0);
-    long long *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.npos);
-    for (;;) {
-        const unsigned long long rp = t - first;
-        if (rp >= (unsigned long long)S.nruns) break;
-        const gs_int p = (gs_int)rp * GS_SF_WRUN_ROWS + lane, i = __ldg(S.perm + p);
-        const bool active = i >= 0;
-        gs_int c[WMAX];
-        double v[WMAX], bi = 0.0, di = 0.0, link = 0.0;
-        long long g[WMAX];
-#pragma unroll
-        for (int k = 0; k < WMAX; k++) {
-            c[k] = -1;
-            v[k] = 0.0;
-            if (active && k < S.w) {
-                const size_t q = (size_t)k * (size_t)S.npos + (size_t)p;
-                c[k] = __ldg(S.ell_col + q);
-                v[k] = __ldg(S.ell_val + q);
-                if (lane > 0 && c[k] == p - 1) { /* the link: passed by the scan, not polled */
-                    link = v[k];
-                    c[k] = -1;
-                    v[k] = 0.0;
-                }
-            }
-        }
-        gs_int r0 = 0, r1 = 0; /* the remainder's range: read with the row (after the polls it would be a
-                                  dependent load on every hop: the polls' asm keeps later loads after them) */
-        if (active) {
-            bi = __ldg(b + i);
-            di = __ldg(S.dinv + p);
-            r0 = __ldg(S.rem_ptr + p);
-            r1 = __ldg(S.rem_ptr + p + 1);
-        }
-#pragma unroll
-        for (int k = 0; k < WMAX; k++) g[k] = c[k] >= 0 ? gs_gpu_ld_relaxed(cur + c[k]) : 0LL;
-        for (;;) { /* warp-uniform rounds: re-poll what is still empty */
-            bool pending = false;
-#pragma unroll
-            for (int k = 0; k < WMAX; k++)
-                if (sf_hi_empty(g[k])) {
-                    g[k] = gs_gpu_ld_relaxed(cur + c[k]);
-                    pending = true;
-                }
-            if (!__any_sync(0xffffffffu, pending)) break;
-        }
-        double s = bi;
-#pragma unroll
-        for (int k = 0; k < WMAX; k++)
-            if (c[k] >= 0) s -= v[k] * __longlong_as_double(g[k]);
-        { /* the remainder (rows longer than the ELL width), in order */
-            for (gs_int q = r0; q < r1; q++) {
-                const gs_int col = __ldg(S.rem_col + q);
-                const double val = __ldg(S.rem_val + q);
-                if (lane > 0 && col == p - 1) {
-                    link = val;
-                    continue;
-                }
-                long long gv;
-                while (sf_hi_empty(gv = gs_gpu_ld_relaxed(cur + col))) {
-                }
-                s -= val * __longlong_as_double(gv);
-            }
-        }
-        double A = active ? -(link * di) : 1.0, B = active ? s * di : 0.0;
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const double Ao = __shfl_up_sync(0xffffffffu, A, off), Bo = __shfl_up_sync(0xffffffffu, B, off);
-            if (lane >= off) {
-                B = fma(A, Bo, B);
-                A = A * Ao;
-            }
-        }
-        if (active) {
-            x[i] = B;
-            gs_gpu_st_relaxed(cur + p, sf_bits(B));
-        }
-        nxt[p] = SF_EMPTY; /* the next solve's array (read by no run of this one) */
-        unsigned long long next = 0;
-        if (lane == 0) next = atomicAdd(S.ticket, 1ULL);
-        t = __shfl_sync(0xffffffffu, next, 0);
-    }
-}
-
-/* The warp-run plan of T (checked here: the GPU analysis is not run), uploaded; the grid. */
-static gs_status sf_wr_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, const gs_csr_dev *dT)
-{
-    gs_status st = GS_OK;
-    gs_backend *be = ts->be;
-    gs_csr H;
-    memset(&H, 0, sizeof H);
-    gs_sf_runs_plan *P = &d->wr;
-    memset(P, 0, sizeof *P);
-    if (ts->prm.single)
-        GS_FAIL(GS_ERR_ARG, "syncfree: the warp-run schedule (GS_SYNCFREE_SCHEDULE=wruns) stores its values in "
-                            "double only; preconditioner.precision = \"single\" needs another schedule");
-    if (!T) {
-        GS_TRY(gs_ts_csr_download(be, dT, &H));
-        T = &H;
-    }
-    GS_TRY(gs_trisolve_check_factor(T, ts->uplo, ts->unit_diag));
-    GS_TRY(gs_sf_runs_plan_build(T, ts->uplo, ts->unit_diag, GS_SF_WRUN_ROWS, SF_ELL_MAX, P));
-    {
-        const size_t np = (size_t)P->npos, w = (size_t)P->ell_width;
-        GS_TRY(gs_ts_upload_array(be, &d->wr_perm, P->perm, np));
-        GS_TRY(gs_ts_upload_array(be, &d->wr_ell_col, P->ell_col, w * np));
-        GS_TRY(gs_ts_upload_array(be, &d->wr_ell_val, P->ell_val, w * np));
-        GS_TRY(gs_ts_upload_array(be, &d->wr_rem_ptr, P->rem_ptr, np + 1));
-        GS_TRY(gs_ts_upload_array(be, &d->wr_rem_col, P->rem_col, (size_t)P->rem_nnz));
-        GS_TRY(gs_ts_upload_array(be, &d->wr_rem_val, P->rem_val, (size_t)P->rem_nnz));
-        GS_TRY(gs_ts_upload_array(be, &d->wr_dinv, P->dinv, np));
-        void *p = NULL;
-        GS_TRY(gs_backend_alloc(be, &p, (2 * np + 1) * sizeof(long long)));
-        d->wr_ready = (long long *)p;
-        cudaStream_t s = gs_ts_stream(be);
-        GS_TRY(TS_CUDA(cudaMemsetAsync(d->wr_ready, 0xFF, 2 * np * sizeof(long long), s)));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(d->wr_ready + 2 * np, 0, sizeof(long long), s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
-    }
-    {
-        d->wr_wmax = P->ell_width <= 4 ? 4 : P->ell_width <= 8 ? 8 : 16;
-        int dev = 0, sms = 1, per_sm = 0;
-        GS_TRY(TS_CUDA(cudaGetDevice(&dev)));
-        GS_TRY(TS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)));
-        const void *k = d->wr_wmax == 4 ? (const void *)sf_wrun_kernel<4>
-                        : d->wr_wmax == 8 ? (const void *)sf_wrun_kernel<8>
-                                          : (const void *)sf_wrun_kernel<16>;
-        GS_TRY(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, SF_BLOCK, 0)));
-        long long want = (d->wr_wmax == 4 ? SF_WR_WARPS_PER_SM : SF_WR_WARPS_PER_SM_WIDE) / (SF_BLOCK / 32);
-        const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only */
-        if (knob && atoi(knob) >= SF_BLOCK / 32) want = atoi(knob) / (SF_BLOCK / 32);
-        if (per_sm > 0 && want > per_sm) want = per_sm;
-        if (want < 1) want = 1;
-        long long blocks = (long long)sms * want, need = ((long long)P->nruns + SF_BLOCK / 32 - 1) / (SF_BLOCK / 32);
-        if (blocks > need) blocks = need;
-        if (blocks < 1) blocks = 1;
-        d->wr_blocks = (int)blocks;
-    }
-    d->wruns = true;
-cleanup:
-    gs_sf_runs_plan_free(P); /* the host arrays are not needed any more; the scalars stay for the view */
-    gs_csr_free(&H);
-    return st;
-}
-
-static gs_status sf_wr_solve(const sf_data *d, cudaStream_t s, const double *b, double *x)
-{
-    if (d->wr.n == 0) return GS_OK;
-    sf_wr_dev S;
-    S.nruns = d->wr.nruns;
-    S.npos = d->wr.npos;
-    S.w = d->wr.ell_width;
-    S.per_solve = (unsigned long long)d->wr.nruns + (unsigned long long)d->wr_blocks * (SF_BLOCK / 32);
-    S.perm = d->wr_perm;
-    S.ell_col = d->wr_ell_col;
-    S.ell_val = d->wr_ell_val;
-    S.rem_ptr = d->wr_rem_ptr;
-    S.rem_col = d->wr_rem_col;
-    S.rem_val = d->wr_rem_val;
-    S.dinv = d->wr_dinv;
-    S.ready = d->wr_ready;
-    S.ticket = (unsigned long long *)(d->wr_ready + 2 * (size_t)d->wr.npos);
-    if (d->wr_wmax == 4) sf_wrun_kernel<4><<<(unsigned)d->wr_blocks, SF_BLOCK, 0, s>>>(S, b, x);
-    else if (d->wr_wmax == 8) sf_wrun_kernel<8><<<(unsigned)d->wr_blocks, SF_BLOCK, 0, s>>>(S, b, x);
-    else sf_wrun_kernel<16><<<(unsigned)d->wr_blocks, SF_BLOCK, 0, s>>>(S, b, x);
-    GS_CALL(TS_LAUNCHED("sf_wrun_kernel"));
-    return GS_OK;
-}
-
-/* levels_only of T's analysis: merging is wanted (levels per group, forced in *ctx or by the rule, above
- * 1), so T's own plan would be thrown away: its levels are enough */
+/* levels per group of the merged schedule: forced (> 0), or the rule's from T's row levels */
 static gs_int sf_merge_levels(gs_int forced, gs_int n, gs_int nlevels, gs_int max_row_length)
 {
     return forced > 0 ? forced : gs_ts_syncfree_merge_rule(n, nlevels, max_row_length);
 }
 
-static bool sf_levels_only(gs_int n, gs_int nlevels, gs_int max_row_length, const void *ctx)
+/* The schedule after T's row levels: GS_SF_WRUN_ROWS when the rule picks warp runs (auto only: forced
+ * is 0), else 1 (merged where sf_merge_levels is above 1). */
+static gs_int sf_after_levels(gs_int forced, const gs_ts_row_stats *rs, gs_int nlevels)
 {
-    return sf_merge_levels(*(const gs_int *)ctx, n, nlevels, max_row_length) > 1;
+    if (forced != 0) return 1;
+    return gs_ts_syncfree_rule(rs, nlevels, sf_merge_levels(0, rs->n, nlevels, rs->max_row_length));
+}
+
+/* levels_only of T's analysis: T's own plan would be thrown away (merging or warp runs wanted): its
+ * levels are enough. ctx: the levels per group forced (0: auto) */
+static bool sf_levels_only(const gs_ts_row_stats *rs, gs_int nlevels, const void *ctx)
+{
+    const gs_int forced = *(const gs_int *)ctx;
+    return sf_merge_levels(forced, rs->n, nlevels, rs->max_row_length) > 1 ||
+           sf_after_levels(forced, rs, nlevels) == GS_SF_WRUN_ROWS;
 }
 
 /* The analysis of a factor given on the host (T) or already in device memory (dT, T NULL: a GPU
  * factorization's output, read there without a round trip); everything after the plan is shared. With
- * preconditioner.precision = "single" the plan stores its values in float. */
+ * preconditioner.precision = "single" the plan stores its values in float. Auto: T's row levels first
+ * (rows as units), then the rule: T's level plan, the merged schedule, or warp runs (a second analysis
+ * of T's device copy with runs as units). */
 static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_dev *dT)
 {
     sf_data *d = (sf_data *)ts->data;
     gs_backend *be = ts->be;
     gs_status st = GS_OK;
-    gs_ts_plan_opts po = {SF_ELL_MAX, true, gs_ts_syncfree_rule, 0, GS_SF_RUN_ELL, ts->prm.single};
+    gs_ts_plan_opts po = {SF_ELL_MAX, true, 0, GS_SF_RUN_ELL, ts->prm.single};
     gs_int m = 0;
     bool built = false;
 
@@ -1206,13 +1135,8 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
     GS_TRY(gs_ts_syncfree_merge_forced(&m));
     d->forced = po.forced_run_rows > 0;
-    if (po.forced_run_rows == GS_SF_WRUN_ROWS) { /* warp runs: the host twin's plan (sf_wr_build) */
-        GS_TRY(sf_wr_build(ts, d, T, dT));
-        d->total_time = gs_wtime() - d->t0;
-        goto cleanup;
-    }
-    /* T's analysis (checks the rows): the level order's only stage, or, where the merged schedule is
-     * wanted, only T's levels (no plan: T_D's checks T's diagonal) */
+    /* T's analysis (checks the rows): the level order's only stage, or, where the merged schedule or warp
+     * runs are wanted, only T's levels (no plan: the next plan checks T's diagonal) */
     po.levels_only = sf_levels_only;
     po.levels_ctx = &m;
     GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->st[0].A)
@@ -1220,16 +1144,39 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     d->tplan_time = gs_wtime() - d->t0;
     if (d->st[0].A.row_level) {
         const gs_ls_dplan *D = &d->st[0].A.D;
-        GS_TRY(sf_merged_build(ts, d, T, dT, sf_merge_levels(m, D->n, D->nlevels, D->max_row_length), &po, &built));
-        if (!built) { /* too much fill: T's plan after all, its levels given */
+        gs_ts_row_stats rs;
+        rs.n = D->n;
+        rs.max_row_length = D->max_row_length;
+        rs.nnz_offdiag = D->nnz_off;
+        rs.linked_rows = d->st[0].A.linked_rows;
+        if (sf_after_levels(m, &rs, D->nlevels) == GS_SF_WRUN_ROWS) {
+            /* warp runs: the runs' plan from T's device copy (the levels-only analysis uploaded a host T) */
             gs_ts_analysis L = d->st[0].A;
             memset(&d->st[0].A, 0, sizeof d->st[0].A);
-            po.given_level = L.row_level;
-            po.given_max_level = L.D.nlevels - 1;
-            st = T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->st[0].A)
-                   : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->st[0].A);
+            po.forced_run_rows = GS_SF_WRUN_ROWS;
+            po.levels_only = NULL;
+            st = gs_ts_analysis_run_dev(be, T ? &L.tdev : dT, ts->uplo, ts->unit_diag, &po, &d->st[0].A);
             gs_ts_analysis_free(be, &L);
             if (st != GS_OK) goto cleanup;
+            d->st[0].A.t0 = d->t0; /* the stage's times cover both passes (the upload was the first's) */
+            d->st[0].A.t.upload = L.t.upload;
+            d->st[0].A.t.upload_bytes = L.t.upload_bytes;
+            d->st[0].A.t.staged = L.t.staged;
+            d->st[0].A.t.staging_alloc = L.t.staging_alloc;
+            d->wruns_rule = true;
+        } else {
+            GS_TRY(sf_merged_build(ts, d, T, dT, sf_merge_levels(m, D->n, D->nlevels, D->max_row_length), &po,
+                                   &built));
+            if (!built) { /* too much fill: T's plan after all, its levels given */
+                gs_ts_analysis L = d->st[0].A;
+                memset(&d->st[0].A, 0, sizeof d->st[0].A);
+                po.given_level = L.row_level;
+                po.given_max_level = L.D.nlevels - 1;
+                st = T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->st[0].A)
+                       : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->st[0].A);
+                gs_ts_analysis_free(be, &L);
+                if (st != GS_OK) goto cleanup;
+            }
         }
     }
     if (built) {
@@ -1289,6 +1236,13 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         S.fold_d = (const V *)fold->fold_d;
         S.fold_di = (const V *)fold->fold_di;
     }
+    if (D->run_rows == GS_SF_WRUN_ROWS) { /* warp runs: a ticket per run */
+        S.nchunks = (unsigned long long)D->nunits;
+        S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
+        sf_pick_wrun<V>(d->wmax)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+        GS_CALL(TS_LAUNCHED("sf_wrun_kernel"));
+        return GS_OK;
+    }
     if (level_sync && one_pass) { /* at most two levels: one launch (sf_td2_kernel) */
         sf_td2_kernel<V><<<(unsigned)((D->npos + 255) / 256), 256, 0, s>>>(S, b, x);
         GS_CALL(TS_LAUNCHED("sf_td2_kernel"));
@@ -1329,9 +1283,7 @@ static gs_status sf_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
 {
     const sf_data *d = (const sf_data *)ts->data;
     cudaStream_t s = gs_ts_stream(ts->be);
-    if (d->wruns) {
-        GS_CALL(sf_wr_solve(d, s, b->data, x->data));
-    } else if (d->nstages == 2 && d->td_fold) { /* one launch: M's rows form their y from b */
+    if (d->nstages == 2 && d->td_fold) { /* one launch: M's rows form their y from b */
         GS_CALL(sf_stage_solve(&d->st[1], s, b->data, x->data, false, false, d));
     } else if (d->nstages == 2) {
         GS_CALL(sf_stage_solve(&d->st[0], s, b->data, d->y, d->td_sync, d->td_one_pass, NULL));
@@ -1355,24 +1307,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     const sf_data *d = (const sf_data *)ts->data;
     const sf_stage *S0 = &d->st[0];
     bool runs = S0->run_rows > 1, merged = d->nstages == 2;
-    if (d->wruns) {
-        gs_ts_report_string(rep, prefix, "implementation",
-                            "cuda sync-free, warp runs (a warp per run of up to 32 linked rows: its entries outside "
-                            "the run polled, the run's recurrence solved by a scan over the lanes; runs in run-level "
-                            "order; plan built on the host)");
-        gs_ts_report_string(rep, prefix, "schedule", "wruns");
-        gs_ts_report_string(rep, prefix, "precision", "double");
-        gs_ts_report_int(rep, prefix, "schedule_forced", 1);
-        gs_ts_report_int(rep, prefix, "levels", d->wr.nlevels);
-        gs_ts_report_int(rep, prefix, "runs", d->wr.nruns);
-        gs_ts_report_int(rep, prefix, "run_rows", d->wr.run_rows);
-        gs_ts_report_int(rep, prefix, "linked_rows", d->wr.linked_rows);
-        gs_ts_report_int(rep, prefix, "ell_width", d->wr.ell_width);
-        gs_ts_report_int(rep, prefix, "remainder_nnz", d->wr.rem_nnz);
-        gs_ts_report_int(rep, prefix, "warps", (long long)d->wr_blocks * (SF_BLOCK / 32));
-        gs_ts_report_double(rep, prefix, "analysis_time", d->total_time);
-        return;
-    }
+    const bool wruns = S0->run_rows == GS_SF_WRUN_ROWS;
     gs_ts_report_string(rep, prefix, "implementation",
                         merged && d->td_fold
                             ? "cuda sync-free, merged levels (T = T_D + T_O, x = M^{-1} T_D^{-1} b with "
@@ -1383,12 +1318,15 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
                                    "M = I + T_D^{-1} T_O: two level-order solves of m and levels/m levels; a "
                                    "thread per row spinning on the values it reads; persistent warps taking 32 "
                                    "rows per ticket)"
+                        : wruns ? "cuda sync-free, warp runs (GPU analysis; a warp per run of up to 32 linked rows: "
+                                  "its entries outside the run polled, the run's recurrence solved by a scan over "
+                                  "the lanes; runs in run-level order, persistent warps taking a run per ticket)"
                         : runs ? "cuda sync-free (GPU analysis; runs of linked rows in level order, a thread per run "
                                  "keeping the run's dependency in a register and spinning on the values it reads; "
                                  "persistent warps taking 32 runs per ticket)"
                                : "cuda sync-free (GPU analysis; rows in level order, a thread per row spinning on the "
                                  "values it reads; persistent warps taking 32 rows per ticket)");
-    gs_ts_report_string(rep, prefix, "schedule", merged ? "merged" : runs ? "runs" : "levels");
+    gs_ts_report_string(rep, prefix, "schedule", merged ? "merged" : wruns ? "wruns" : runs ? "runs" : "levels");
     /* single: the factor's values in float, applied with double accumulation (b, x, sums in double) */
     gs_ts_report_string(rep, prefix, "precision", ts->prm.single ? "single" : "double");
     gs_ts_report_int(rep, prefix, "schedule_forced", d->forced ? 1 : 0);
@@ -1421,6 +1359,7 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
     }
     if (d->merge.too_much_fill) gs_ts_report_int(rep, prefix, "merge_refused_fill", 1);
     gs_ts_analysis_view(&S0->A, rep, prefix);
+    if (d->wruns_rule) gs_ts_report_double(rep, prefix, "row_levels_time", d->tplan_time); /* the rule's pass */
     gs_ts_report_int(rep, prefix, "warps", (long long)S0->blocks * (SF_BLOCK / 32));
     gs_ts_report_int(rep, prefix, "remainder_prefetch", S0->rem_prefetch ? 1 : 0);
     gs_ts_report_int(rep, prefix, "lanes_per_row", S0->lpr);
@@ -1434,7 +1373,6 @@ gs_int gs_ts_syncfree_levels(const gs_trisolve *ts)
 {
     if (!ts || ts->ops != &sf_ops || !ts->analysed || !ts->data) return -1;
     const sf_data *d = (const sf_data *)ts->data;
-    if (d->wruns) return d->wr.nlevels;
     if (d->nstages == 2) return d->st[0].A.D.nlevels + d->st[1].A.D.nlevels; /* hops on the critical path */
     return d->st[0].A.D.nlevels;
 }

@@ -67,8 +67,9 @@ gs_status gs_sf_runs_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, g
                 else if (t - (uplo == GS_LOWER ? ci[q] : n - 1 - ci[q]) < run_rows) near = true;
             }
             if (len > P->max_row_length) P->max_row_length = len;
+            if (warp && near) linked = false; /* the strict link */
             if (linked) P->linked_rows++;
-            if (!linked || (warp && near)) chain_start = t;
+            if (!linked) chain_start = t;
             if ((t - chain_start) % run_rows == 0) P->run_first[P->nruns++] = t;
             run_of[i] = P->nruns - 1;
         }

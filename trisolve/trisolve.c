@@ -9,10 +9,10 @@
  *              kernel with grid barriers between wide levels).
  *   cusparse   cuSPARSE SpSV (cuda backend only).
  *   syncfree   one kernel without barriers, each row waiting on the values it reads (cuda,
- *              syncfree_cuda.cu), in one of two schedules chosen in its analysis by the rule below
- *              ("the sync-free schedule rule"): rows in level order, a thread per row; or runs of up to
- *              GS_SF_RUN_ROWS linked rows in level order, a thread per run (syncfree_ref.c host twin);
- *              on the host backend the sequential row order is already a valid sync-free schedule,
+ *              syncfree_cuda.cu), in one of the schedules chosen in its analysis by the rule below
+ *              ("the sync-free schedule rule"): rows in level order, a thread per row; merged levels;
+ *              or warp runs of up to GS_SF_WRUN_ROWS linked rows in run-level order, a warp per run
+ *              (syncfree_ref.c host twin); on the host backend the sequential row order is already a valid sync-free schedule,
  *              so it runs the reference substitution there.
  *   auto       the rule below, decided in analyse() from the factor's levels.
  *   jacobi     approximate: trisolve.<side>.sweeps Jacobi sweeps x <- D^{-1}(b - (T - D)x) from
@@ -37,8 +37,9 @@
  *                    fixed cost (one persistent launch over a one-wave grid, ticket hand-out) loses
  *                    below ~10 levels, where SpSV's cheaper launch wins (bayer10: 34.6 vs 30.4 us).
  *                    The extra SpSV analysis is paid only on such small, shallow factors. No host level pass is made here: it would cost more than
- *                    the whole GPU analysis. syncfree's analysis then picks its schedule (levels or
- *                    runs) from row statistics it computes on the GPU: gs_ts_syncfree_rule below.
+ *                    the whole GPU analysis. syncfree's analysis then picks its schedule (levels,
+ *                    merged or warp runs) from the row statistics and levels it computes on the GPU:
+ *                    gs_ts_syncfree_rule and gs_ts_syncfree_merge_rule below.
  *                    bench/trisolve_set.sh checks "auto never slower than cusparse" on the benchmark
  *                    set (the four PDE factors and the real matrices with more than 10,000 rows).
  *
@@ -506,28 +507,28 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
 
 /* ---------------------------------------------------------------- the sync-free schedule rule
  *
- * syncfree on cuda runs one of two schedules (trisolve_impl.h): "levels" (a thread per row, rows in level
- * order) or "runs" (a thread per run of up to GS_SF_RUN_ROWS consecutive rows that each read the row
- * before them, the dependency inside a run kept in a register). The cost of either is about
- * (levels of its units) x (one cross-SM hop, ~0.5-0.9 us on the H100); runs cut the levels where rows
- * read their predecessor, i.e. along the grid lines of a PDE factor in natural order. A simulation of
- * both schedules with the measured hop cost (docs/notes-trisolve.md, "Version 5") gives for runs of 4:
- * poisson2d 1024^2 1412 -> 877 us, poisson3d 100^3 252 -> 184 us, laplace27 64^3 529 -> 444 us. The run
- * kernel holds GS_SF_RUN_ROWS x GS_SF_RUN_ELL entries per thread in registers; longer rows go through
- * its remainder loop, one dependency read at a time, which would give back the gain. Rule:
- *   planned: runs when at least half the rows are linked to their predecessor and no row has more
- *   than GS_SF_RUN_ELL off-diagonal entries; levels otherwise.
- *   measured: runs lose (see the function), so the rule returns levels for every factor. */
+ * syncfree on cuda runs one of these schedules (trisolve_impl.h): "levels" (a thread per row, rows in
+ * level order), "merged" (two level-order solves, T = T_D + T_O, m levels per group: the merge rule below),
+ * "wruns" (a warp per run of up to 32 consecutive rows, each reading the row before it, the run's
+ * recurrence solved by a scan over the lanes) and "runs" (a thread per run of 4; measured slower than
+ * levels everywhere -- L+U of poisson3d 100^3 1334 vs 486 us, poisson2d 1024^2 6501 vs 2647 us (H100,
+ * 2026-11-22) -- and kept for GS_SYNCFREE_SCHEDULE=runs only). The cost of each is about
+ * (levels of its units) x (one cross-SM hop) while the grid keeps up; warp runs cut the levels where rows
+ * read their predecessor, i.e. along the grid lines of a PDE factor in natural order (3D 7-point 100^3:
+ * 298 row levels -> 202 run levels; 2D 5-point 1024^2 2047 -> 1055), merging cuts them by m.
+ *
+ * Rule (H100, docs/notes-trisolve.md version 21-22): warp runs when the factor has a long critical path
+ * (at least 64 row levels), at least GS_SF_WRUN_MIN_LINKED of its rows linked by the strict link (a run
+ * then averages many rows and holes cost at most 4.1 n positions), no row longer than the kernel's
+ * GS_SF_WRUN_MAX_ROW ELL slots, and merging does not pay more than m = 2 (the merge rule's m for wide
+ * levels): poisson3d 100^3 L 161 us (wruns) vs 179 (merged, m = 2), laplace27 64^3 (no merge: rows of 13)
+ * 356 vs 358 (levels); poisson2d 1024^2 is merged at m = 16: 278 us vs 679 (wruns). */
 
-gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s)
+gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s, gs_int nlevels, gs_int merge_m)
 {
-    /* Measured on the H100 (bench/trisolve_set.sh, 2026-11-22): the run schedule is SLOWER than the
-     * level schedule on every factor where the rule above would pick it -- L+U of poisson3d 100^3 1334 us
-     * (runs) vs 486 us (levels), poisson2d 1024^2 6501 vs 2647 us, convdiff3d 1334 vs 486 us -- against
-     * the simulation's prediction (the run kernel: 168 registers, low occupancy, serial rows per thread).
-     * So levels always; runs stay reachable through GS_SYNCFREE_SCHEDULE=runs for further work. */
-    (void)s;
-    return 1;
+    if (s->n <= 0 || nlevels < 64 || merge_m > 2 || s->max_row_length > GS_SF_WRUN_MAX_ROW) return 1;
+    if ((double)s->linked_rows < GS_SF_WRUN_MIN_LINKED * (double)s->n) return 1;
+    return GS_SF_WRUN_ROWS;
 }
 
 gs_status gs_ts_syncfree_forced(gs_int *run_rows)

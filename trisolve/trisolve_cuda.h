@@ -94,10 +94,11 @@ void gs_ts_work_free(gs_backend *be, void *p);
  * or with position_cols the POSITION of the column's row (the sync-free solver keeps its ready values
  * by position). With run_rows > 1 the units renumbered level by level are the runs of the sync-free
  * solver (trisolve_impl.h; gs_sf_runs_plan_build is the host twin): the k-th row of the run at unit
- * position rp is at position k * nunits + rp, positions past a run's end are holes (perm -1). */
+ * position rp is at position k * nunits + rp (warp runs, run_rows = GS_SF_WRUN_ROWS: rp * run_rows + k),
+ * positions past a run's end are holes (perm -1). */
 struct gs_ls_dplan {
     gs_int n, nlevels, ell_width, rem_nnz, nnz_off, max_row_length, max_width;
-    gs_int run_rows; /* 1: units are rows (positions = rows); GS_SF_RUN_ROWS: runs */
+    gs_int run_rows; /* 1: units are rows (positions = rows); GS_SF_RUN_ROWS: runs; GS_SF_WRUN_ROWS: warp runs */
     gs_int nunits;   /* rows or runs */
     gs_int npos;     /* positions: run_rows * nunits */
     bool position_cols;
@@ -134,7 +135,7 @@ struct gs_ts_analysis {
     gs_ts_atimes t;
     gs_int max_level_rows; /* widest level (units: rows or runs) */
     gs_int rows_level0;    /* units without dependencies */
-    long long linked_rows; /* rows that read the row before them in dependency order */
+    long long linked_rows; /* rows linked to the row before them (the strict link unless runs of GS_SF_RUN_ROWS) */
     int sms;               /* multiprocessors of the device */
     double t0;             /* gs_wtime() at the start of the analysis */
     /* Levels-only analyses (gs_ts_plan_opts.levels_only; NULL otherwise): the level of each row (device),
@@ -150,10 +151,10 @@ struct gs_ts_analysis {
 struct gs_ts_plan_opts {
     gs_int max_width;     /* ELL width limit of the level order (1 .. GS_LS_ELL_MAX_WIDTH) */
     bool position_cols;   /* entry columns as positions */
-    /* rows per run from the row statistics (1 or GS_SF_RUN_ROWS); NULL: always the level order */
-    gs_int (*run_rows)(const gs_ts_row_stats *s);
-    gs_int forced_run_rows; /* > 0: this many rows per run whatever run_rows says (1 or GS_SF_RUN_ROWS) */
-    gs_int run_max_width;   /* ELL width limit of the run schedule */
+    /* rows per run: 0 or 1 the level order (rows as units), GS_SF_RUN_ROWS runs (links as defined for
+     * them), GS_SF_WRUN_ROWS warp runs (the strict link, positions p = rp * GS_SF_WRUN_ROWS + k) */
+    gs_int forced_run_rows;
+    gs_int run_max_width;   /* ELL width limit of the run schedule (GS_SF_RUN_ROWS; warp runs: max_width) */
     bool single;            /* the plan's values (ELL, remainder, 1/diagonal) in float */
     /* Levels given instead of computed (the merged schedule's T_D and M, whose levels follow from T's):
      * device array by row, every dependency of a row at a smaller level, the largest given_max_level;
@@ -164,9 +165,11 @@ struct gs_ts_plan_opts {
      * of a level-order analysis (rows as units) are known; true stops the analysis there, before the
      * sort and the layout, with gs_ts_analysis.row_level set and D holding n, nlevels, max_row_length
      * and nnz_off only (no arrays, and T's diagonal values unchecked: the caller's next plan of the
-     * same rows must check them). NULL: never. */
-    bool (*levels_only)(gs_int n, gs_int nlevels, gs_int max_row_length, const void *ctx);
+     * same rows must check them). NULL: never. Given the row statistics (linked_rows: strict links, as
+     * for warp runs) and the number of levels. */
+    bool (*levels_only)(const gs_ts_row_stats *rs, gs_int nlevels, const void *ctx);
     const void *levels_ctx;
+    bool poison_plan; /* tests: the plan's block filled with 0xA5 bytes before the kernels write it */
 };
 
 /* The analysis of the level-order solvers, x = T^{-1} b with T given on the host (header checked by
@@ -176,10 +179,11 @@ struct gs_ts_plan_opts {
  *      of the next);
  *   2. row pass, one thread per row: the row predicate of gs_ts_check_rows (row pointers, column range,
  *      order, side, diagonal presence; the first faulty row by atomicMin), row lengths and their
- *      histogram, links (row reads its predecessor in dependency order). A faulty row: gs_ts_check_rows
+ *      histogram, links (row reads its predecessor in dependency order; unless GS_SF_RUN_ROWS runs are
+ *      asked for, the strict link of warp runs: and no other entry less than GS_SF_WRUN_ROWS rows back). A faulty row: gs_ts_check_rows
  *      on the host over the rows up to it gives the error, with exactly gs_trisolve_check_factor's
  *      message (the first faulty row, whatever its fault);
- *   3. schedule: opts->run_rows(statistics) rows per run; for runs, chain starts by a max-scan, run
+ *   3. schedule: opts->forced_run_rows rows per run; for runs, chain starts by a max-scan, run
  *      starts and a scan give the runs;
  *   4. levels of the units (rows or runs): one thread per unit in dependency order (blocks take their
  *      units by an atomic ticket, so a unit only waits for units of running or finished blocks), each

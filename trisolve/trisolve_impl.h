@@ -132,16 +132,19 @@ typedef struct gs_ts_row_stats {
     gs_int n;
     gs_int max_row_length; /* off-diagonal entries of the longest row */
     long long nnz_offdiag;
-    long long linked_rows; /* rows that read the row before them in dependency order */
+    long long linked_rows; /* rows linked to the row before them in dependency order (warp runs' strict link) */
 } gs_ts_row_stats;
 
-/* The schedule rule of the sync-free solver (trisolve.c, beside auto's rule): rows per run, 1 = the
- * level order, GS_SF_RUN_ROWS = runs. */
-gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s);
+/* The schedule rule of the sync-free solver (trisolve.c, beside auto's rule), given the row statistics,
+ * the row levels and the levels per group the merge rule (or the environment) asks for:
+ * GS_SF_WRUN_ROWS = warp runs, 1 = the level order (merged where m > 1). */
+gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s, gs_int nlevels, gs_int merge_m);
+#define GS_SF_WRUN_MIN_LINKED 0.9 /* warp runs: at least this fraction of the rows linked (positions <= 4.1 n) */
+#define GS_SF_WRUN_MAX_ROW 16     /* ... and no row longer than the kernel's ELL slots */
 /* The schedule forced by the environment variable GS_SYNCFREE_SCHEDULE (tests, measurements):
  * "levels" or "merged" (whose two solves are level orders) -> *run_rows = 1, "runs" -> GS_SF_RUN_ROWS,
- * "wruns" -> GS_SF_WRUN_ROWS (warp runs; the cuda solver builds their plan on the host for now, values in
- * double only), unset, empty or "auto" -> 0 (the rule decides); anything else is GS_ERR_ARG. */
+ * "wruns" -> GS_SF_WRUN_ROWS (warp runs), unset, empty or "auto" -> 0 (the rule decides); anything else
+ * is GS_ERR_ARG. */
 gs_status gs_ts_syncfree_forced(gs_int *run_rows);
 /* Levels per group of the "merged" schedule forced by the environment: GS_SYNCFREE_SCHEDULE=merged ->
  * *m = GS_SYNCFREE_MERGE (1 .. GS_SF_MERGE_MAX; unset or empty: GS_SF_MERGE_DEFAULT); levels or runs ->
@@ -176,7 +179,7 @@ gs_int gs_ts_syncfree_levels(const gs_trisolve *ts);
  * length are holes (perm -1). */
 typedef struct gs_sf_runs_plan {
     gs_int n, run_rows, nruns, npos, nlevels, ell_width, rem_nnz, max_row_length;
-    long long linked_rows;
+    long long linked_rows; /* rows linked to their predecessor (warp runs: by the strict link) */
     gs_int *run_first; /* nruns + 1: dependency index (lower: row, upper: n-1-row) of each run's first row */
     gs_int *run_level; /* nruns */
     gs_int *order;     /* nruns: the run at run position rp (by level, then run index) */
@@ -195,6 +198,13 @@ typedef struct gs_sf_runs_plan {
 gs_status gs_sf_runs_plan_build(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int run_rows, gs_int max_width,
                                 gs_sf_runs_plan *P);
 void gs_sf_runs_plan_free(gs_sf_runs_plan *P);
+/* The warp-run plan of the GPU analysis (analysis_cuda.cu, cuda backend be; tests): T's rows checked, the
+ * plan built with run_rows = GS_SF_WRUN_ROWS and ELL width limit max_width from the host factor or from a
+ * device copy of it (from_device), downloaded into P's arrays and scalars (run_first, run_level and order
+ * stay NULL: the GPU plan keeps no such arrays). P is freed on failure. */
+gs_status gs_ts_wruns_plan_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, bool from_device,
+                               gs_int max_width, gs_sf_runs_plan *P);
+
 /* x = T^{-1} b: runs in run-position order, the rows of a run in order, each
  * x = (b - ELL entries in order - remainder entries in order) * dinv, values kept by position. Warp runs
  * (run_rows = GS_SF_WRUN_ROWS): the entry of a row's predecessor inside its run is left out of the sum

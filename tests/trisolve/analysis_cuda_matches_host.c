@@ -5,10 +5,13 @@
  * triangles built to exercise the warp kernel: chains of links (the row before) across warp borders,
  * dependencies inside a warp that are not links (strides 2 and 3: up to 16 shuffle rounds), a dense band
  * of 31 (every lane reads every earlier lane), mixed with dependencies outside the warp; n not a multiple
- * of 32, lower and upper, unit and non-unit. Outputs are poisoned before each download. */
+ * of 32, lower and upper, unit and non-unit. Outputs are poisoned before each download. Also the warp-run
+ * plan (run_rows = GS_SF_WRUN_ROWS) against the host twin's, bit for bit, on the same factors and on PDE
+ * triangles. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/generate.h"
 #include "core/mem.h"
 #include "testutil.h"
 #include "tri_cases.h"
@@ -60,13 +63,77 @@ static void check_case(const char *name, const gs_csr *T, gs_uplo uplo, bool uni
     gs_ls_plan_free(&P);
 }
 
+/* The warp-run plan of the GPU analysis against the host twin's (syncfree_ref.c), array by array and bit
+ * for bit: the strict links, runs, run levels, positions with their holes, HEC layout and 1/diagonal,
+ * with the ELL width limit 16 (the solver's) and 2 (links and entries in the remainder). */
+static void check_wruns(const char *name, const gs_csr *T, gs_uplo uplo, bool unit)
+{
+    for (int wk = 0; wk < 2; wk++) {
+        const gs_int maxw = wk == 0 ? 16 : 2;
+        gs_sf_runs_plan H, G;
+        GS_ASSERT_OK(gs_sf_runs_plan_build(T, uplo, unit, GS_SF_WRUN_ROWS, maxw, &H));
+        for (int dev = 0; dev < 2; dev++) {
+            GS_ASSERT_OK(gs_ts_wruns_plan_gpu(gpu, T, uplo, unit, dev != 0, maxw, &G));
+            if (G.nruns != H.nruns || G.nlevels != H.nlevels || G.ell_width != H.ell_width ||
+                G.rem_nnz != H.rem_nnz || G.linked_rows != H.linked_rows)
+                fprintf(stderr, "%s (width %d): GPU runs %d levels %d width %d rem %d linked %lld; host %d %d %d %d %lld\n",
+                        name, (int)maxw, (int)G.nruns, (int)G.nlevels, (int)G.ell_width, (int)G.rem_nnz,
+                        G.linked_rows, (int)H.nruns, (int)H.nlevels, (int)H.ell_width, (int)H.rem_nnz, H.linked_rows);
+            assert_int_equal(G.run_rows, GS_SF_WRUN_ROWS);
+            assert_int_equal(G.nruns, H.nruns);
+            assert_int_equal(G.npos, H.npos);
+            assert_int_equal(G.nlevels, H.nlevels);
+            assert_int_equal(G.ell_width, H.ell_width);
+            assert_int_equal(G.rem_nnz, H.rem_nnz);
+            assert_int_equal(G.max_row_length, H.max_row_length);
+            assert_int_equal(G.linked_rows, H.linked_rows);
+            const size_t np = (size_t)H.npos, w = (size_t)H.ell_width;
+            assert_memory_equal(G.level_ptr, H.level_ptr, ((size_t)H.nlevels + 1) * sizeof(gs_int));
+            if (np == 0) {
+                gs_sf_runs_plan_free(&G);
+                continue;
+            }
+            assert_memory_equal(G.perm, H.perm, np * sizeof(gs_int));
+            assert_memory_equal(G.ell_col, H.ell_col, w * np * sizeof(gs_int));
+            assert_memory_equal(G.ell_val, H.ell_val, w * np * sizeof(double));
+            assert_memory_equal(G.rem_ptr, H.rem_ptr, (np + 1) * sizeof(gs_int));
+            assert_memory_equal(G.rem_col, H.rem_col, (size_t)H.rem_nnz * sizeof(gs_int));
+            assert_memory_equal(G.rem_val, H.rem_val, (size_t)H.rem_nnz * sizeof(double));
+            assert_memory_equal(G.dinv, H.dinv, np * sizeof(double));
+            gs_sf_runs_plan_free(&G);
+        }
+        gs_sf_runs_plan_free(&H);
+    }
+}
+
 static void test_suite(void **state)
 {
     (void)state;
     tri_suite S;
     GS_ASSERT_OK(tri_suite_build(&S, true));
-    for (int k = 0; k < S.n; k++) check_case(S.c[k].name, &S.c[k].T, S.c[k].uplo, S.c[k].unit);
+    for (int k = 0; k < S.n; k++) {
+        check_case(S.c[k].name, &S.c[k].T, S.c[k].uplo, S.c[k].unit);
+        check_wruns(S.c[k].name, &S.c[k].T, S.c[k].uplo, S.c[k].unit);
+    }
     tri_suite_free(&S);
+}
+
+/* ILU(0)-shaped triangles of the 3D 7-point Laplacian (grid lines of 45 rows: runs of 32 and 13) and of
+ * the 2D one (lines of 70: 32, 32, 6): warp runs' plans on PDE structure. */
+static void test_wruns_pde(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 2; g++) {
+        gs_csr A = {0}, T = {0};
+        if (g == 0) GS_ASSERT_OK(gs_gen_poisson3d(45, 23, 7, &A));
+        else GS_ASSERT_OK(gs_gen_poisson2d(70, 59, &A));
+        for (int side = 0; side < 2; side++) {
+            GS_ASSERT_OK(tri_from_matrix(&A, (gs_uplo)side, side == 0, &T));
+            check_wruns(g == 0 ? "poisson3d 45x23x7" : "poisson2d 70x59", &T, (gs_uplo)side, side == 0);
+            gs_csr_free(&T);
+        }
+        gs_csr_free(&A);
+    }
 }
 
 /* Row i reads rows i -/+ off[k] (lower/upper) where they exist, and with far > 0 also row i -/+ far*(i%7+1). */
@@ -130,6 +197,7 @@ static void test_banded(void **state)
                 snprintf(name, sizeof name, "%s/%s/%s", cases[c].name, side ? "upper" : "lower",
                          unit ? "unit" : "nonunit");
                 check_case(name, &T, (gs_uplo)side, unit != 0);
+                check_wruns(name, &T, (gs_uplo)side, unit != 0);
                 gs_csr_free(&T);
             }
 }
@@ -140,6 +208,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite),
         cmocka_unit_test(test_banded),
+        cmocka_unit_test(test_wruns_pde),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -67,10 +67,8 @@ static void check_plan(const tri_case *c, const gs_sf_runs_plan *P, gs_int K, gs
     assert_int_equal(P->run_first[0], 0);
     assert_int_equal(P->run_first[P->nruns], n);
     long long linked = 0;
-    for (gs_int t = 1; t < n; t++) {
-        gs_int i = row_of(n, c->uplo, t);
-        if (reads(T, i, c->uplo == GS_LOWER ? i - 1 : i + 1)) linked++;
-    }
+    for (gs_int t = 1; t < n; t++) /* warp runs: the strict link */
+        if (continues(T, c->uplo, t, K)) linked++;
     assert_int_equal(P->linked_rows, linked);
     for (gs_int r = 0; r < P->nruns; r++) {
         gs_int t0 = P->run_first[r], t1 = P->run_first[r + 1];
@@ -229,7 +227,7 @@ static void test_suite(void **state)
 }
 
 /* Natural-order PDE triangles: every row but the first of each grid line is linked, so runs of 4 cut the
- * levels; the rule picks runs there and levels on a random factor. */
+ * levels; the rule's branches (warp runs or not) on these statistics and on a random factor's. */
 static void test_pde_runs_and_rule(void **state)
 {
     gs_csr A = {0}, T = {0};
@@ -267,9 +265,16 @@ static void test_pde_runs_and_rule(void **state)
             gs_free(&xw);
             gs_free(&xr);
         }
+        /* the rule from the strict links: every row of a grid line but its first when the line's other
+         * neighbours lie at least 32 rows back (m >= 32), none otherwise */
+        assert_int_equal(PW.linked_rows, m >= GS_SF_WRUN_ROWS ? (long long)m * m * (m - 1) : 0);
+        gs_ts_row_stats rs = {T.nrows, PW.max_row_length, (long long)(T.nnz - (side == 0 ? 0 : T.nrows)), PW.linked_rows};
+        const gs_int mm = gs_ts_syncfree_merge_rule(T.nrows, L.nlevels, rs.max_row_length);
+        /* this grid's levels are thin (m = 40: n / levels ~ 540, merged at m = 16; m = 20: < 64 levels) */
+        assert_int_equal(gs_ts_syncfree_rule(&rs, L.nlevels, mm), 1);
+        /* wide levels (merging by 2 at most, as 100^3): warp runs where the lines are linked */
+        assert_int_equal(gs_ts_syncfree_rule(&rs, 298, 2), m >= GS_SF_WRUN_ROWS ? GS_SF_WRUN_ROWS : 1);
         gs_sf_runs_plan_free(&PW);
-        gs_ts_row_stats rs = {T.nrows, P.max_row_length, (long long)(T.nnz - (side == 0 ? 0 : T.nrows)), P.linked_rows};
-        assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* runs measured slower: levels (trisolve.c) */
         gs_sf_runs_plan_free(&P);
         gs_ls_plan_free(&L);
         gs_csr_free(&T);
@@ -279,15 +284,20 @@ static void test_pde_runs_and_rule(void **state)
     GS_ASSERT_OK(tri_random(1000, 5, GS_LOWER, false, 3, &T));
     gs_sf_runs_plan P;
     GS_ASSERT_OK(gs_sf_runs_plan_build(&T, GS_LOWER, false, GS_SF_RUN_ROWS, GS_SF_RUN_ELL, &P));
-    gs_ts_row_stats rs = {T.nrows, P.max_row_length, (long long)(T.nnz - T.nrows), P.linked_rows};
-    assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* a dense row: levels */
-    rs.max_row_length = 2;
-    rs.linked_rows = T.nrows / 2 - 1;
-    assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* fewer than half the rows linked */
-    rs.linked_rows = (T.nrows + 1) / 2;
-    assert_int_equal(gs_ts_syncfree_rule(&rs), 1); /* would be runs; measured slower */
+    gs_ts_row_stats rs = {T.nrows, P.max_row_length, (long long)(T.nnz - T.nrows), T.nrows - 1};
+    assert_true(P.max_row_length > GS_SF_WRUN_MAX_ROW);
+    assert_int_equal(gs_ts_syncfree_rule(&rs, 100, 1), 1); /* a dense row: not warp runs */
+    rs.max_row_length = GS_SF_WRUN_MAX_ROW;
+    assert_int_equal(gs_ts_syncfree_rule(&rs, 100, 1), GS_SF_WRUN_ROWS);
+    assert_int_equal(gs_ts_syncfree_rule(&rs, 100, 2), GS_SF_WRUN_ROWS);
+    assert_int_equal(gs_ts_syncfree_rule(&rs, 100, 4), 1);  /* merging pays more */
+    assert_int_equal(gs_ts_syncfree_rule(&rs, 63, 1), 1);   /* a short critical path */
+    rs.linked_rows = (long long)(GS_SF_WRUN_MIN_LINKED * T.nrows) - 1;
+    assert_int_equal(gs_ts_syncfree_rule(&rs, 100, 1), 1); /* too few linked rows: short runs, many holes */
+    rs.linked_rows = (long long)(GS_SF_WRUN_MIN_LINKED * T.nrows) + 1;
+    assert_int_equal(gs_ts_syncfree_rule(&rs, 100, 1), GS_SF_WRUN_ROWS);
     rs.n = 0;
-    assert_int_equal(gs_ts_syncfree_rule(&rs), 1);
+    assert_int_equal(gs_ts_syncfree_rule(&rs, 100, 1), 1);
     gs_sf_runs_plan_free(&P);
     gs_csr_free(&T);
 

@@ -528,6 +528,9 @@ static void test_cuda_types_without_single(void **state)
 
 int main(void)
 {
+#ifdef TS_SCHEDULE /* the sync-free schedule forced for the whole executable (single_cuda_wruns) */
+    setenv("GS_SYNCFREE_SCHEDULE", TS_SCHEDULE, 1);
+#endif
     /* host-only checks first: they run on machines without a GPU too */
     const struct CMUnitTest host_tests[] = {
         cmocka_unit_test(test_host_refuses_single),
