@@ -1122,6 +1122,28 @@ gs_status gs_ts_analysis_run_dev(gs_backend *be, const gs_csr_dev *dT, gs_uplo u
     return lv_analysis(be, NULL, dT, uplo, unit_diag, opts, A);
 }
 
+/* The tests' analyses: of the host factor T, or (from_device) of a device copy of it, freed afterwards */
+static gs_status lv_analysis_of_copy(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, bool from_device,
+                                     const gs_ts_plan_opts *po, gs_ts_analysis *A)
+{
+    gs_status st = GS_OK;
+    gs_int *drow = NULL, *dcol = NULL;
+    double *dval = NULL;
+    if (!from_device) return gs_ts_analysis_run(be, T, uplo, unit_diag, po, A);
+    GS_TRY(gs_ts_upload_array(be, &drow, T->rowptr, (size_t)T->nrows + 1));
+    GS_TRY(gs_ts_upload_array(be, &dcol, T->colind, (size_t)T->nnz));
+    GS_TRY(gs_ts_upload_array(be, &dval, T->val, (size_t)T->nnz));
+    {
+        gs_csr_dev d = {T->nrows, T->ncols, T->nnz, drow, dcol, dval};
+        GS_TRY(gs_ts_analysis_run_dev(be, &d, uplo, unit_diag, po, A));
+    }
+cleanup:
+    gs_ts_free_array(be, &drow);
+    gs_ts_free_array(be, &dcol);
+    gs_ts_free_array(be, &dval);
+    return st;
+}
+
 gs_status gs_ts_levels_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, bool from_device,
                            gs_int *nlevels, gs_int *perm, gs_int *level_ptr)
 {
@@ -1129,19 +1151,9 @@ gs_status gs_ts_levels_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool u
     gs_ts_analysis A;
     gs_ts_plan_opts po = {16, false, 1, GS_SF_RUN_ELL, false};
     po.poison_plan = true;
-    gs_int *drow = NULL, *dcol = NULL;
-    double *dval = NULL;
     const size_t n = (size_t)T->nrows;
     memset(&A, 0, sizeof A);
-    if (from_device) {
-        GS_TRY(gs_ts_upload_array(be, &drow, T->rowptr, n + 1));
-        GS_TRY(gs_ts_upload_array(be, &dcol, T->colind, (size_t)T->nnz));
-        GS_TRY(gs_ts_upload_array(be, &dval, T->val, (size_t)T->nnz));
-        gs_csr_dev d = {T->nrows, T->ncols, T->nnz, drow, dcol, dval};
-        GS_TRY(gs_ts_analysis_run_dev(be, &d, uplo, unit_diag, &po, &A));
-    } else {
-        GS_TRY(gs_ts_analysis_run(be, T, uplo, unit_diag, &po, &A));
-    }
+    GS_TRY(lv_analysis_of_copy(be, T, uplo, unit_diag, from_device, &po, &A));
     *nlevels = A.D.nlevels;
     if (n > 0) {
         GS_TRY(gs_backend_download(be, perm, A.D.perm, n * sizeof(gs_int)));
@@ -1149,9 +1161,6 @@ gs_status gs_ts_levels_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool u
     }
 cleanup:
     gs_ts_analysis_free(be, &A);
-    gs_ts_free_array(be, &drow);
-    gs_ts_free_array(be, &dcol);
-    gs_ts_free_array(be, &dval);
     return st;
 }
 
@@ -1162,20 +1171,10 @@ gs_status gs_ts_wruns_plan_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bo
     gs_ts_analysis A;
     gs_ts_plan_opts po = {max_width, true, GS_SF_WRUN_ROWS, GS_SF_RUN_ELL, false};
     po.poison_plan = true;
-    gs_int *drow = NULL, *dcol = NULL;
-    double *dval = NULL;
     const size_t n = (size_t)T->nrows;
     memset(&A, 0, sizeof A);
     memset(P, 0, sizeof *P);
-    if (from_device) {
-        GS_TRY(gs_ts_upload_array(be, &drow, T->rowptr, n + 1));
-        GS_TRY(gs_ts_upload_array(be, &dcol, T->colind, (size_t)T->nnz));
-        GS_TRY(gs_ts_upload_array(be, &dval, T->val, (size_t)T->nnz));
-        gs_csr_dev d = {T->nrows, T->ncols, T->nnz, drow, dcol, dval};
-        GS_TRY(gs_ts_analysis_run_dev(be, &d, uplo, unit_diag, &po, &A));
-    } else {
-        GS_TRY(gs_ts_analysis_run(be, T, uplo, unit_diag, &po, &A));
-    }
+    GS_TRY(lv_analysis_of_copy(be, T, uplo, unit_diag, from_device, &po, &A));
     {
         const gs_ls_dplan *D = &A.D;
         const size_t np = (size_t)D->npos, w = (size_t)D->ell_width, rem = (size_t)D->rem_nnz;
@@ -1219,9 +1218,6 @@ gs_status gs_ts_wruns_plan_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bo
 cleanup:
     if (st != GS_OK) gs_sf_runs_plan_free(P);
     gs_ts_analysis_free(be, &A);
-    gs_ts_free_array(be, &drow);
-    gs_ts_free_array(be, &dcol);
-    gs_ts_free_array(be, &dval);
     return st;
 }
 

@@ -23,7 +23,11 @@
  * entries + CSR remainder read 4 at a time), any structure. Plans whose levels are wider than what that
  * grid holds run a block per SF_BLOCK positions instead, one ticket per block (sf_once_kernel).
  *
- * Run schedule (chosen by gs_ts_syncfree_rule in trisolve.c from the row statistics of the analysis):
+ * Warp runs (chosen by gs_ts_syncfree_rule in trisolve.c after T's row levels; sf_wrun_kernel below): a
+ * warp per run of up to GS_SF_WRUN_ROWS strictly linked rows, the run's recurrence solved by a scan over
+ * the lanes; the GPU analysis builds the plan with run_rows = GS_SF_WRUN_ROWS.
+ *
+ * Run schedule (GS_SYNCFREE_SCHEDULE=runs only: measured slower than the level order everywhere):
  * the units renumbered level by level are runs of up to GS_SF_RUN_ROWS consecutive rows, each reading
  * the row before it (trisolve_impl.h; syncfree_ref.c is the host twin of the plan and of the
  * arithmetic). A thread takes a run and solves its rows in order, passing the value of a row to the
