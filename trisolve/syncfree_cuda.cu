@@ -491,6 +491,24 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
     }
 }
 
+
+/* A persistent warp's first ticket (lane 0 takes it, all lanes get it): the solve it belongs to (K tickets
+ * per solve, K = S.per_solve) gives the solve's first ticket and the generation: cur = this solve's ready
+ * values, nxt = the other array, reset for the next solve. */
+template <typename V>
+static __device__ __forceinline__ unsigned long long sf_first_ticket(const sf_dev<V> &S, unsigned lane,
+                                                                     unsigned long long *first, long long **cur,
+                                                                     long long **nxt)
+{
+    unsigned long long t = 0;
+    if (lane == 0) t = atomicAdd(S.ticket, 1ULL);
+    t = __shfl_sync(0xffffffffu, t, 0);
+    const unsigned long long solve = t / S.per_solve;
+    *first = solve * S.per_solve;
+    *cur = S.ready + ((solve & 1ULL) ? (size_t)S.n : 0);
+    *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.n);
+    return t;
+}
 /* A persistent warp takes 32 units (rows of the level order, or runs) per ticket until its ticket is
  * past the last chunk; the first ticket tells the solve (generation) it belongs to. K = 1: level order
  * (sf_chunk, WMAX ELL entries per row); K > 1: runs (sf_run_chunk, WMAX ELL entries per row). */
@@ -499,12 +517,9 @@ static __global__ void __launch_bounds__(SF_BLOCK)
     sf_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
 {
     const unsigned lane = threadIdx.x & 31u;
-    unsigned long long t = 0;
-    if (lane == 0) t = atomicAdd(S.ticket, 1ULL);
-    t = __shfl_sync(0xffffffffu, t, 0);
-    const unsigned long long solve = t / S.per_solve, first = solve * S.per_solve;
-    long long *cur = S.ready + ((solve & 1ULL) ? (size_t)S.n : 0);
-    long long *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.n);
+    unsigned long long first;
+    long long *cur, *nxt;
+    unsigned long long t = sf_first_ticket(S, lane, &first, &cur, &nxt);
     for (;;) {
         const unsigned long long chunk = t - first;
         if (chunk >= S.nchunks) break; /* this warp's one ticket past the last chunk */
@@ -695,6 +710,7 @@ typedef struct sf_data {
     const gs_int *fold_b;    /* ... the parts of the block; the values in the plans' type (float with single) */
     const void *fold_t, *fold_d, *fold_di;
     bool wruns_rule;         /* warp runs chosen by the rule after T's row levels (tplan_time: that pass) */
+    gs_int row_levels;       /* T's row levels where the first analysis had rows as units, else -1 */
 } sf_data;
 
 static void sf_stage_release(gs_backend *be, sf_stage *S)
@@ -720,6 +736,7 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
     d->fold_t = d->fold_d = d->fold_di = NULL;
     d->nstages = 0;
     d->wruns_rule = false;
+    d->row_levels = -1;
 }
 
 /* ================================================================ warp runs (GS_SF_WRUN_ROWS rows)
@@ -742,12 +759,9 @@ static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, c
                                                                   double *__restrict__ x)
 {
     const int lane = (int)(threadIdx.x & 31u);
-    unsigned long long t = 0;
-    if (lane == 0) t = atomicAdd(S.ticket, 1ULL);
-    t = __shfl_sync(0xffffffffu, t, 0);
-    const unsigned long long solve = t / S.per_solve, first = solve * S.per_solve;
-    long long *cur = S.ready + ((solve & 1ULL) ? (size_t)S.n : 0);
-    long long *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.n);
+    unsigned long long first;
+    long long *cur, *nxt;
+    unsigned long long t = sf_first_ticket(S, (unsigned)lane, &first, &cur, &nxt);
     for (;;) {
         const unsigned long long rp = t - first;
         if (rp >= (unsigned long long)S.nunits) break;
@@ -1146,6 +1160,7 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->st[0].A)
              : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->st[0].A));
     d->tplan_time = gs_wtime() - d->t0;
+    if (d->st[0].A.D.run_rows == 1) d->row_levels = d->st[0].A.D.nlevels;
     if (d->st[0].A.row_level) {
         const gs_ls_dplan *D = &d->st[0].A.D;
         gs_ts_row_stats rs;
@@ -1377,8 +1392,7 @@ gs_int gs_ts_syncfree_levels(const gs_trisolve *ts)
 {
     if (!ts || ts->ops != &sf_ops || !ts->analysed || !ts->data) return -1;
     const sf_data *d = (const sf_data *)ts->data;
-    if (d->nstages == 2) return d->st[0].A.D.nlevels + d->st[1].A.D.nlevels; /* hops on the critical path */
-    return d->st[0].A.D.nlevels;
+    return d->row_levels >= 0 ? d->row_levels : d->st[0].A.D.nlevels;
 }
 
 gs_status gs_trisolve_create_syncfree_cuda(gs_trisolve *ts)

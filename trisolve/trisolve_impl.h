@@ -168,8 +168,10 @@ gs_status gs_ts_levels_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool u
 /* H = host copy of a factor in the device memory of the cuda backend be (H freed on failure). */
 gs_status gs_ts_csr_download(gs_backend *be, const gs_csr_dev *T, gs_csr *H);
 
-/* Levels of the plan of an analysed cuda syncfree solver (its units: rows or runs); -1 when ts is not one
- * (syncfree_cuda.cu; trisolve_nocuda.c without CUDA). auto's rule reads it. */
+/* T's row levels as an analysed cuda syncfree solver found them (whatever schedule it then chose: level
+ * order, merged or warp runs; with runs forced through GS_SYNCFREE_SCHEDULE, the run levels); -1 when ts is
+ * not one (syncfree_cuda.cu; trisolve_nocuda.c without CUDA). auto's rule reads it: SpSV, its alternative,
+ * pays one step per row level. */
 gs_int gs_ts_syncfree_levels(const gs_trisolve *ts);
 
 /* The run schedule built on the host (syncfree_ref.c): the host twin of the GPU analysis with

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/generate.h"
 #include "core/mem.h"
 #include "core/report.h"
 #include "testutil.h"
@@ -393,7 +394,9 @@ static void test_backend_mismatch(void **state)
 
 /* auto's rule on cuda: cusparse for a small factor of fewer than 10 levels, syncfree for a deep one; both
  * solve correctly (x poisoned first). Only in the auto executable. */
-static void auto_case(const char *name, gs_csr *T, const char *expect)
+/* auto on a lower factor T: the solve, the solver it selects (and the sync-free schedule: NULL = any), and
+ * auto_levels = T's row levels whatever schedule the sync-free analysis then chose */
+static void auto_case(const char *name, gs_csr *T, const char *expect, const char *schedule)
 {
     gs_int n = T->nrows;
     double *hb = NULL, *xr = NULL, *hx = NULL;
@@ -424,6 +427,14 @@ static void auto_case(const char *name, gs_csr *T, const char *expect)
     const gs_report_entry *e = gs_report_find(rep, "t.selected");
     assert_non_null(e);
     if (strcmp(e->s, expect) != 0) fail_msg("%s: auto selected %s, expected %s", name, e->s, expect);
+    if (schedule) {
+        e = gs_report_find(rep, "t.schedule");
+        assert_non_null(e);
+        if (strcmp(e->s, schedule) != 0) fail_msg("%s: schedule %s, expected %s", name, e->s, schedule);
+    }
+    e = gs_report_find(rep, "t.auto_levels");
+    assert_non_null(e);
+    assert_int_equal(e->i, gs_csr_levels(T, true, NULL));
     gs_report_destroy(&rep);
     gs_trisolve_destroy(&ts);
     gs_vec_destroy(&b);
@@ -452,7 +463,7 @@ static void test_auto_rule(void **state)
         T.val[q++] = 2.0 + (double)(i % 7);
         T.rowptr[i + 1] = q;
     }
-    auto_case("shallow 2 levels", &T, "cusparse");
+    auto_case("shallow 2 levels", &T, "cusparse", NULL);
     gs_csr_free(&T);
     /* deep: bidiagonal, n levels */
     GS_ASSERT_OK(gs_csr_alloc(&T, n, n, 2 * n - 1, true));
@@ -466,8 +477,17 @@ static void test_auto_rule(void **state)
         T.val[q++] = 1.5;
         T.rowptr[i + 1] = q;
     }
-    auto_case("bidiagonal chain", &T, "syncfree");
+    auto_case("bidiagonal chain", &T, "syncfree", NULL);
     gs_csr_free(&T);
+    /* the 3D 7-point lower triangle, 60^3: 178 row levels of ~1200 rows, grid lines of 60 strictly linked
+     * rows -> warp runs (120 run levels); auto_levels stays T's 178 */
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_gen_poisson3d(60, 60, 60, &A));
+    GS_ASSERT_OK(tri_from_matrix(&A, GS_LOWER, false, &T));
+    assert_int_equal(gs_csr_levels(&T, true, NULL), 178);
+    auto_case("poisson3d 60^3 lower", &T, "syncfree", "wruns");
+    gs_csr_free(&T);
+    gs_csr_free(&A);
 }
 
 int main(void)
