@@ -134,6 +134,20 @@ static __device__ __forceinline__ void sf_rem_head(const sf_dev<V> &S, gs_int p,
         }
 }
 
+/* s = s0 - v[0] g[0] - v[1] g[1] - ... in slot order, over ALL N slots: an unused slot holds v = +0 and
+ * g = +0 (bits 0), whose product subtracts +0 and leaves s exactly as it is (also when s is -0), so the result
+ * is the same bits as skipping it. No test per slot: a select after each product put a dependent FSEL pair
+ * on the critical path of every row (warp runs, H100: laplace27 362 -> 288 us per factor, poisson3d
+ * 171 -> 155; docs/notes-trisolve.md version 23). */
+template <int N, typename V>
+static __device__ __forceinline__ double sf_sub_all(double s0, const V *v, const long long *g)
+{
+    double s = s0;
+#pragma unroll
+    for (int k = 0; k < N; k++) s -= (double)v[k] * __longlong_as_double(g[k]);
+    return s;
+}
+
 /* Position p = 32 * chunk + lane (one row per lane): x[perm[p]] = (b[perm[p]] - ELL entries in order -
  * remainder entries in order) * dinv[p], each entry's x read from this generation's ready array (cur)
  * once it is no longer SF_EMPTY; the value is published in cur[p] and nxt[p] is reset for the next
@@ -144,7 +158,7 @@ static __device__ __forceinline__ void sf_rem_head(const sf_dev<V> &S, gs_int p,
  * arithmetic either way. FOLD (merged schedule, T_D of two levels): b is the right-hand side of T, and the
  * row forms its y_i = (b_i - sum_j t_ij (b_j * (1/t_jj))) * (1/t_ii) from the fold table (sf_td2_kernel's
  * operations in its order: the same bits) instead of reading it from a first stage. */
-template <int WMAX, int RP, typename V, bool FOLD = false>
+template <int WMAX, int RP, typename V, bool FOLD = false, bool REM = true>
 static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double *__restrict__ b,
                                                 double *__restrict__ x, long long *cur, long long *nxt, gs_int p)
 {
@@ -190,7 +204,8 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
                 c[k] = __ldg(S.ell_col + q);
                 v[k] = __ldg(S.ell_val + q);
             }
-        if (S.has_rem) sf_rem_head<RP>(S, p, c + WMAX, v + WMAX, rq, r1);
+        if constexpr (REM)
+            if (S.has_rem) sf_rem_head<RP>(S, p, c + WMAX, v + WMAX, rq, r1);
     }
 #pragma unroll
     for (int k = 0; k < NS; k++) g[k] = c[k] >= 0 ? SF_EMPTY : 0LL;
@@ -208,14 +223,12 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
 #pragma unroll
             for (int k = 0; k < NS; k++) all &= !sf_hi_empty(g[k]);
             if (all) {
-                if (!ell_done) { /* the ELL entries in order, then the remainder's first RP */
-                    s = bi;
-#pragma unroll
-                    for (int k = 0; k < NS; k++)
-                        if (c[k] >= 0) s -= (double)v[k] * __longlong_as_double(g[k]);
+                if (!ell_done) { /* the ELL entries in order, then the remainder's first RP (sf_sub_all) */
+                    s = sf_sub_all<NS>(bi, v, g);
                     ell_done = true;
                 }
-                while (rq < r1) { /* then the remainder in order, as far as it is solved, 4 reads at a time */
+                /* then the remainder in order, as far as it is solved, 4 reads at a time (plans with one) */
+                if constexpr (REM) while (rq < r1) {
                     gs_int j[4];
                     long long g[4];
                     double rv[4];
@@ -257,7 +270,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
  * polls per lane and round than a lane holding the whole row. RP > 0: sub-lane 0 also holds the first RP
  * remainder entries in slots of its own, polled from the first round and subtracted right after the
  * butterfly's total, in order (the same arithmetic as the remainder loop). */
-template <int WL, int LPR, typename V, int RP>
+template <int WL, int LPR, typename V, int RP, bool REM = true>
 static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const double *__restrict__ b,
                                                       double *__restrict__ x, long long *cur, long long *nxt,
                                                       gs_int p, unsigned lane)
@@ -280,7 +293,8 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
             i = __ldg(S.perm + p);
             bi = __ldg(b + i);
             di = (double)__ldg(S.dinv + p);
-            if (S.has_rem) sf_rem_head<RP>(S, p, c + WL, v + WL, rq, r1);
+            if constexpr (REM)
+                if (S.has_rem) sf_rem_head<RP>(S, p, c + WL, v + WL, rq, r1);
         }
 #pragma unroll
         for (int k = 0; k < WL; k++) {
@@ -292,8 +306,10 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
             }
         }
     }
+    /* unused slots: g = -0 in the ELL part (added: t + (+0 * -0) = t exactly, also when t is -0), +0 in the
+     * remainder's (subtracted, as in sf_sub_all) */
 #pragma unroll
-    for (int k = 0; k < NS; k++) g[k] = c[k] >= 0 ? SF_EMPTY : 0LL;
+    for (int k = 0; k < NS; k++) g[k] = c[k] >= 0 ? SF_EMPTY : k < WL ? SF_NEG_ZERO : 0LL;
     bool done = !active, tdone = !active, comb = !active;
     double t = 0.0, s = 0.0;
     for (;;) {
@@ -304,10 +320,9 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
             bool all = true;
 #pragma unroll
             for (int k = 0; k < NS; k++) all &= !sf_hi_empty(g[k]);
-            if (all) {
+            if (all) { /* every slot, no test (sf_sub_all) */
 #pragma unroll
-                for (int k = 0; k < WL; k++)
-                    if (c[k] >= 0) t += (double)v[k] * __longlong_as_double(g[k]);
+                for (int k = 0; k < WL; k++) t += (double)v[k] * __longlong_as_double(g[k]);
                 tdone = true;
             }
         }
@@ -317,19 +332,16 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
         for (int o = 1; o < LPR; o <<= 1) tot += __shfl_xor_sync(0xffffffffu, tot, o);
         if (!comb && (ready & rowmask) == rowmask) {
             comb = true;
-            if (sub == 0) {
-                s = bi - tot;
-#pragma unroll
-                for (int u = 0; u < RP; u++) /* the remainder's first RP, polled with the ELL part */
-                    if (c[WL + u] >= 0) s -= (double)v[WL + u] * __longlong_as_double(g[WL + u]);
-            } else done = true;
+            if (sub == 0) s = sf_sub_all<RP>(bi - tot, v + WL, g + WL); /* the remainder's first RP, polled with
+                                                                            the ELL part */
+            else done = true;
         }
         /* sub-lane 0: the remainder in order, as far as it is solved, 4 reads at a time. The loop is
          * sf_chunk's, written out in both: moving it into a shared __forceinline__ helper made the
          * level-order kernel 2.6% slower on poisson3d (L+U 436 -> 448 us, same H100, same run); this
          * kernel's timings are that sensitive to code layout (docs/notes-trisolve.md, version 9). */
         if (comb && !done) {
-            while (rq < r1) {
+            if constexpr (REM) while (rq < r1) {
                 gs_int j[4];
                 long long gr[4];
                 double rv[4];
@@ -512,7 +524,7 @@ static __device__ __forceinline__ unsigned long long sf_first_ticket(const sf_de
 /* A persistent warp takes 32 units (rows of the level order, or runs) per ticket until its ticket is
  * past the last chunk; the first ticket tells the solve (generation) it belongs to. K = 1: level order
  * (sf_chunk, WMAX ELL entries per row); K > 1: runs (sf_run_chunk, WMAX ELL entries per row). */
-template <int WMAX, int K, typename V, int RP, int LPR = 1, bool FOLD = false>
+template <int WMAX, int K, typename V, int RP, int LPR = 1, bool FOLD = false, bool REM = true>
 static __global__ void __launch_bounds__(SF_BLOCK)
     sf_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
 {
@@ -526,10 +538,10 @@ static __global__ void __launch_bounds__(SF_BLOCK)
         unsigned long long next = 0;
         if (lane == 0) next = atomicAdd(S.ticket, 1ULL); /* in flight while the chunk is solved */
         if constexpr (LPR > 1)
-            sf_split_chunk<WMAX / LPR, LPR, V, RP>(S, b, x, cur, nxt,
+            sf_split_chunk<WMAX / LPR, LPR, V, RP, REM>(S, b, x, cur, nxt,
                                                (gs_int)(chunk * (32ULL / LPR)) + (gs_int)(lane / LPR), lane);
         else if constexpr (K == 1)
-            sf_chunk<WMAX, RP, V, FOLD>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
+            sf_chunk<WMAX, RP, V, FOLD, REM>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         else sf_run_chunk<K, WMAX, V>(S, b, x, cur, nxt, (gs_int)(chunk * 32ULL) + (gs_int)lane);
         t = __shfl_sync(0xffffffffu, next, 0);
     }
@@ -544,7 +556,7 @@ using sf_kernel_fn = void (*)(sf_dev<V>, const double *, double *);
  * their 32 positions like sf_kernel's (sf_chunk, a lane per row). A block waits only for positions of
  * smaller tickets, taken by blocks that run or have finished, so no wait can deadlock. Many more rows are
  * in flight than with the persistent grid, which hides the dependent reads at the start of every row
- * (perm -> b) in a pass over wide levels. */
+ * (perm -> b) in a pass over wide levels. Plans without a remainder only (sf_grid). */
 template <int WMAX, typename V>
 static __global__ void __launch_bounds__(SF_BLOCK)
     sf_once_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
@@ -555,7 +567,8 @@ static __global__ void __launch_bounds__(SF_BLOCK)
     const unsigned long long t = tk, solve = t / S.per_solve, chunk = t - solve * S.per_solve;
     long long *cur = S.ready + ((solve & 1ULL) ? (size_t)S.n : 0);
     long long *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.n);
-    sf_chunk<WMAX, 0, V, false>(S, b, x, cur, nxt, (gs_int)(chunk * (unsigned long long)SF_BLOCK) + (gs_int)threadIdx.x);
+    sf_chunk<WMAX, 0, V, false, false>(S, b, x, cur, nxt,
+                                       (gs_int)(chunk * (unsigned long long)SF_BLOCK) + (gs_int)threadIdx.x);
 }
 
 template <typename V>
@@ -566,22 +579,43 @@ static sf_kernel_fn<V> sf_pick_once(int wmax)
     return sf_once_kernel<16, V>;
 }
 
+/* The level-order kernel of a plan: WMAX ELL slots, rem_prefetch: the remainder's first entries polled with
+ * the ELL part (sf_grid), rem: the plan has a remainder at all (else the kernel has no remainder loop:
+ * its mere presence slowed the warp-run kernel's rows by ~10-20%, docs/notes-trisolve.md version 23). */
 template <typename V>
-static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool has_rem, int lpr, bool fold)
+static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool rem_prefetch, int lpr, bool fold, bool rem)
 {
     if (fold) { /* sf_merged_build folds only plans of rows, a lane per row, no early remainder */
+        if (!rem) {
+            if (wmax <= 4) return sf_kernel<4, 1, V, 0, 1, true, false>;
+            if (wmax <= 6) return sf_kernel<6, 1, V, 0, 1, true, false>;
+            if (wmax <= 8) return sf_kernel<8, 1, V, 0, 1, true, false>;
+            return sf_kernel<16, 1, V, 0, 1, true, false>;
+        }
         if (wmax <= 4) return sf_kernel<4, 1, V, 0, 1, true>;
         if (wmax <= 6) return sf_kernel<6, 1, V, 0, 1, true>;
         if (wmax <= 8) return sf_kernel<8, 1, V, 0, 1, true>;
         return sf_kernel<16, 1, V, 0, 1, true>;
     }
     if (run_rows > 1) return sf_kernel<GS_SF_RUN_ELL, GS_SF_RUN_ROWS, V, 0>;
-    if (lpr == 2) return has_rem ? sf_kernel<16, 1, V, SF_SPLIT_REM_PREFETCH, 2> : sf_kernel<16, 1, V, 0, 2>;
-    if (lpr == 4) return has_rem ? sf_kernel<16, 1, V, SF_SPLIT_REM_PREFETCH, 4> : sf_kernel<16, 1, V, 0, 4>;
-    if (has_rem) {
+    if (lpr == 2)
+        return rem_prefetch ? sf_kernel<16, 1, V, SF_SPLIT_REM_PREFETCH, 2>
+               : rem        ? sf_kernel<16, 1, V, 0, 2>
+                            : sf_kernel<16, 1, V, 0, 2, false, false>;
+    if (lpr == 4)
+        return rem_prefetch ? sf_kernel<16, 1, V, SF_SPLIT_REM_PREFETCH, 4>
+               : rem        ? sf_kernel<16, 1, V, 0, 4>
+                            : sf_kernel<16, 1, V, 0, 4, false, false>;
+    if (rem_prefetch) {
         if (wmax <= 4) return sf_kernel<4, 1, V, SF_REM_PREFETCH>;
         if (wmax <= 8) return sf_kernel<8, 1, V, SF_REM_PREFETCH>;
         return sf_kernel<16, 1, V, SF_REM_PREFETCH>;
+    }
+    if (!rem) {
+        if (wmax <= 4) return sf_kernel<4, 1, V, 0, 1, false, false>;
+        if (wmax <= 6) return sf_kernel<6, 1, V, 0, 1, false, false>;
+        if (wmax <= 8) return sf_kernel<8, 1, V, 0, 1, false, false>;
+        return sf_kernel<16, 1, V, 0, 1, false, false>;
     }
     if (wmax <= 4) return sf_kernel<4, 1, V, 0>;
     if (wmax <= 6) return sf_kernel<6, 1, V, 0>;
@@ -754,7 +788,7 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
 #define SF_WR_WARPS_PER_SM 16      /* rows of at most 4 ELL entries (probe: 3D 545 -> 149 us from 1 to 16) */
 #define SF_WR_WARPS_PER_SM_WIDE 4  /* wider rows: their polls load L2 (probe: laplace27 best at 4) */
 
-template <int WMAX, typename V>
+template <int WMAX, typename V, bool REM>
 static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, const double *__restrict__ b,
                                                                   double *__restrict__ x)
 {
@@ -766,15 +800,16 @@ static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, c
         const unsigned long long rp = t - first;
         if (rp >= (unsigned long long)S.nunits) break;
         const gs_int p = (gs_int)rp * GS_SF_WRUN_ROWS + lane, i = __ldg(S.perm + p);
-        const bool active = i >= 0;
         gs_int c[WMAX];
         double v[WMAX], bi = 0.0, di = 0.0, link = 0.0;
         long long g[WMAX];
+        /* The row's ELL part is read at once, not after perm: a hole (perm -1, past the run's end) has
+         * columns -1 and values 0 there (lv_layout_kernel), so it needs no test before its loads. */
 #pragma unroll
         for (int k = 0; k < WMAX; k++) {
             c[k] = -1;
             v[k] = 0.0;
-            if (active && k < S.w) {
+            if (k < S.w) {
                 const size_t q = (size_t)k * (size_t)S.n + (size_t)p;
                 c[k] = __ldg(S.ell_col + q);
                 v[k] = (double)__ldg(S.ell_val + q);
@@ -785,12 +820,13 @@ static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, c
                 }
             }
         }
+        const bool active = i >= 0;
         gs_int r0 = 0, r1 = 0; /* the remainder's range: read with the row (after the polls it would be a
                                   dependent load on every hop: the polls' asm keeps later loads after them) */
         if (active) {
             bi = __ldg(b + i);
             di = (double)__ldg(S.dinv + p);
-            if (S.has_rem) {
+            if constexpr (REM) {
                 r0 = __ldg(S.rem_ptr + p);
                 r1 = __ldg(S.rem_ptr + p + 1);
             }
@@ -807,11 +843,8 @@ static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, c
                 }
             if (!__any_sync(0xffffffffu, pending)) break;
         }
-        double s = bi;
-#pragma unroll
-        for (int k = 0; k < WMAX; k++)
-            if (c[k] >= 0) s -= v[k] * __longlong_as_double(g[k]);
-        { /* the remainder (rows longer than the ELL width), in order */
+        double s = sf_sub_all<WMAX>(bi, v, g);
+        if constexpr (REM) { /* the remainder (rows longer than the ELL width), in order */
             for (gs_int q = r0; q < r1; q++) {
                 const gs_int col = __ldg(S.rem_col + q);
                 const double val = (double)__ldg(S.rem_val + q);
@@ -845,12 +878,18 @@ static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, c
     }
 }
 
+/* REM: the plan has a remainder (else the kernel has no remainder loop, sf_pick's note) */
 template <typename V>
-static sf_kernel_fn<V> sf_pick_wrun(int wmax)
+static sf_kernel_fn<V> sf_pick_wrun(int wmax, bool rem)
 {
-    if (wmax <= 4) return sf_wrun_kernel<4, V>;
-    if (wmax <= 8) return sf_wrun_kernel<8, V>;
-    return sf_wrun_kernel<16, V>;
+    if (rem) {
+        if (wmax <= 4) return sf_wrun_kernel<4, V, true>;
+        if (wmax <= 8) return sf_wrun_kernel<8, V, true>;
+        return sf_wrun_kernel<16, V, true>;
+    }
+    if (wmax <= 4) return sf_wrun_kernel<4, V, false>;
+    if (wmax <= 8) return sf_wrun_kernel<8, V, false>;
+    return sf_wrun_kernel<16, V, false>;
 }
 
 /* Lanes per row (sf_split_chunk) of a level-order plan. Rows of more than 8 ELL entries: 4 lanes when a
@@ -888,7 +927,9 @@ static gs_status sf_grid(sf_stage *d)
     if (D->run_rows == GS_SF_WRUN_ROWS) { /* warp runs: a warp per run, SF_WR_WARPS_PER_SM(_WIDE) per SM */
         d->wmax = D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
         int per_sm = 0;
-        const void *k = D->single ? (const void *)sf_pick_wrun<float>(d->wmax) : (const void *)sf_pick_wrun<double>(d->wmax);
+        const bool rem = D->rem_nnz > 0;
+        const void *k = D->single ? (const void *)sf_pick_wrun<float>(d->wmax, rem)
+                                  : (const void *)sf_pick_wrun<double>(d->wmax, rem);
         GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, SF_BLOCK, 0)));
         long long want = (d->wmax == 4 ? SF_WR_WARPS_PER_SM : SF_WR_WARPS_PER_SM_WIDE) / (SF_BLOCK / 32);
         const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only */
@@ -911,8 +952,9 @@ static gs_status sf_grid(sf_stage *d)
                                        : 16;
     int per_sm = 0;
     d->lpr = sf_lanes_per_row(&d->A);
-    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false, d->lpr, false)
-                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows, false, d->lpr, false);
+    const bool rem = D->rem_nnz > 0;
+    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false, d->lpr, false, rem)
+                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows, false, d->lpr, false, rem);
     GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
     long long want_per_sm = (d->wmax > 8 && d->lpr == 1 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
     const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md) */
@@ -1258,7 +1300,7 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     if (D->run_rows == GS_SF_WRUN_ROWS) { /* warp runs: a ticket per run */
         S.nchunks = (unsigned long long)D->nunits;
         S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
-        sf_pick_wrun<V>(d->wmax)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+        sf_pick_wrun<V>(d->wmax, D->rem_nnz > 0)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
         GS_CALL(TS_LAUNCHED("sf_wrun_kernel"));
         return GS_OK;
     }
@@ -1282,7 +1324,7 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         GS_CALL(TS_LAUNCHED("sf_once_kernel"));
         return GS_OK;
     }
-    sf_kernel_fn<V> kernel = sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr, fold != NULL);
+    sf_kernel_fn<V> kernel = sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr, fold != NULL, D->rem_nnz > 0);
     kernel<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(TS_LAUNCHED("sf_kernel"));
     return GS_OK;

@@ -517,12 +517,13 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
  * read their predecessor, i.e. along the grid lines of a PDE factor in natural order (3D 7-point 100^3:
  * 298 row levels -> 202 run levels; 2D 5-point 1024^2 2047 -> 1055), merging cuts them by m.
  *
- * Rule (H100, docs/notes-trisolve.md versions 21-22): warp runs when the factor has a long critical path
+ * Rule (H100, docs/notes-trisolve.md versions 21-23): warp runs when the factor has a long critical path
  * (at least 64 row levels), at least GS_SF_WRUN_MIN_LINKED of its rows linked by the strict link (a run
  * then averages many rows and holes cost at most 4.1 n positions), no row of more than GS_SF_WRUN_MAX_ROW
- * off-diagonal entries, and merging does not pay more than m = 2 (the merge rule's m for wide levels):
- * poisson3d 100^3 L 167 us (wruns) vs 179-199 (merged, m = 2). Not chosen: laplace27 64^3 (rows of 13,
- * 4 warps per SM) 362 vs 356 us (levels): no gain; poisson2d 1024^2 (merged at m = 16) 751 vs 277 us. */
+ * off-diagonal entries (the kernel's ELL slots), and merging does not pay more than m = 2 (the merge rule's
+ * m for wide levels). Version 23 (rows summed without a test per slot, no remainder loop where the plan has
+ * none), L us: poisson3d 100^3 133 (wruns) vs 179 (levels); laplace27 64^3 (rows of 13, 4 warps per SM)
+ * 250 vs 302 (levels). Not chosen: poisson2d 1024^2 (merged at m = 16, 261 us). */
 
 gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s, gs_int nlevels, gs_int merge_m)
 {

@@ -39,6 +39,7 @@ static inline gs_status gs_ts_cusparse_status(cusparseStatus_t s, const char *ex
  * sync-free variant of tiled_cuda.cu): a solved value is published by position at GPU scope and its
  * consumers poll the value itself until it is no longer SF_EMPTY. */
 #define SF_EMPTY (-1LL) /* the bit pattern of a not-yet-solved value */
+#define SF_NEG_ZERO ((long long)0x8000000000000000ULL) /* the bits of -0.0 (an unused slot of a sum) */
 #define SF_QNAN 0x7FF8000000000000LL
 
 /* The polling rounds test only the high word of a value (one compare instead of two): SF_EMPTY's is all

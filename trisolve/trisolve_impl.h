@@ -140,7 +140,8 @@ typedef struct gs_ts_row_stats {
  * GS_SF_WRUN_ROWS = warp runs, 1 = the level order (merged where m > 1). */
 gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s, gs_int nlevels, gs_int merge_m);
 #define GS_SF_WRUN_MIN_LINKED 0.9 /* warp runs: at least this fraction of the rows linked (positions <= 4.1 n) */
-#define GS_SF_WRUN_MAX_ROW 4      /* ... and rows of at most 4 entries (wider: measured no faster) */
+#define GS_SF_WRUN_MAX_ROW 16     /* ... and rows of at most 16 entries (the kernel's ELL slots; longer rows
+                                     go through its remainder loop, an entry at a time) */
 /* The schedule forced by the environment variable GS_SYNCFREE_SCHEDULE (tests, measurements):
  * "levels" or "merged" (whose two solves are level orders) -> *run_rows = 1, "runs" -> GS_SF_RUN_ROWS,
  * "wruns" -> GS_SF_WRUN_ROWS (warp runs), unset, empty or "auto" -> 0 (the rule decides); anything else
