@@ -22,7 +22,13 @@
 
 const gs_cfg_key gs_cfg_schema[] = {
     /* solver */
-    CHOICE_KEY("solver.type", "gmres", "cg|bicgstab|gmres|fgmres", "Krylov method"),
+    CHOICE_KEY("solver.type", "gmres", "auto|cg|bicgstab|gmres|fgmres",
+               "Krylov method (auto: chosen from the matrix, see docs/algorithms.md#automatic-choice)"),
+    CHOICE_KEY("solver.fallback", "auto", "auto|none",
+               "on a failed solve (zero pivot, unstable factor, breakdown, NaN, divergence, stagnation, iteration "
+               "limit) retry with the next stronger rung of the fallback ladder (auto) or stop (none)"),
+    DBL_KEY("solver.fallback_budget", "300", 0, INFINITY,
+            "fallback: no new attempt starts once this many seconds of setup and solve are spent (0: no limit)"),
     INT_KEY("solver.restart", "30", 1, 10000, "GMRES/FGMRES restart length m"),
     DBL_KEY("solver.rtol", "1e-8", 0, 1, "stop when ||r|| <= rtol * baseline"),
     DBL_KEY("solver.atol", "0", 0, INFINITY, "stop when ||r|| <= atol"),
@@ -39,17 +45,30 @@ const gs_cfg_key gs_cfg_schema[] = {
 
     /* preconditioner */
     CHOICE_KEY("preconditioner.type", "none",
-               "none|jacobi|ilu0|iluk|ilut|ic0|bilu|bilut|ras|parilu", "preconditioner"),
+               "auto|none|jacobi|ilu0|iluk|ilut|ilutp|ic0|bilu|bilut|ras|parilu",
+               "preconditioner (auto: chosen from the matrix, see docs/algorithms.md#automatic-choice)"),
     INT_KEY("preconditioner.fill_level", "0", 0, 1000000, "ILU(k)/BILU(k)/RAS: level of fill k"),
     DBL_KEY("preconditioner.drop_tolerance", "1e-3", 0, INFINITY,
             "ILUT: drop entries below tau * ||row of A||_2"),
     INT_KEY("preconditioner.max_fill", "10", 0, 1000000000, "ILUT: keep at most p largest entries per row in each of L and U"),
+    DBL_KEY("preconditioner.pivot_tolerance", "0.1", 0, 1,
+            "ILUTP: exchange the diagonal with column j of the row when pivot_tolerance * |w_j| > |w_i| "
+            "(0: no pivoting, ILUT)"),
+    BOOL_KEY("preconditioner.milu", "false",
+             "ILU(0)/ILU(k)/ILUT/ILUTP on the host: add each row's dropped fill to its diagonal (modified ILU)"),
     INT_KEY("preconditioner.blocks", "16", 1, 100000000, "BILU/BILUT/RAS: number of METIS parts"),
     INT_KEY("preconditioner.overlap", "1", 0, 1000, "RAS: layers of graph neighbours added to each part"),
     CHOICE_KEY("preconditioner.local", "iluk", "iluk|ilut|parilu",
                "RAS: factorization of each extended subdomain"),
-    CHOICE_KEY("preconditioner.zero_pivot", "error", "error|shift",
-               "zero pivot: stop naming the row, or shift the pivot and report the rows"),
+    CHOICE_KEY("preconditioner.zero_pivot", "error", "error|shift|grow",
+               "zero pivot: stop naming the row, shift the pivot and report the rows, or (grow) factor "
+               "A + alpha diag(||row of A||_inf) again with alpha = shift, 10 shift, ... until every pivot "
+               "|u_ii| >= min_pivot * ||row of A||_inf"),
+    DBL_KEY("preconditioner.min_pivot", "1e-8", 0, 1,
+            "zero_pivot = grow: the smallest accepted |u_ii| / ||row i of A||_inf"),
+    DBL_KEY("preconditioner.stability_limit", "0", 0, INFINITY,
+            "reject ILU-family factors whose estimate ||(LU)^-1 1||_inf * ||A||_inf exceeds this (0: never; "
+            "the estimate is always reported)"),
     DBL_KEY("preconditioner.shift", "1e-8", 0, INFINITY,
             "zero_pivot = shift: replace a tiny pivot by shift * ||row of A||_inf (sign kept)"),
     CHOICE_KEY("preconditioner.factor_on", "auto", "auto|host|device",
@@ -74,7 +93,15 @@ const gs_cfg_key gs_cfg_schema[] = {
     STR_KEY("system.rhs", "ones", "right-hand side: ones | random | Ax | a Matrix Market file path"),
     CHOICE_KEY("system.xstar", "ones", "ones|random", "rhs = Ax: the known solution x*"),
     STR_KEY("system.x0", "zero", "initial guess: zero | a Matrix Market file path"),
-    CHOICE_KEY("system.reorder", "none", "none|rcm", "symmetric reordering applied before setup"),
+    CHOICE_KEY("system.scaling", "none", "auto|none|ruiz|rowcol",
+               "row and column scaling before setup: ruiz (iterated infinity-norm), rowcol (one row then column "
+               "pass), auto (the matching's scaling where matching is on, else the strategy's choice)"),
+    CHOICE_KEY("system.matching", "none", "auto|none|mwm",
+               "row permutation before setup: mwm (maximum-weight matching, the largest product of |diagonal| "
+               "entries) or none; auto: mwm where the diagonal is zero or weak, when the strategy chooses"),
+    CHOICE_KEY("system.reorder", "none", "auto|none|rcm|nd",
+               "symmetric reordering applied before setup: rcm (reverse Cuthill-McKee), nd (METIS nested "
+               "dissection); auto: the strategy's choice"),
     INT_KEY("system.seed", "1", 0, 2147483647, "seed for random rhs / x*"),
 
     /* device */
