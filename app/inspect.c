@@ -13,10 +13,6 @@
 #include "io/mmio.h"
 #include "precond/ordering.h"
 
-/* Two sums within this relative distance count as equal (weak dominance): sums of a few terms
- * round differently than the diagonal they are compared with. */
-#define DOMINANCE_TOL 1e-12
-
 static void advise(gs_matrix_facts *f, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -35,40 +31,40 @@ static void advise(gs_matrix_facts *f, const char *fmt, ...)
 /* The advice: each line names what was found and what to set. */
 static void make_advice(gs_matrix_facts *f)
 {
-    gs_int n = f->nrows;
-    gs_int bad = f->diag_missing + f->diag_zero;
-    if (f->empty_rows > 0)
+    gs_int n = f->s.nrows;
+    gs_int bad = f->s.diag_missing + f->s.diag_zero;
+    if (f->s.empty_rows > 0)
         advise(f, "%d empty row%s (first: %d): the matrix is singular; no preconditioner will fix that",
-               f->empty_rows, f->empty_rows == 1 ? "" : "s", f->first_empty_row);
+               f->s.empty_rows, f->s.empty_rows == 1 ? "" : "s", f->s.first_empty_row);
     if (bad > 0)
         advise(f,
                "zero or missing diagonal entries in %d row%s (first: row %d): ILU(0)/IC(0)/Jacobi will fail "
                "there; use preconditioner.zero_pivot = \"shift\" or ilut (its fill may create the pivot), or "
                "permute rows onto the diagonal (a symmetric reordering such as rcm cannot)",
                bad, bad == 1 ? "" : "s",
-               f->diag_missing ? (f->diag_zero && f->zero_rows[0] < f->missing_rows[0] ? f->zero_rows[0] : f->missing_rows[0])
-                               : f->zero_rows[0]);
-    if (f->sym_numerical && bad == 0 && f->diag_negative == 0)
+               f->s.diag_missing ? (f->s.diag_zero && f->s.zero_rows[0] < f->s.missing_rows[0] ? f->s.zero_rows[0] : f->s.missing_rows[0])
+                               : f->s.zero_rows[0]);
+    if (f->s.sym_numerical && bad == 0 && f->s.diag_negative == 0)
         advise(f, "symmetric with positive diagonal (possibly SPD): try solver.type = \"cg\" with "
                   "preconditioner.type = \"ic0\" (or \"parilu\" with symmetric = true)");
-    else if (f->sym_numerical && bad == 0 && f->diag_negative == n)
+    else if (f->s.sym_numerical && bad == 0 && f->s.diag_negative == n)
         advise(f, "symmetric with every diagonal entry negative (possibly negative definite): CG and IC(0) need "
                   "a positive definite matrix, so solve with -A and -b, or use gmres/fgmres or bicgstab");
-    else if (f->sym_numerical && f->diag_negative > 0)
+    else if (f->s.sym_numerical && f->s.diag_negative > 0)
         advise(f, "symmetric with %d negative and %d positive diagonal entries: indefinite, so CG and IC(0) "
                   "will likely fail; use gmres/fgmres or bicgstab",
-               f->diag_negative, f->diag_positive);
-    else if (!f->sym_numerical)
+               f->s.diag_negative, f->s.diag_positive);
+    else if (!f->s.sym_numerical)
         advise(f, "%s: use gmres, fgmres or bicgstab (CG needs a symmetric positive definite matrix) with an "
                   "ILU-family preconditioner (ilu0, iluk, ilut, bilu, ras)",
-               f->sym_structural ? "structurally but not numerically symmetric" : "not symmetric");
-    if (n > 0 && f->dominant_not == 0 && f->dominant_strict > 0)
+               f->s.sym_structural ? "structurally but not numerically symmetric" : "not symmetric");
+    if (n > 0 && f->s.dominant_not == 0 && f->s.dominant_strict > 0)
         advise(f, "diagonally dominant in every row: Jacobi-type approximate triangular solves (trisolve type "
                   "jacobi/async-jacobi, few sweeps) and ParILU sweeps should converge fast");
-    else if (n > 0 && f->dominant_not > n / 2)
+    else if (n > 0 && f->s.dominant_not > n / 2)
         advise(f, "%.0f%% of rows are not diagonally dominant: approximate triangular solves (jacobi, "
                   "async-jacobi) may need many sweeps; compare them with an exact solver (levelset, syncfree)",
-               100.0 * f->dominant_not / n);
+               100.0 * f->s.dominant_not / n);
     if (n >= 1000) {
         gs_int lev = f->levels_lower > f->levels_upper ? f->levels_lower : f->levels_upper;
         double per = lev > 0 ? (double)n / lev : 0.0;
@@ -81,10 +77,10 @@ static void make_advice(gs_matrix_facts *f)
                       "solves parallelize well",
                    lev, n, per);
     }
-    if (n >= 1000 && f->bandwidth_rcm > 0 && f->bandwidth_rcm * 2 <= f->bandwidth)
+    if (n >= 1000 && f->bandwidth_rcm > 0 && f->bandwidth_rcm * 2 <= f->s.bandwidth)
         advise(f, "bandwidth %d, %d after RCM: system.reorder = \"rcm\" makes it banded, which usually lowers "
                   "ILU(k)/ILUT fill (it may add dependency levels)",
-               f->bandwidth, f->bandwidth_rcm);
+               f->s.bandwidth, f->bandwidth_rcm);
 }
 
 gs_status gs_matrix_inspect(const gs_csr *A, gs_matrix_facts *f)
@@ -92,62 +88,8 @@ gs_status gs_matrix_inspect(const gs_csr *A, gs_matrix_facts *f)
     gs_status st = GS_OK;
     gs_int *perm = NULL, *iperm = NULL;
     memset(f, 0, sizeof *f);
-    f->nrows = A->nrows;
-    f->ncols = A->ncols;
-    f->nnz = A->nnz;
-    if (A->nrows != A->ncols)
-        return GS_ERROR(GS_ERR_ARG, "inspect: the matrix is %d x %d; gpusolve works with square matrices", A->nrows,
-                        A->ncols);
+    GS_CALL(gs_csr_stats_compute(A, &f->s));
     gs_int n = A->nrows;
-    f->row_nnz_min = n > 0 ? GS_INT_MAX : 0;
-    f->abs_min_nonzero = INFINITY;
-    for (gs_int i = 0; i < n; i++) {
-        gs_int len = A->rowptr[i + 1] - A->rowptr[i];
-        if (len < f->row_nnz_min) f->row_nnz_min = len;
-        if (len > f->row_nnz_max) f->row_nnz_max = len;
-        if (len == 0 && f->empty_rows++ == 0) f->first_empty_row = i + 1;
-        bool has_diag = false;
-        double d = 0.0, off = 0.0;
-        for (gs_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            gs_int j = A->colind[k];
-            double v = A->val ? A->val[k] : 1.0;
-            double a = fabs(v);
-            if (v == 0.0) f->explicit_zeros++;
-            if (a > f->abs_max) f->abs_max = a;
-            if (a > 0 && a < f->abs_min_nonzero) f->abs_min_nonzero = a;
-            if (j == i) {
-                has_diag = true;
-                d = v;
-            } else {
-                off += a;
-            }
-            gs_int dist = j > i ? j - i : i - j;
-            if (dist > f->bandwidth) f->bandwidth = dist;
-            if (i - j > f->bandwidth_lower) f->bandwidth_lower = i - j;
-            if (j - i > f->bandwidth_upper) f->bandwidth_upper = j - i;
-        }
-        if (!has_diag) {
-            if (f->diag_missing < GS_INSPECT_FIRST_ROWS) f->missing_rows[f->diag_missing] = i + 1;
-            f->diag_missing++;
-        } else if (d == 0.0) {
-            if (f->diag_zero < GS_INSPECT_FIRST_ROWS) f->zero_rows[f->diag_zero] = i + 1;
-            f->diag_zero++;
-        } else if (d > 0) {
-            f->diag_positive++;
-        } else {
-            f->diag_negative++;
-        }
-        double ad = fabs(d), m = fmax(ad, off);
-        if (fabs(ad - off) <= DOMINANCE_TOL * m && m > 0)
-            f->dominant_weak++;
-        else if (ad > off)
-            f->dominant_strict++;
-        else
-            f->dominant_not++;
-    }
-    if (!isfinite(f->abs_min_nonzero)) f->abs_min_nonzero = 0.0;
-    f->row_nnz_avg = n > 0 ? (double)A->nnz / n : 0.0;
-    GS_TRY(gs_csr_symmetry(A, GS_INSPECT_SYM_TOL, &f->sym_structural, &f->sym_numerical));
     f->levels_lower = gs_csr_levels(A, true, NULL);
     f->levels_upper = gs_csr_levels(A, false, NULL);
     if (f->levels_lower < 0 || f->levels_upper < 0)
@@ -187,37 +129,37 @@ static void write_rows(FILE *out, const gs_int *rows, gs_int count, bool json)
 
 static void print_text(FILE *out, const char *spec, const gs_mm_info *info, const gs_matrix_facts *f)
 {
-    gs_int n = f->nrows;
+    gs_int n = f->s.nrows;
     double pn = n > 0 ? 100.0 / n : 0.0;
     fprintf(out, "matrix          %s\n", spec);
     if (info) fprintf(out, "file            %s %s\n", info->field, info->symmetry);
-    fprintf(out, "size            %d x %d, %d nonzeros (%.3g%% dense)\n", f->nrows, f->ncols, f->nnz,
-            n > 0 ? 100.0 * f->nnz / ((double)n * n) : 0.0);
-    fprintf(out, "nnz per row     min %d, avg %.2f, max %d; empty rows %d\n", f->row_nnz_min, f->row_nnz_avg,
-            f->row_nnz_max, f->empty_rows);
-    fprintf(out, "values          max |a_ij| %.3e, min nonzero |a_ij| %.3e, explicit zeros %d\n", f->abs_max,
-            f->abs_min_nonzero, f->explicit_zeros);
-    fprintf(out, "symmetry        structural %s, numerical %s\n", f->sym_structural ? "yes" : "no",
-            f->sym_numerical ? "yes" : "no");
-    fprintf(out, "diagonal        positive %d, negative %d, zero %d", f->diag_positive, f->diag_negative,
-            f->diag_zero);
-    if (f->diag_zero) {
+    fprintf(out, "size            %d x %d, %d nonzeros (%.3g%% dense)\n", f->s.nrows, f->s.ncols, f->s.nnz,
+            n > 0 ? 100.0 * f->s.nnz / ((double)n * n) : 0.0);
+    fprintf(out, "nnz per row     min %d, avg %.2f, max %d; empty rows %d\n", f->s.row_nnz_min, f->s.row_nnz_avg,
+            f->s.row_nnz_max, f->s.empty_rows);
+    fprintf(out, "values          max |a_ij| %.3e, min nonzero |a_ij| %.3e, explicit zeros %d\n", f->s.abs_max,
+            f->s.abs_min_nonzero, f->s.explicit_zeros);
+    fprintf(out, "symmetry        structural %s, numerical %s\n", f->s.sym_structural ? "yes" : "no",
+            f->s.sym_numerical ? "yes" : "no");
+    fprintf(out, "diagonal        positive %d, negative %d, zero %d", f->s.diag_positive, f->s.diag_negative,
+            f->s.diag_zero);
+    if (f->s.diag_zero) {
         fputs(" (rows ", out);
-        write_rows(out, f->zero_rows, f->diag_zero, false);
+        write_rows(out, f->s.zero_rows, f->s.diag_zero, false);
         fputc(')', out);
     }
-    fprintf(out, ", missing %d", f->diag_missing);
-    if (f->diag_missing) {
+    fprintf(out, ", missing %d", f->s.diag_missing);
+    if (f->s.diag_missing) {
         fputs(" (rows ", out);
-        write_rows(out, f->missing_rows, f->diag_missing, false);
+        write_rows(out, f->s.missing_rows, f->s.diag_missing, false);
         fputc(')', out);
     }
     fputc('\n', out);
     fprintf(out, "dominance       strictly %d (%.1f%%), weakly %d (%.1f%%), not %d (%.1f%%)   [|a_ii| vs sum_j!=i |a_ij|]\n",
-            f->dominant_strict, pn * f->dominant_strict, f->dominant_weak, pn * f->dominant_weak, f->dominant_not,
-            pn * f->dominant_not);
-    fprintf(out, "bandwidth       %d (lower %d, upper %d); after RCM %d\n", f->bandwidth, f->bandwidth_lower,
-            f->bandwidth_upper, f->bandwidth_rcm);
+            f->s.dominant_strict, pn * f->s.dominant_strict, f->s.dominant_weak, pn * f->s.dominant_weak, f->s.dominant_not,
+            pn * f->s.dominant_not);
+    fprintf(out, "bandwidth       %d (lower %d, upper %d); after RCM %d\n", f->s.bandwidth, f->s.bandwidth_lower,
+            f->s.bandwidth_upper, f->bandwidth_rcm);
     fprintf(out, "levels          lower triangle %d (%.1f rows per level), upper triangle %d (%.1f rows per level)\n",
             f->levels_lower, f->levels_lower > 0 ? (double)n / f->levels_lower : 0.0, f->levels_upper,
             f->levels_upper > 0 ? (double)n / f->levels_upper : 0.0);
@@ -227,7 +169,7 @@ static void print_text(FILE *out, const char *spec, const gs_mm_info *info, cons
 
 static void print_json(FILE *out, const char *spec, const gs_mm_info *info, const gs_matrix_facts *f)
 {
-    gs_int n = f->nrows;
+    gs_int n = f->s.nrows;
     fputs("{\"gpusolve\":{\"version\":", out);
     gs_json_write_string(out, GS_VERSION);
     fputs("},\"status\":\"ok\",\"matrix\":{\"source\":", out);
@@ -238,23 +180,23 @@ static void print_json(FILE *out, const char *spec, const gs_mm_info *info, cons
         fputs(",\"symmetry\":", out);
         gs_json_write_string(out, info->symmetry);
     }
-    fprintf(out, ",\"rows\":%d,\"cols\":%d,\"nnz\":%d}", f->nrows, f->ncols, f->nnz);
-    fprintf(out, ",\"nnz_per_row\":{\"min\":%d,\"avg\":%.17g,\"max\":%d,\"empty_rows\":%d}", f->row_nnz_min,
-            f->row_nnz_avg, f->row_nnz_max, f->empty_rows);
-    fprintf(out, ",\"values\":{\"abs_max\":%.17g,\"abs_min_nonzero\":%.17g,\"explicit_zeros\":%d}", f->abs_max,
-            f->abs_min_nonzero, f->explicit_zeros);
+    fprintf(out, ",\"rows\":%d,\"cols\":%d,\"nnz\":%d}", f->s.nrows, f->s.ncols, f->s.nnz);
+    fprintf(out, ",\"nnz_per_row\":{\"min\":%d,\"avg\":%.17g,\"max\":%d,\"empty_rows\":%d}", f->s.row_nnz_min,
+            f->s.row_nnz_avg, f->s.row_nnz_max, f->s.empty_rows);
+    fprintf(out, ",\"values\":{\"abs_max\":%.17g,\"abs_min_nonzero\":%.17g,\"explicit_zeros\":%d}", f->s.abs_max,
+            f->s.abs_min_nonzero, f->s.explicit_zeros);
     fprintf(out, ",\"symmetry\":{\"structural\":%s,\"numerical\":%s,\"tolerance\":%g}",
-            f->sym_structural ? "true" : "false", f->sym_numerical ? "true" : "false", GS_INSPECT_SYM_TOL);
-    fprintf(out, ",\"diagonal\":{\"positive\":%d,\"negative\":%d,\"zero\":%d,\"zero_rows\":", f->diag_positive,
-            f->diag_negative, f->diag_zero);
-    write_rows(out, f->zero_rows, f->diag_zero, true);
-    fprintf(out, ",\"missing\":%d,\"missing_rows\":", f->diag_missing);
-    write_rows(out, f->missing_rows, f->diag_missing, true);
+            f->s.sym_structural ? "true" : "false", f->s.sym_numerical ? "true" : "false", GS_STATS_SYM_TOL);
+    fprintf(out, ",\"diagonal\":{\"positive\":%d,\"negative\":%d,\"zero\":%d,\"zero_rows\":", f->s.diag_positive,
+            f->s.diag_negative, f->s.diag_zero);
+    write_rows(out, f->s.zero_rows, f->s.diag_zero, true);
+    fprintf(out, ",\"missing\":%d,\"missing_rows\":", f->s.diag_missing);
+    write_rows(out, f->s.missing_rows, f->s.diag_missing, true);
     fputc('}', out);
-    fprintf(out, ",\"dominance\":{\"strict\":%d,\"weak\":%d,\"not\":%d}", f->dominant_strict, f->dominant_weak,
-            f->dominant_not);
-    fprintf(out, ",\"bandwidth\":{\"max\":%d,\"lower\":%d,\"upper\":%d,\"rcm\":%d}", f->bandwidth, f->bandwidth_lower,
-            f->bandwidth_upper, f->bandwidth_rcm);
+    fprintf(out, ",\"dominance\":{\"strict\":%d,\"weak\":%d,\"not\":%d}", f->s.dominant_strict, f->s.dominant_weak,
+            f->s.dominant_not);
+    fprintf(out, ",\"bandwidth\":{\"max\":%d,\"lower\":%d,\"upper\":%d,\"rcm\":%d}", f->s.bandwidth, f->s.bandwidth_lower,
+            f->s.bandwidth_upper, f->bandwidth_rcm);
     fprintf(out, ",\"levels\":{\"lower\":%d,\"upper\":%d,\"rows_per_level_lower\":%.17g,\"rows_per_level_upper\":%.17g}",
             f->levels_lower, f->levels_upper, f->levels_lower > 0 ? (double)n / f->levels_lower : 0.0,
             f->levels_upper > 0 ? (double)n / f->levels_upper : 0.0);
