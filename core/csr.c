@@ -642,3 +642,27 @@ gs_status gs_csr_find_asymmetry(const gs_csr *A, double rel_tol, bool *numerical
     }
     return GS_OK;
 }
+
+/* Rows sorted independently, as gs_csr_permute sorts its output: rows of up to 64 entries by insertion in
+ * parallel, longer rows one by one by qsort on one buffer. */
+gs_status gs_csr_sort_rows(gs_csr *A)
+{
+    gs_int maxlen = 0;
+    col_val *tmp = NULL;
+    for (gs_int i = 0; i < A->nrows; i++) {
+        gs_int len = A->rowptr[i + 1] - A->rowptr[i];
+        if (len > maxlen) maxlen = len;
+    }
+    if (maxlen > 64) GS_CALL(GS_MALLOC(tmp, maxlen));
+#pragma omp parallel for schedule(dynamic, 1024) if (A->nnz > 100000)
+    for (gs_int i = 0; i < A->nrows; i++) {
+        gs_int s = A->rowptr[i], len = A->rowptr[i + 1] - s;
+        if (len <= 64) sort_row(A->colind + s, A->val ? A->val + s : NULL, len);
+    }
+    for (gs_int i = 0; tmp && i < A->nrows; i++) {
+        gs_int s = A->rowptr[i], len = A->rowptr[i + 1] - s;
+        if (len > 64) sort_row_long(A->colind + s, A->val ? A->val + s : NULL, len, tmp);
+    }
+    gs_free(&tmp);
+    return GS_OK;
+}

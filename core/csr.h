@@ -62,6 +62,9 @@ gs_status gs_csr_upper(const gs_csr *A, bool with_diag, gs_csr *U);
  * Output sorted. A's rows must not repeat a column (as after gs_csr_sort_dedupe): rows longer than 64 are
  * sorted by qsort, which keeps no order among equal columns. Rows are filled in parallel (OpenMP). */
 gs_status gs_csr_permute(const gs_csr *A, const gs_int *perm, gs_csr *B);
+/* Sort every row by column in place (values follow), as gs_csr_permute sorts its output; rows must not
+ * repeat a column (no order is kept among equal columns). Rows filled in parallel (OpenMP). */
+gs_status gs_csr_sort_rows(gs_csr *A);
 /* iperm[perm[i]] = i. */
 void gs_perm_invert(gs_int n, const gs_int *perm, gs_int *iperm);
 /* Check that perm is a permutation of 0..n-1. */

@@ -1,5 +1,5 @@
-/* Orderings and partitions of the graph of A + A^T: reverse Cuthill-McKee, METIS k-way parts, and
- * the growth of a vertex set by layers of neighbours (overlapping Schwarz subdomains). */
+/* Orderings and partitions of the graph of A + A^T: reverse Cuthill-McKee, METIS nested dissection and
+ * k-way parts, and the growth of a vertex set by layers of neighbours (overlapping Schwarz subdomains). */
 #include "precond/ordering.h"
 
 #include <limits.h>
@@ -162,6 +162,57 @@ static const char *metis_code_name(int rc)
     }
 }
 
+/* G's arrays in METIS's own idx_t (32-bit in Debian's build, 64-bit in others): always converted. */
+static gs_status metis_graph(const gs_csr *G, idx_t **xadj, idx_t **adjncy)
+{
+    GS_CALL(GS_MALLOC(*xadj, (size_t)G->nrows + 1));
+    GS_CALL(GS_MALLOC(*adjncy, G->nnz));
+    for (gs_int i = 0; i <= G->nrows; i++) (*xadj)[i] = (idx_t)G->rowptr[i];
+    for (gs_int p = 0; p < G->nnz; p++) (*adjncy)[p] = (idx_t)G->colind[p];
+    return GS_OK;
+}
+
+/* METIS_NodeND returns perm with row i of A' = row perm[i] of A, i.e. new -> old like gs_rcm. */
+gs_status gs_nd(const gs_csr *A, gs_int *perm)
+{
+    gs_status st = GS_OK;
+    gs_csr G = {0};
+    idx_t *xadj = NULL, *adjncy = NULL, *mperm = NULL, *miperm = NULL;
+
+    GS_TRY(check_square(A, "nested dissection"));
+    if (!perm) GS_FAIL(GS_ERR_ARG, "nested dissection: the output permutation is NULL");
+    gs_int n = A->nrows;
+    for (gs_int i = 0; i < n; i++) perm[i] = i;
+    if (n <= 1) goto cleanup;
+    GS_TRY(gs_csr_symmetric_graph(A, &G));
+    if (G.nnz == 0) goto cleanup; /* no edges: nothing to dissect, every order is fill-free */
+
+    GS_TRY(metis_graph(&G, &xadj, &adjncy));
+    GS_TRY(GS_MALLOC(mperm, n));
+    GS_TRY(GS_MALLOC(miperm, n));
+    idx_t options[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_SEED] = 0;
+    options[METIS_OPTION_NUMBERING] = 0;
+    idx_t nv = (idx_t)n;
+    int rc = METIS_NodeND(&nv, xadj, adjncy, NULL, options, mperm, miperm);
+    if (rc != METIS_OK)
+        GS_FAIL(GS_ERR_METIS, "METIS_NodeND failed on a graph of %d vertices and %d edges: %s", (int)n,
+                (int)(G.nnz / 2), metis_code_name(rc));
+    for (gs_int i = 0; i < n; i++) /* in range and inverted by iperm: a permutation */
+        if (mperm[i] < 0 || mperm[i] >= nv || miperm[mperm[i]] != i)
+            GS_FAIL(GS_ERR_METIS, "METIS_NodeND returned an order of %d vertices that is not a permutation", (int)n);
+    for (gs_int i = 0; i < n; i++) perm[i] = (gs_int)mperm[i];
+
+cleanup:
+    gs_csr_free(&G);
+    gs_free(&xadj);
+    gs_free(&adjncy);
+    gs_free(&mperm);
+    gs_free(&miperm);
+    return st;
+}
+
 gs_status gs_partition_kway(const gs_csr *A, gs_int nparts, int seed, gs_int *part)
 {
     gs_status st = GS_OK;
@@ -188,12 +239,8 @@ gs_status gs_partition_kway(const gs_csr *A, gs_int nparts, int seed, gs_int *pa
         goto cleanup;
     }
 
-    /* METIS wants its own idx_t (32-bit in Debian's build, 64-bit in others): always convert. */
-    GS_TRY(GS_MALLOC(xadj, (size_t)n + 1));
-    GS_TRY(GS_MALLOC(adjncy, G.nnz));
+    GS_TRY(metis_graph(&G, &xadj, &adjncy));
     GS_TRY(GS_MALLOC(mpart, n));
-    for (gs_int i = 0; i <= n; i++) xadj[i] = (idx_t)G.rowptr[i];
-    for (gs_int p = 0; p < G.nnz; p++) adjncy[p] = (idx_t)G.colind[p];
 
     idx_t options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(options);

@@ -1,4 +1,5 @@
-/* Orderings and partitions: RCM, METIS k-way parts of the symmetrized graph, overlap growth. */
+/* Orderings and partitions: RCM, METIS nested dissection and k-way parts of the symmetrized graph,
+ * overlap growth. */
 #ifndef GS_ORDERING_H
 #define GS_ORDERING_H
 
@@ -12,6 +13,10 @@ extern "C" {
 /* Reverse Cuthill-McKee of the graph of A + A^T; perm maps new -> old (B = A(perm, perm)).
  * Deterministic (pseudo-peripheral start node per component, ties by degree then index). */
 gs_status gs_rcm(const gs_csr *A, gs_int *perm);
+/* Nested dissection (METIS_NodeND) of the graph of A + A^T without the diagonal; perm maps new -> old
+ * (B = A(perm, perm)), as gs_rcm's. Deterministic (fixed METIS seed). n <= 1 and graphs without edges
+ * give the identity. */
+gs_status gs_nd(const gs_csr *A, gs_int *perm);
 /* METIS k-way partition of the symmetrized graph of A: part[i] in [0, nparts). nparts == 1 or
  * nparts >= n handled without METIS. Deterministic for a given seed. */
 gs_status gs_partition_kway(const gs_csr *A, gs_int nparts, int seed, gs_int *part);
