@@ -85,30 +85,6 @@ cleanup:
     return st;
 }
 
-gs_status gs_system_permute(gs_system *sys, gs_int n, const gs_int *perm)
-{
-    double *tmp = NULL;
-    double *vecs[3] = {sys->b, sys->x0, sys->xstar};
-    GS_CALL(GS_MALLOC(tmp, n));
-    for (int v = 0; v < 3; v++) {
-        if (!vecs[v]) continue;
-        for (gs_int i = 0; i < n; i++) tmp[i] = vecs[v][perm[i]];
-        memcpy(vecs[v], tmp, (size_t)n * sizeof *tmp);
-    }
-    gs_free(&tmp);
-    return GS_OK;
-}
-
-gs_status gs_vector_unpermute(double *x, gs_int n, const gs_int *perm)
-{
-    double *tmp = NULL;
-    GS_CALL(GS_MALLOC(tmp, n));
-    for (gs_int i = 0; i < n; i++) tmp[perm[i]] = x[i];
-    memcpy(x, tmp, (size_t)n * sizeof *tmp);
-    gs_free(&tmp);
-    return GS_OK;
-}
-
 void gs_system_free(gs_system *sys)
 {
     gs_free(&sys->b);

@@ -13,10 +13,6 @@ typedef struct gs_system {
 /* b from system.rhs (ones | random | Ax | file) or rhs_path; x0 from system.x0 (zero | file) or x0_path. */
 gs_status gs_system_build(const gs_csr *A, const gs_config *cfg, const char *rhs_path, const char *x0_path,
                           gs_system *sys);
-/* v <- v(perm) for b, x0, x* (perm maps new -> old). */
-gs_status gs_system_permute(gs_system *sys, gs_int n, const gs_int *perm);
-/* x(perm) <- x: back to the original numbering. */
-gs_status gs_vector_unpermute(double *x, gs_int n, const gs_int *perm);
 void gs_system_free(gs_system *sys);
 
 #endif

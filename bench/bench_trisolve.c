@@ -295,6 +295,7 @@ static gs_status write_json_line(FILE *f, const char *label, const gs_csr *T, co
         case GS_REPORT_DOUBLE: GS_TRY(gs_report_double(rep, key, e->d)); break;
         case GS_REPORT_STRING: GS_TRY(gs_report_string(rep, key, e->s)); break;
         case GS_REPORT_BOOL: GS_TRY(gs_report_bool(rep, key, e->i != 0)); break;
+        case GS_REPORT_JSON: GS_TRY(gs_report_json(rep, key, e->s)); break;
         }
     }
     gs_report_write_json(rep, f);

@@ -24,11 +24,6 @@ const gs_cfg_key gs_cfg_schema[] = {
     /* solver */
     CHOICE_KEY("solver.type", "gmres", "auto|cg|bicgstab|gmres|fgmres",
                "Krylov method (auto: chosen from the matrix, see docs/algorithms.md#automatic-choice)"),
-    CHOICE_KEY("solver.fallback", "auto", "auto|none",
-               "on a failed solve (zero pivot, unstable factor, breakdown, NaN, divergence, stagnation, iteration "
-               "limit) retry with the next stronger rung of the fallback ladder (auto) or stop (none)"),
-    DBL_KEY("solver.fallback_budget", "300", 0, INFINITY,
-            "fallback: no new attempt starts once this many seconds of setup and solve are spent (0: no limit)"),
     INT_KEY("solver.restart", "30", 1, 10000, "GMRES/FGMRES restart length m"),
     DBL_KEY("solver.rtol", "1e-8", 0, 1, "stop when ||r|| <= rtol * baseline"),
     DBL_KEY("solver.atol", "0", 0, INFINITY, "stop when ||r|| <= atol"),
@@ -42,6 +37,14 @@ const gs_cfg_key gs_cfg_schema[] = {
             "stop as stagnated when the residual has not decreased for this many iterations (0: off)"),
     BOOL_KEY("solver.allow_variable_preconditioner", "false",
              "allow a preconditioner that changes between applications with CG/BiCGStab/GMRES"),
+    DBL_KEY("solver.projected_limit", "0", 0, INFINITY,
+            "stop as stagnated when, at the rate of the last 100 iterations, the tolerance would take more than "
+            "projected_limit x max_iterations iterations (0: off)"),
+    CHOICE_KEY("solver.fallback", "auto", "auto|none",
+               "on a failed solve (zero pivot, unstable factor, breakdown, NaN, divergence, stagnation, iteration "
+               "limit) retry with the next stronger rung of the fallback ladder (auto) or stop (none)"),
+    DBL_KEY("solver.fallback_budget", "300", 0, INFINITY,
+            "fallback: no new attempt starts once this many seconds of setup and solve are spent (0: no limit)"),
 
     /* preconditioner */
     CHOICE_KEY("preconditioner.type", "none",
@@ -93,9 +96,10 @@ const gs_cfg_key gs_cfg_schema[] = {
     STR_KEY("system.rhs", "ones", "right-hand side: ones | random | Ax | a Matrix Market file path"),
     CHOICE_KEY("system.xstar", "ones", "ones|random", "rhs = Ax: the known solution x*"),
     STR_KEY("system.x0", "zero", "initial guess: zero | a Matrix Market file path"),
-    CHOICE_KEY("system.scaling", "none", "auto|none|ruiz|rowcol",
+    CHOICE_KEY("system.scaling", "none", "auto|none|ruiz|rowcol|matching",
                "row and column scaling before setup: ruiz (iterated infinity-norm), rowcol (one row then column "
-               "pass), auto (the matching's scaling where matching is on, else the strategy's choice)"),
+               "pass), matching (the maximum-weight matching's: matched entries +-1, others <= 1); auto: the "
+               "matching's where matching is on, else the strategy's choice"),
     CHOICE_KEY("system.matching", "none", "auto|none|mwm",
                "row permutation before setup: mwm (maximum-weight matching, the largest product of |diagonal| "
                "entries) or none; auto: mwm where the diagonal is zero or weak, when the strategy chooses"),

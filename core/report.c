@@ -79,7 +79,7 @@ gs_status gs_report_double(gs_report *r, const char *key, double v)
     return GS_OK;
 }
 
-gs_status gs_report_string(gs_report *r, const char *key, const char *v)
+static gs_status text_entry(gs_report *r, const char *key, const char *v, gs_report_type type)
 {
     /* copy the value first: a failed copy must not leave a string entry without its string */
     char *s = NULL;
@@ -90,8 +90,33 @@ gs_status gs_report_string(gs_report *r, const char *key, const char *v)
         gs_free(&s);
         GS_CALL(st);
     }
-    e->type = GS_REPORT_STRING;
+    e->type = type;
     e->s = s;
+    return GS_OK;
+}
+
+gs_status gs_report_string(gs_report *r, const char *key, const char *v)
+{
+    return text_entry(r, key, v, GS_REPORT_STRING);
+}
+
+gs_status gs_report_json(gs_report *r, const char *key, const char *json)
+{
+    return text_entry(r, key, json, GS_REPORT_JSON);
+}
+
+gs_status gs_report_merge(gs_report *dst, const gs_report *src)
+{
+    for (int i = 0; i < src->n; i++) {
+        const gs_report_entry *e = &src->e[i];
+        switch (e->type) {
+        case GS_REPORT_INT: GS_CALL(gs_report_int(dst, e->key, e->i)); break;
+        case GS_REPORT_DOUBLE: GS_CALL(gs_report_double(dst, e->key, e->d)); break;
+        case GS_REPORT_BOOL: GS_CALL(gs_report_bool(dst, e->key, e->i != 0)); break;
+        case GS_REPORT_STRING:
+        case GS_REPORT_JSON: GS_CALL(text_entry(dst, e->key, e->s, e->type)); break;
+        }
+    }
     return GS_OK;
 }
 
@@ -145,6 +170,7 @@ static void write_value(FILE *f, const gs_report_entry *e, bool json)
         if (json) gs_json_write_string(f, e->s);
         else fputs(e->s, f);
         break;
+    case GS_REPORT_JSON: fputs(e->s, f); break;
     }
 }
 

@@ -12,7 +12,15 @@
 extern "C" {
 #endif
 
-typedef enum gs_report_type { GS_REPORT_INT, GS_REPORT_DOUBLE, GS_REPORT_STRING, GS_REPORT_BOOL } gs_report_type;
+/* GS_REPORT_JSON: s holds one JSON value (an array or object), written as it is in JSON and as its text
+ * elsewhere. */
+typedef enum gs_report_type {
+    GS_REPORT_INT,
+    GS_REPORT_DOUBLE,
+    GS_REPORT_STRING,
+    GS_REPORT_BOOL,
+    GS_REPORT_JSON
+} gs_report_type;
 
 typedef struct gs_report_entry {
     char *key;
@@ -34,6 +42,10 @@ gs_status gs_report_int(gs_report *r, const char *key, long long v);
 gs_status gs_report_double(gs_report *r, const char *key, double v);
 gs_status gs_report_string(gs_report *r, const char *key, const char *v);
 gs_status gs_report_bool(gs_report *r, const char *key, bool v);
+/* A JSON value given as text (the caller guarantees it is valid JSON). */
+gs_status gs_report_json(gs_report *r, const char *key, const char *json);
+/* Every entry of src added to dst (replacing entries of the same key). */
+gs_status gs_report_merge(gs_report *dst, const gs_report *src);
 /* printf-style key: gs_report_intf(r, v, "trisolve.%s.levels", "lower") */
 gs_status gs_report_keyf(char *buf, size_t len, const char *fmt, ...);
 const gs_report_entry *gs_report_find(const gs_report *r, const char *key);

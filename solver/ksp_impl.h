@@ -20,6 +20,8 @@ typedef struct gs_ksp_track {
     double best;       /* smallest monitored norm so far (stagnation) */
     int best_it;       /* iteration where it was reached */
     double dtol_bound; /* diverged when ||r|| > dtol_bound (INFINITY: off) */
+    int check_it;      /* the projection's last checkpoint: iteration and ||r|| there */
+    double check_norm;
 } gs_ksp_track;
 
 /* r = b - A x. */

@@ -56,6 +56,7 @@ static const gs_ksp_params default_params = {
     .stagnation_window = 0,
     .divergence_tolerance = 1e5,
     .allow_variable_pc = false,
+    .projected_limit = 0.0,
 };
 
 static gs_status check_params(const gs_ksp_params *p)
@@ -71,6 +72,8 @@ static gs_status check_params(const gs_ksp_params *p)
     if (p->stagnation_window < 0)
         return GS_ERROR(GS_ERR_ARG, "solver.stagnation_window = %d: expected a count >= 0 (0: off)",
                         p->stagnation_window);
+    if (!(p->projected_limit >= 0.0))
+        return GS_ERROR(GS_ERR_ARG, "solver.projected_limit = %g: expected a factor >= 0 (0: off)", p->projected_limit);
     if (!(p->divergence_tolerance == 0.0 || p->divergence_tolerance >= 1.0))
         return GS_ERROR(GS_ERR_ARG,
                         "solver.divergence_tolerance = %g: expected 0 (off) or a factor >= 1 (below 1 the start "
@@ -132,6 +135,7 @@ gs_status gs_ksp_params_from_config(const gs_config *cfg, gs_ksp_params *prm)
     prm->stagnation_window = (int)gs_config_int(cfg, "solver.stagnation_window");
     prm->divergence_tolerance = gs_config_double(cfg, "solver.divergence_tolerance");
     prm->allow_variable_pc = gs_config_bool(cfg, "solver.allow_variable_preconditioner");
+    prm->projected_limit = gs_config_double(cfg, "solver.projected_limit");
 
     const char *baseline = gs_config_string(cfg, "solver.baseline");
     if (strcmp(baseline, "rhs") == 0) prm->baseline = GS_BASELINE_RHS;
@@ -264,6 +268,33 @@ static void set_converged(const gs_ksp *ksp, const gs_ksp_track *t, const char *
                     ksp->prm.atol, it);
 }
 
+/* Every GS_KSP_PROJECTION_WINDOW iterations: with the average decrease of log ||r|| per iteration over
+ * the window, the iterations still needed to reach the bound; stop when the total would exceed
+ * projected_limit * max_iterations (a hopeless solve ends early, e.g. so that a fallback moves on). */
+static bool projected_too_slow(const gs_ksp *ksp, gs_ksp_track *t, int it, double rnorm, gs_solve_result *res)
+{
+    if (ksp->prm.projected_limit <= 0.0 || it - t->check_it < GS_KSP_PROJECTION_WINDOW) return false;
+    if (!(rnorm > 0.0 && t->check_norm > 0.0)) { /* an exact zero converges or can give no rate */
+        t->check_it = it;
+        t->check_norm = rnorm;
+        return false;
+    }
+    const double rate = (log(rnorm) - log(t->check_norm)) / (double)(it - t->check_it); /* < 0: decreasing */
+    const double need = rate < 0.0 ? (log(t->bound) - log(rnorm)) / rate : INFINITY;
+    const double limit = ksp->prm.projected_limit * ksp->prm.max_iterations;
+    if (it + need > limit) {
+        gs_ksp_stop(res, GS_DIVERGED_STAGNATION,
+                    "||r|| = %.3e at iteration %d: at the rate of the last %d iterations (x%.3g per iteration) the "
+                    "tolerance %.3e would take %.3g more iterations, over solver.projected_limit x "
+                    "max_iterations = %.0f",
+                    rnorm, it, it - t->check_it, exp(rate), t->bound, need, limit);
+        return true;
+    }
+    t->check_it = it;
+    t->check_norm = rnorm;
+    return false;
+}
+
 bool gs_ksp_step(gs_ksp *ksp, gs_ksp_track *t, int it, double rnorm, gs_solve_result *res)
 {
     res->iterations = it;
@@ -301,6 +332,7 @@ bool gs_ksp_step(gs_ksp *ksp, gs_ksp_track *t, int it, double rnorm, gs_solve_re
                     t->best, t->best_it, it - t->best_it, it);
         return true;
     }
+    if (projected_too_slow(ksp, t, it, rnorm, res)) return true;
     if (gs_interrupt_requested()) {
         gs_ksp_stop(res, GS_DIVERGED_INTERRUPTED, "interrupted by signal %d at iteration %d (||r|| = %.3e)",
                     gs_interrupt_signal(), it, rnorm);
@@ -342,6 +374,8 @@ gs_status gs_ksp_start(gs_ksp *ksp, const gs_matrix *A, const gs_vector *b, gs_v
     t->bound = fmax(t->rtol_bound, ksp->prm.atol);
     t->best = r0norm;
     t->best_it = 0;
+    t->check_it = 0;
+    t->check_norm = r0norm;
     t->dtol_bound = ksp->prm.divergence_tolerance > 0.0 ? ksp->prm.divergence_tolerance * fmax(bnorm, r0norm)
                                                          : INFINITY;
     *done = gs_ksp_step(ksp, t, 0, r0norm, res);

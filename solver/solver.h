@@ -44,7 +44,12 @@ typedef struct gs_ksp_params {
     int stagnation_window;     /* stop if no progress over this many iterations (0: off) */
     double divergence_tolerance; /* stop when ||r|| > this * max(||b||, ||r0||) (0: off) */
     bool allow_variable_pc;    /* accept a variable preconditioner without FGMRES (config override) */
+    double projected_limit;    /* stop as stagnated when the rate of the last GS_KSP_PROJECTION_WINDOW
+                                * iterations needs over this * max_iterations to converge (0: off) */
 } gs_ksp_params;
+
+/* Iterations over which the projected convergence (gs_ksp_params.projected_limit) measures the rate. */
+#define GS_KSP_PROJECTION_WINDOW 100
 
 /* Called once per iteration (and at iteration 0) with the monitored residual norm. */
 typedef void (*gs_ksp_monitor_fn)(void *ctx, int iteration, double resnorm);

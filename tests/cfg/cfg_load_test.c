@@ -266,7 +266,7 @@ static void wrong_type_is_named(void **state)
     assert_load_fails("t4.cfg", "system = { rhs = 5; };\n", 1, "system.rhs expects a string", "the integer 5");
     assert_load_fails("t5.cfg", "solver = { rtol = \"1e-8\"; };\n", 1, "solver.rtol expects a number",
                       "without quotes");
-    assert_load_fails("t6.cfg", "solver = { type = true; };\n", 1, "solver.type expects one of cg, bicgstab",
+    assert_load_fails("t6.cfg", "solver = { type = true; };\n", 1, "solver.type expects one of auto, cg, bicgstab",
                       "the boolean true");
     assert_load_fails("t7.cfg", "output = { quiet = \"yes\"; };\n", 1, "output.quiet expects a boolean",
                       "the string \"yes\"");
@@ -316,7 +316,7 @@ static void integer_beyond_32_bits_is_refused(void **state)
 static void bad_choice_lists_choices(void **state)
 {
     assert_load_fails("c1.cfg", "solver = {\n\n  type = \"gmress\";\n};\n", 3,
-                      "solver.type = \"gmress\" is not an allowed choice: cg, bicgstab, gmres, fgmres",
+                      "solver.type = \"gmress\" is not an allowed choice: auto, cg, bicgstab, gmres, fgmres",
                       "did you mean \"gmres\"?");
     assert_load_fails("c2.cfg", "trisolve = { upper = { type = \"fast\"; }; };\n", 1,
                       "trisolve.upper.type = \"fast\"", "auto, reference, cusparse, levelset");

@@ -117,7 +117,7 @@ static void set_errors(void **state)
     set_fails(cfg, "output.quiet=maybe", "output.quiet expects a boolean (true/false, 1/0, yes/no, on/off)");
     set_fails(cfg, "output.quiet=2", "got \"2\"");
     /* choices */
-    set_fails(cfg, "solver.type=gmress", "solver.type = \"gmress\" is not an allowed choice: cg, bicgstab, gmres, fgmres");
+    set_fails(cfg, "solver.type=gmress", "solver.type = \"gmress\" is not an allowed choice: auto, cg, bicgstab, gmres, fgmres");
     set_fails(cfg, "solver.type=GMRES", "did you mean \"gmres\"?");
     set_fails(cfg, "device.backend=", "is not an allowed choice: auto, cuda, host");
     /* keys */

@@ -327,6 +327,58 @@ static void test_stagnation(void **state)
     sys_teardown(&s);
 }
 
+/* The projected convergence (projected_limit): a solve that cannot reach the tolerance in time at the
+ * rate of its last 100 iterations stops there as stagnated. GMRES(1) on the rotations makes no progress
+ * at all (rate 1); CG and BiCGStab on a Laplacian with an unreachable tolerance and a limit of
+ * projected_limit x max_iterations = 101 iterations stop at the first checkpoint, iteration 100. */
+static void test_projected_limit(void **state)
+{
+    enum { blocks = 3, n = 2 * blocks };
+    gs_int ri[n], ci[n];
+    double v[n], b[n];
+    for (int k = 0; k < blocks; k++) {
+        ri[2 * k] = 2 * k, ci[2 * k] = 2 * k + 1, v[2 * k] = 1.0, b[2 * k] = 1.0;
+        ri[2 * k + 1] = 2 * k + 1, ci[2 * k + 1] = 2 * k, v[2 * k + 1] = -1.0, b[2 * k + 1] = 0.0;
+    }
+    gs_csr A = {0};
+    GS_ASSERT_OK(gs_csr_from_coo(n, n, n, ri, ci, v, &A));
+    ksp_sys s;
+    sys_setup(&s, &A, 1);
+    sys_set_b(&s, b);
+    for (int t = 2; t < 4; t++) {
+        gs_solve_result res;
+        gs_ksp_params prm = sys_params(1e-10, 1000);
+        prm.restart = 1;
+        prm.projected_limit = 3.0;
+        sys_set_x(&s, NULL);
+        GS_ASSERT_OK(sys_solve(&s, all_types[t], &prm, NULL, NULL, &res));
+        print_result("gmres(1) on a rotation, projected", &res);
+        assert_int_equal(res.reason, GS_DIVERGED_STAGNATION);
+        assert_int_equal(res.iterations, GS_KSP_PROJECTION_WINDOW);
+        assert_non_null(strstr(res.detail, "solver.projected_limit"));
+    }
+    sys_teardown(&s);
+
+    laplace_sys(&s, 30, 37);
+    for (int t = 0; t < 2; t++) {
+        gs_solve_result res;
+        gs_ksp_params prm = sys_params(1e-15, 101);
+        prm.projected_limit = 1.0;
+        sys_set_x(&s, NULL);
+        GS_ASSERT_OK(sys_solve(&s, all_types[t], &prm, NULL, &hist, &res));
+        print_result("laplace, unreachable tolerance, projected", &res);
+        assert_int_equal(res.reason, GS_DIVERGED_STAGNATION);
+        /* fused CG reports the iterations it had already queued (at most 2 more) */
+        assert_true(res.iterations >= GS_KSP_PROJECTION_WINDOW && res.iterations <= GS_KSP_PROJECTION_WINDOW + 2);
+        assert_non_null(strstr(res.detail, "at iteration 100:"));
+        prm.projected_limit = 0.0; /* off: the limit stops it */
+        sys_set_x(&s, NULL);
+        GS_ASSERT_OK(sys_solve(&s, all_types[t], &prm, NULL, NULL, &res));
+        assert_int_equal(res.reason, GS_DIVERGED_MAX_IT);
+    }
+    sys_teardown(&s);
+}
+
 /* Fused CG tests stagnation on the backend (core/kstate_logic.h) with gs_ksp_step's rule: it must stop at
  * the first iteration where ||r|| has stayed above its best for `window` iterations, as read off the
  * monitored history, and the queued iterations after that must not have moved x (the reported
@@ -493,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_bicgstab_breakdown),
         cmocka_unit_test(test_singular),
         cmocka_unit_test(test_stagnation),
+        cmocka_unit_test(test_projected_limit),
         cmocka_unit_test(test_interrupt),
         cmocka_unit_test(test_divergence),
         cmocka_unit_test(test_cg_stagnation_on_backend),

@@ -1,0 +1,73 @@
+/* One attempt of a run: a configuration with every "auto" resolved, solved end to end on a backend —
+ * preprocessing (api/preprocess.h), upload, preconditioner setup, Krylov solve, the solution mapped
+ * back, and the true residual ||b - A x|| of the ORIGINAL system. When the system was scaled, the
+ * Krylov method monitors the scaled residual; a solve that meets its tolerance there but not in the
+ * original norm is continued from its solution with a proportionally tighter tolerance (at most
+ * GS_ATTEMPT_MAX_REFINEMENTS times), so that "converged" means what the user asked for. */
+#ifndef GS_API_ATTEMPT_H
+#define GS_API_ATTEMPT_H
+
+#include <stdbool.h>
+
+#include "api/preprocess.h"
+#include "cfg/config.h"
+#include "core/backend.h"
+#include "core/csr.h"
+#include "core/report.h"
+#include "solver/solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_ATTEMPT_MAX_REFINEMENTS 3
+
+/* The transformed system of the last attempt, kept for the next one when its preprocessing is the same
+ * (attempts of a fallback ladder often differ only in the preconditioner). */
+typedef struct gs_attempt_cache {
+    bool valid;
+    gs_transform T;
+    gs_csr C;          /* the transformed matrix (empty when T is the identity: A is used) */
+    gs_matrix *M;      /* the operator on the backend */
+    gs_backend *be;
+} gs_attempt_cache;
+
+void gs_attempt_cache_free(gs_attempt_cache *c);
+
+/* What one attempt did. */
+typedef struct gs_attempt {
+    gs_solve_result res;    /* reason (setup failures: GS_DIVERGED_PC_FAILED), iterations, detail */
+    char detail[1024];      /* the reason's detail, untruncated for setup failures */
+    double time_preprocess, time_setup_symbolic, time_setup_numeric, time_solve, time_pc_apply;
+    double residual_true;   /* ||b - A x|| / ||b|| of the original system (||b - A x|| when b = 0) */
+    double residual_true_abs, bnorm, r0norm_original;
+    double residual_monitored; /* last monitored norm / its baseline (the transformed system's) */
+    int refinements;        /* tighter re-solves after a converged scaled solve */
+    bool solved;            /* the Krylov solve ran (x holds its result) */
+    bool true_missed;       /* converged by the monitored residual, yet the true one is > 10x the target */
+    gs_report *rep;         /* system.*, preconditioner.*, trisolve.* entries of this attempt (owned) */
+} gs_attempt;
+
+void gs_attempt_free(gs_attempt *a);
+
+/* Monitor of the Krylov iterations (every attempt, every refinement; iteration numbers continue
+ * across refinements). */
+typedef struct gs_attempt_monitor {
+    gs_ksp_monitor_fn fn;
+    void *ctx;
+} gs_attempt_monitor;
+
+/* Solves A x = b (A square, sorted, original numbering; b, x0 of length n) with cfg (solver.*,
+ * preconditioner.*, trisolve.* read from it; its "auto" types must be resolved already) after the
+ * preprocessing `pre`. x receives the solution in A's numbering whenever out->solved. A numerical
+ * failure of the preprocessing or the setup (structurally singular matrix, zero pivot, unstable factors)
+ * is an outcome: GS_OK with reason GS_DIVERGED_PC_FAILED and the message in out->detail. Any other
+ * failure is returned as an error status. */
+gs_status gs_attempt_run(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
+                         const gs_preprocess *pre, gs_attempt_cache *cache, const gs_attempt_monitor *mon, double *x,
+                         gs_attempt *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

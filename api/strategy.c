@@ -1,0 +1,443 @@
+/* The automatic choice of method and the fallback ladder (api/strategy.h; the rule and the ladders are
+ * documented in docs/algorithms.md#automatic-choice). */
+#include "api/strategy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "core/signal.h"
+
+/* ---------------------------------------------------------------------------------------------- */
+/* the ladders                                                                                    */
+
+#define NO_PREPROCESS "system.matching=none", "system.scaling=none", "system.reorder=none"
+#define MATCHED(reorder) "system.matching=mwm", "system.scaling=matching", "system.reorder=" reorder
+
+/* Nonsymmetric systems, from the cheapest preconditioner to a nearly exact pivoting factorization.
+ * Systems with a weak or zero diagonal start at rung 1 (the matching puts large entries on it). */
+static const gs_rung ladder_general[] = {
+    {"ilu0", {"solver.type=gmres", "preconditioner.type=ilu0", "preconditioner.zero_pivot=grow", NO_PREPROCESS}},
+    {"mwm-ilu0", {"solver.type=gmres", "preconditioner.type=ilu0", "preconditioner.zero_pivot=grow", MATCHED("none")}},
+    {"mwm-iluk1",
+     {"solver.type=gmres", "preconditioner.type=iluk", "preconditioner.fill_level=1", "preconditioner.zero_pivot=grow",
+      MATCHED("rcm")}},
+    {"mwm-ilut",
+     {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilut", "preconditioner.drop_tolerance=1e-3",
+      "preconditioner.max_fill=20", "preconditioner.zero_pivot=grow", MATCHED("rcm")}},
+    {"mwm-ilutp",
+     {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-4",
+      "preconditioner.max_fill=50", "preconditioner.pivot_tolerance=0.1", "preconditioner.zero_pivot=grow",
+      MATCHED("rcm")}},
+    {"mwm-ilutp-deep",
+     {"solver.type=gmres", "solver.restart=100", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-7",
+      "preconditioner.max_fill=400", "preconditioner.pivot_tolerance=0.5", "preconditioner.zero_pivot=grow",
+      MATCHED("rcm")}},
+};
+
+/* Symmetric positive-diagonal systems: CG first, then the general ladder. */
+static const gs_rung ladder_spd[] = {
+    {"ic0", {"solver.type=cg", "preconditioner.type=ic0", "preconditioner.zero_pivot=grow", NO_PREPROCESS}},
+    {"ilu0", {"solver.type=gmres", "preconditioner.type=ilu0", "preconditioner.zero_pivot=grow", NO_PREPROCESS}},
+    {"mwm-iluk1",
+     {"solver.type=gmres", "preconditioner.type=iluk", "preconditioner.fill_level=1", "preconditioner.zero_pivot=grow",
+      MATCHED("rcm")}},
+    {"mwm-ilut",
+     {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilut", "preconditioner.drop_tolerance=1e-3",
+      "preconditioner.max_fill=20", "preconditioner.zero_pivot=grow", MATCHED("rcm")}},
+    {"mwm-ilutp",
+     {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-4",
+      "preconditioner.max_fill=50", "preconditioner.pivot_tolerance=0.1", "preconditioner.zero_pivot=grow",
+      MATCHED("rcm")}},
+    {"mwm-ilutp-deep",
+     {"solver.type=gmres", "solver.restart=100", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-7",
+      "preconditioner.max_fill=400", "preconditioner.pivot_tolerance=0.5", "preconditioner.zero_pivot=grow",
+      MATCHED("rcm")}},
+};
+
+#define NRUNGS(l) ((int)(sizeof(l) / sizeof((l)[0])))
+
+/* CG without a preconditioner: the GPU trial's candidate (gs_strategy_wants_trial). */
+static const gs_rung rung_cg_none = {"cg-none", {"solver.type=cg", "preconditioner.type=none", NO_PREPROCESS}};
+
+bool gs_strategy_wants_trial(const gs_auto_choice *c, gs_backend_kind kind, gs_int n)
+{
+    return c->cls == GS_CLASS_SPD && kind == GS_BACKEND_CUDA && n >= GS_TRIAL_MIN_ROWS;
+}
+
+double gs_strategy_projected_iterations(double r0, double rk, int k, double target)
+{
+    if (k <= 0 || !(r0 > 0.0) || !(rk < r0)) return INFINITY;
+    if (rk <= target) return k;
+    return k * log(target / r0) / log(rk / r0);
+}
+
+const char *gs_matrix_class_name(gs_matrix_class c)
+{
+    switch (c) {
+    case GS_CLASS_SPD: return "spd";
+    case GS_CLASS_NONSYM: return "nonsymmetric";
+    case GS_CLASS_WEAK_DIAG: return "weak-diagonal";
+    case GS_CLASS_SYM_INDEF: return "symmetric-indefinite";
+    }
+    return "unknown";
+}
+
+void gs_strategy_rule(const gs_csr_stats *s, gs_backend_kind kind, gs_auto_choice *c)
+{
+    (void)kind;
+    memset(c, 0, sizeof *c);
+    const gs_int n = s->nrows;
+    const gs_int bad = s->diag_missing + s->diag_zero;
+    const double spread = s->row_norm_min > 0 ? s->row_norm_max / s->row_norm_min : 1.0;
+    const bool weak = (double)s->diag_weak > GS_RULE_WEAK_FRACTION * (double)n;
+    if (s->sym_numerical && bad == 0 && s->diag_negative == 0 && n > 0) {
+        c->cls = GS_CLASS_SPD;
+        c->ladder = ladder_spd;
+        c->nrungs = NRUNGS(ladder_spd);
+        c->first = 0;
+        snprintf(c->why, sizeof c->why,
+                 "numerically symmetric with every diagonal entry positive (possibly SPD): CG + IC(0)");
+        return;
+    }
+    c->ladder = ladder_general;
+    c->nrungs = NRUNGS(ladder_general);
+    if (s->sym_numerical) {
+        c->cls = GS_CLASS_SYM_INDEF;
+        c->first = 1;
+        snprintf(c->why, sizeof c->why,
+                 "symmetric with %d zero or missing and %d negative diagonal entries (indefinite): GMRES + ILU(0) "
+                 "after a maximum-weight matching",
+                 (int)bad, (int)s->diag_negative);
+    } else if (bad > 0 || weak || spread > GS_RULE_SCALE_SPREAD) {
+        c->cls = GS_CLASS_WEAK_DIAG;
+        c->first = 1;
+        snprintf(c->why, sizeof c->why,
+                 "nonsymmetric with %d zero or missing and %d weak diagonal entries, row norms spread over %.1e: "
+                 "GMRES + ILU(0) after a maximum-weight matching and its scaling",
+                 (int)bad, (int)s->diag_weak, spread);
+    } else {
+        c->cls = GS_CLASS_NONSYM;
+        c->first = 0;
+        snprintf(c->why, sizeof c->why, "nonsymmetric with a usable diagonal: GMRES + ILU(0)");
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* attempts                                                                                       */
+
+static bool is_auto(const gs_config *cfg, const char *path) { return strcmp(gs_config_string(cfg, path), "auto") == 0; }
+
+/* cfg with a rung's settings: every one (force), or only those of keys the user left "auto" or at their
+ * default (the first attempt respects what the user chose). */
+static gs_status apply_rung(gs_config *cfg, const gs_config *user, const gs_rung *r, bool force)
+{
+    for (int k = 0; k < GS_RUNG_MAX_SETTINGS && r->settings[k]; k++) {
+        char key[96];
+        size_t klen = strcspn(r->settings[k], "=");
+        snprintf(key, sizeof key, "%.*s", (int)klen, r->settings[k]);
+        bool user_left = gs_config_is_default(user, key);
+        const gs_cfg_key *row = NULL;
+        for (const gs_cfg_key *q = gs_cfg_schema; q->path; q++)
+            if (strcmp(q->path, key) == 0) row = q;
+        if (row && row->type == GS_CFG_CHOICE && is_auto(user, key)) user_left = true;
+        if (force || user_left) GS_CALL(gs_config_set(cfg, r->settings[k]));
+    }
+    return GS_OK;
+}
+
+/* The system.* keys still "auto" after the rule: the matching's scaling with a matching, else nothing. */
+static gs_status resolve_preprocess(gs_config *cfg, gs_preprocess *p)
+{
+    static const char *keys[] = {"system.matching", "system.scaling", "system.reorder"};
+    if (is_auto(cfg, "system.scaling") && strcmp(gs_config_string(cfg, "system.matching"), "mwm") == 0)
+        GS_CALL(gs_config_set(cfg, "system.scaling=matching"));
+    for (int k = 0; k < 3; k++)
+        if (is_auto(cfg, keys[k])) {
+            char a[64];
+            snprintf(a, sizeof a, "%s=none", keys[k]);
+            GS_CALL(gs_config_set(cfg, a));
+        }
+    const char *m = gs_config_string(cfg, "system.matching"), *s = gs_config_string(cfg, "system.scaling"),
+               *r = gs_config_string(cfg, "system.reorder");
+    p->matching = strcmp(m, "mwm") == 0 ? GS_MATCHING_MWM : GS_MATCHING_NONE;
+    p->scaling = strcmp(s, "ruiz") == 0     ? GS_SCALING_RUIZ
+                 : strcmp(s, "rowcol") == 0 ? GS_SCALING_ROWCOL
+                 : strcmp(s, "matching") == 0 ? GS_SCALING_MATCHING
+                                              : GS_SCALING_NONE;
+    p->reorder = strcmp(r, "rcm") == 0 ? GS_REORDER_RCM : strcmp(r, "nd") == 0 ? GS_REORDER_ND : GS_REORDER_NONE;
+    if (p->scaling == GS_SCALING_MATCHING && p->matching != GS_MATCHING_MWM)
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "system.scaling = \"matching\" is the scaling of the maximum-weight matching: it needs "
+                        "system.matching = \"mwm\" (or choose scaling \"ruiz\" or \"rowcol\")");
+    return GS_OK;
+}
+
+/* "gmres(30) + ilut(1e-3, 20); matching mwm, scaling matching, reorder rcm" */
+static void describe(const gs_config *cfg, char *buf, size_t len)
+{
+    const char *ks = gs_config_string(cfg, "solver.type"), *pc = gs_config_string(cfg, "preconditioner.type");
+    char solver[48], prec[64];
+    if (strstr(ks, "gmres"))
+        snprintf(solver, sizeof solver, "%s(%lld)", ks, gs_config_int(cfg, "solver.restart"));
+    else
+        snprintf(solver, sizeof solver, "%s", ks);
+    if (strcmp(pc, "iluk") == 0 || strcmp(pc, "bilu") == 0)
+        snprintf(prec, sizeof prec, "%s(%lld)", pc, gs_config_int(cfg, "preconditioner.fill_level"));
+    else if (strcmp(pc, "ilut") == 0 || strcmp(pc, "bilut") == 0)
+        snprintf(prec, sizeof prec, "%s(%g, %lld)", pc, gs_config_double(cfg, "preconditioner.drop_tolerance"),
+                 gs_config_int(cfg, "preconditioner.max_fill"));
+    else if (strcmp(pc, "ilutp") == 0)
+        snprintf(prec, sizeof prec, "ilutp(%g, %lld, %g)", gs_config_double(cfg, "preconditioner.drop_tolerance"),
+                 gs_config_int(cfg, "preconditioner.max_fill"), gs_config_double(cfg, "preconditioner.pivot_tolerance"));
+    else
+        snprintf(prec, sizeof prec, "%s", pc);
+    snprintf(buf, len, "%s + %s; matching %s, scaling %s, reorder %s", solver, prec,
+             gs_config_string(cfg, "system.matching"), gs_config_string(cfg, "system.scaling"),
+             gs_config_string(cfg, "system.reorder"));
+}
+
+/* Whether attempt a is a better result to report than b: converged first, then the smaller true residual. */
+static bool better(const gs_attempt *a, const gs_attempt *b)
+{
+    bool ca = a->solved && gs_reason_converged(a->res.reason) && !a->true_missed;
+    bool cb = b->solved && gs_reason_converged(b->res.reason) && !b->true_missed;
+    if (ca != cb) return ca;
+    if (a->solved != b->solved) return a->solved;
+    return a->residual_true < b->residual_true || (!isnan(a->residual_true) && isnan(b->residual_true));
+}
+
+static void record(const gs_config *cfg, const char *rung, const gs_attempt *a, gs_attempt_record *r)
+{
+    memset(r, 0, sizeof *r);
+    describe(cfg, r->method, sizeof r->method);
+    snprintf(r->rung, sizeof r->rung, "%s", rung);
+    snprintf(r->reason, sizeof r->reason, "%s", gs_reason_name(a->res.reason));
+    snprintf(r->detail, sizeof r->detail, "%s", a->detail);
+    r->iterations = a->res.iterations;
+    r->time_setup = a->time_preprocess + a->time_setup_symbolic + a->time_setup_numeric;
+    r->time_solve = a->time_solve;
+    r->residual_true = a->solved ? a->residual_true : NAN;
+    r->converged = a->solved && gs_reason_converged(a->res.reason) && !a->true_missed;
+}
+
+void gs_strategy_result_free(gs_strategy_result *r)
+{
+    gs_attempt_free(&r->final);
+    gs_config_destroy(&r->cfg);
+}
+
+/* The configuration of attempt k: the user's as it is (k = 0 without a rule), the user's with a pending
+ * rung (the rule's first choice, or the GPU trial's verdict; what the user chose is kept), or the next
+ * rung of the ladder whose method differs from every attempt made (*next advances); *none when the
+ * ladder is exhausted. */
+static gs_status attempt_config(const gs_config *user, const gs_strategy_result *out, int k, const gs_rung **pending,
+                                int *next, gs_config **c, const char **rung, bool *none)
+{
+    *none = false;
+    *rung = "configuration";
+    if (*pending) {
+        GS_CALL(gs_config_copy(user, c));
+        GS_CALL(apply_rung(*c, user, *pending, false));
+        *rung = (*pending)->name;
+        *pending = NULL;
+        return GS_OK;
+    }
+    if (k == 0) return gs_config_copy(user, c);
+    for (; *next < out->choice.nrungs; (*next)++) {
+        const gs_rung *r = &out->choice.ladder[*next];
+        gs_preprocess p;
+        char method[160];
+        GS_CALL(gs_config_copy(user, c));
+        GS_CALL(apply_rung(*c, user, r, true));
+        GS_CALL(resolve_preprocess(*c, &p));
+        describe(*c, method, sizeof method);
+        bool seen = false;
+        for (int a = 0; a < out->nattempts; a++) seen |= strcmp(out->rec[a].method, method) == 0;
+        if (!seen) {
+            *rung = r->name;
+            (*next)++;
+            return GS_OK;
+        }
+        gs_config_destroy(c);
+    }
+    *none = true;
+    return GS_OK;
+}
+
+/* The trial's view of the residual: ||r|| at its start and at its last iteration, passed on to the
+ * caller's monitor. */
+typedef struct trial_monitor {
+    const gs_attempt_monitor *next;
+    double r0, rk;
+    int k;
+} trial_monitor;
+
+static void trial_monitor_fn(void *ctx, int iteration, double resnorm)
+{
+    trial_monitor *m = ctx;
+    if (iteration == 0) m->r0 = resnorm;
+    m->rk = resnorm;
+    m->k = iteration;
+    if (m->next && m->next->fn) m->next->fn(m->next->ctx, iteration, resnorm);
+}
+
+/* After the GPU trial: CG without a preconditioner goes on when it is projected to converge soon, else
+ * the rule's first rung; the verdict goes into the attempt's detail. */
+static const gs_rung *trial_verdict(const trial_monitor *m, double target, gs_strategy_result *out, int *next,
+                                    gs_attempt_record *rec)
+{
+    const double need = gs_strategy_projected_iterations(m->r0, m->rk, m->k, target);
+    const bool keep = need <= GS_TRIAL_NONE_ITERATIONS;
+    snprintf(rec->detail, sizeof rec->detail,
+             "trial of CG without a preconditioner: ||r|| x%.3g in %d iterations, projected %.3g iterations to "
+             "converge (at most %d keep it): %s",
+             m->r0 > 0 ? m->rk / m->r0 : NAN, m->k, need, GS_TRIAL_NONE_ITERATIONS,
+             keep ? "it continues from here" : "the rule's preconditioner starts from here");
+    if (keep) return &rung_cg_none; /* then, on failure, the rule's first rung */
+    *next = out->choice.first + 1;
+    return &out->choice.ladder[out->choice.first];
+}
+
+gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
+                            bool fallback, const gs_strategy_hooks *hooks, double *x, gs_strategy_result *out)
+{
+    gs_status st = GS_OK;
+    gs_attempt_cache cache;
+    gs_config *c = NULL;
+    double *xt = NULL, *xs = NULL;
+    const double *start = x0; /* the guess of the next attempt (the trial's solution after a trial) */
+    memset(&cache, 0, sizeof cache);
+    memset(out, 0, sizeof *out);
+    out->chosen = -1;
+    out->automatic = is_auto(cfg, "solver.type") || is_auto(cfg, "preconditioner.type");
+    if (out->automatic || fallback) {
+        gs_csr_stats s;
+        GS_TRY(gs_csr_stats_compute(A, &s));
+        gs_strategy_rule(&s, be->kind, &out->choice);
+        out->choice.trial = out->automatic && gs_strategy_wants_trial(&out->choice, be->kind, A->nrows);
+    }
+    GS_TRY(GS_MALLOC(xt, A->nrows));
+    const double t0 = gs_wtime(), budget = gs_config_double(cfg, "solver.fallback_budget");
+    const gs_rung *pending = out->automatic ? &out->choice.ladder[out->choice.first] : NULL;
+    int next = out->automatic ? out->choice.first + 1 : 0;
+    if (out->choice.trial) {
+        pending = &rung_cg_none;
+        next = out->choice.first;
+    }
+    for (int k = 0; k < GS_STRATEGY_MAX_ATTEMPTS; k++) {
+        const char *rung = NULL;
+        bool none = false;
+        const bool trial = k == 0 && out->choice.trial;
+        GS_TRY(attempt_config(cfg, out, k, &pending, &next, &c, &rung, &none));
+        if (none) {
+            snprintf(out->stopped, sizeof out->stopped, "every rung of the %s ladder was tried",
+                     gs_matrix_class_name(out->choice.cls));
+            break;
+        }
+        gs_preprocess pre;
+        GS_TRY(resolve_preprocess(c, &pre));
+        /* with a fallback, a solve that cannot converge in time at its current rate gives way early */
+        if (fallback && gs_config_is_default(cfg, "solver.projected_limit"))
+            GS_TRY(gs_config_set(c, "solver.projected_limit=" GS_STRATEGY_PROJECTED_LIMIT));
+        if (trial) {
+            char lim[64];
+            snprintf(lim, sizeof lim, "solver.max_iterations=%d", GS_TRIAL_ITERATIONS);
+            GS_TRY(gs_config_set(c, lim));
+            GS_TRY(gs_config_set(c, "solver.projected_limit=0"));
+        }
+        if (hooks && hooks->attempt_begin) hooks->attempt_begin(hooks->ctx, k);
+        trial_monitor tm = {hooks ? &hooks->monitor : NULL, NAN, NAN, 0};
+        gs_attempt_monitor tmon = {trial_monitor_fn, &tm};
+        gs_attempt a;
+        st = gs_attempt_run(be, A, b, start, c, &pre, &cache, trial ? &tmon : hooks ? &hooks->monitor : NULL, xt, &a);
+        if (st != GS_OK) {
+            gs_error_push(st, __FILE__, __LINE__, "gs_attempt_run");
+            gs_attempt_free(&a);
+            goto cleanup;
+        }
+        gs_attempt_record *rec = &out->rec[out->nattempts++];
+        record(c, trial ? "cg-none-trial" : rung, &a, rec);
+        if (trial && !rec->converged && a.solved && a.res.reason == GS_DIVERGED_MAX_IT) {
+            /* the verdict, and the next attempt starts where the trial stopped */
+            gs_ksp_params prm;
+            GS_TRY(gs_ksp_params_from_config(cfg, &prm));
+            double target = fmax(prm.rtol * (prm.baseline == GS_BASELINE_R0 ? a.r0norm_original : a.bnorm), prm.atol);
+            pending = trial_verdict(&tm, target, out, &next, rec);
+            GS_TRY(GS_MALLOC(xs, A->nrows));
+            memcpy(xs, xt, (size_t)A->nrows * sizeof *xs);
+            start = xs;
+        }
+        if (out->chosen < 0 || better(&a, &out->final)) {
+            gs_attempt_free(&out->final);
+            gs_config_destroy(&out->cfg);
+            out->final = a;
+            out->cfg = c;
+            c = NULL;
+            out->chosen = k;
+            if (a.solved) memcpy(x, xt, (size_t)A->nrows * sizeof *x);
+        } else {
+            gs_attempt_free(&a);
+        }
+        gs_config_destroy(&c);
+        if (rec->converged) break;
+        if (strcmp(rec->reason, gs_reason_name(GS_DIVERGED_INTERRUPTED)) == 0) {
+            snprintf(out->stopped, sizeof out->stopped, "interrupted");
+            break;
+        }
+        if (trial && pending) continue; /* the trial is not a failed attempt */
+        if (!fallback) break;
+        if (strstr(rec->detail, "structurally singular")) {
+            snprintf(out->stopped, sizeof out->stopped, "the matrix is structurally singular: no rung can help");
+            break;
+        }
+        if (budget > 0 && gs_wtime() - t0 >= budget) {
+            snprintf(out->stopped, sizeof out->stopped,
+                     "solver.fallback_budget = %g s spent (%.3g s) after %d attempts", budget, gs_wtime() - t0,
+                     out->nattempts);
+            break;
+        }
+        if (k + 1 == GS_STRATEGY_MAX_ATTEMPTS)
+            snprintf(out->stopped, sizeof out->stopped, "%d attempts made", GS_STRATEGY_MAX_ATTEMPTS);
+    }
+cleanup:
+    gs_config_destroy(&c);
+    gs_attempt_cache_free(&cache);
+    gs_free(&xt);
+    gs_free(&xs);
+    if (st != GS_OK) gs_strategy_result_free(out);
+    return st;
+}
+
+static void json_double(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.17g", v);
+    else
+        fputs("null", f);
+}
+
+void gs_strategy_write_attempts_json(const gs_strategy_result *r, FILE *f)
+{
+    fputc('[', f);
+    for (int k = 0; k < r->nattempts; k++) {
+        const gs_attempt_record *a = &r->rec[k];
+        fprintf(f, "%s{\"index\": %d, \"rung\": ", k ? ", " : "", k);
+        gs_json_write_string(f, a->rung);
+        fputs(", \"method\": ", f);
+        gs_json_write_string(f, a->method);
+        fputs(", \"reason\": ", f);
+        gs_json_write_string(f, a->reason);
+        fputs(", \"detail\": ", f);
+        gs_json_write_string(f, a->detail);
+        fprintf(f, ", \"iterations\": %d, \"time_setup\": ", a->iterations);
+        json_double(f, a->time_setup);
+        fputs(", \"time_solve\": ", f);
+        json_double(f, a->time_solve);
+        fputs(", \"residual_true\": ", f);
+        json_double(f, a->residual_true);
+        fprintf(f, ", \"converged\": %s}", a->converged ? "true" : "false");
+    }
+    fputc(']', f);
+}
