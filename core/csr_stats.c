@@ -4,6 +4,13 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Rows per chunk below which the pass runs on one thread. */
+#define STATS_PARALLEL_ROWS 50000
+#define STATS_MAX_CHUNKS 256
 
 /* Adds row i's facts to s (row entries k in [rowptr[i], rowptr[i+1])). */
 static void row_facts(const gs_csr *A, gs_int i, gs_csr_stats *s)
@@ -59,6 +66,66 @@ static void row_facts(const gs_csr *A, gs_int i, gs_csr_stats *s)
         s->dominant_not++;
 }
 
+static void stats_init(gs_csr_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->row_nnz_min = GS_INT_MAX;
+    s->abs_min_nonzero = INFINITY;
+    s->row_norm_min = INFINITY;
+}
+
+/* s += t, where t covers rows after s's (the first rows of each kind keep the row order). */
+static void stats_merge(gs_csr_stats *s, const gs_csr_stats *t)
+{
+    if (t->row_nnz_min < s->row_nnz_min) s->row_nnz_min = t->row_nnz_min;
+    if (t->row_nnz_max > s->row_nnz_max) s->row_nnz_max = t->row_nnz_max;
+    if (s->empty_rows == 0 && t->empty_rows > 0) s->first_empty_row = t->first_empty_row;
+    s->empty_rows += t->empty_rows;
+    s->explicit_zeros += t->explicit_zeros;
+    s->abs_max = fmax(s->abs_max, t->abs_max);
+    s->abs_min_nonzero = fmin(s->abs_min_nonzero, t->abs_min_nonzero);
+    s->row_norm_min = fmin(s->row_norm_min, t->row_norm_min);
+    s->row_norm_max = fmax(s->row_norm_max, t->row_norm_max);
+    for (gs_int k = 0; k < t->diag_missing && s->diag_missing + k < GS_STATS_FIRST_ROWS && k < GS_STATS_FIRST_ROWS; k++)
+        s->missing_rows[s->diag_missing + k] = t->missing_rows[k];
+    for (gs_int k = 0; k < t->diag_zero && s->diag_zero + k < GS_STATS_FIRST_ROWS && k < GS_STATS_FIRST_ROWS; k++)
+        s->zero_rows[s->diag_zero + k] = t->zero_rows[k];
+    s->diag_missing += t->diag_missing;
+    s->diag_zero += t->diag_zero;
+    s->diag_positive += t->diag_positive;
+    s->diag_negative += t->diag_negative;
+    s->diag_weak += t->diag_weak;
+    s->dominant_strict += t->dominant_strict;
+    s->dominant_weak += t->dominant_weak;
+    s->dominant_not += t->dominant_not;
+    if (t->bandwidth > s->bandwidth) s->bandwidth = t->bandwidth;
+    if (t->bandwidth_lower > s->bandwidth_lower) s->bandwidth_lower = t->bandwidth_lower;
+    if (t->bandwidth_upper > s->bandwidth_upper) s->bandwidth_upper = t->bandwidth_upper;
+}
+
+/* The row facts of all rows: contiguous chunks of rows in parallel, merged in row order. */
+static void all_rows(const gs_csr *A, gs_csr_stats *s)
+{
+    const gs_int n = A->nrows;
+    int chunks = 1;
+#ifdef _OPENMP
+    if (n >= 2 * STATS_PARALLEL_ROWS) chunks = omp_get_max_threads();
+#endif
+    if (chunks > STATS_MAX_CHUNKS) chunks = STATS_MAX_CHUNKS;
+    if (chunks > 1) {
+        gs_csr_stats part[STATS_MAX_CHUNKS];
+#pragma omp parallel for schedule(static, 1) num_threads(chunks)
+        for (int c = 0; c < chunks; c++) {
+            stats_init(&part[c]);
+            gs_int lo = (gs_int)((int64_t)n * c / chunks), hi = (gs_int)((int64_t)n * (c + 1) / chunks);
+            for (gs_int i = lo; i < hi; i++) row_facts(A, i, &part[c]);
+        }
+        for (int c = 0; c < chunks; c++) stats_merge(s, &part[c]);
+    } else {
+        for (gs_int i = 0; i < n; i++) row_facts(A, i, s);
+    }
+}
+
 gs_status gs_csr_stats_compute(const gs_csr *A, gs_csr_stats *s)
 {
     memset(s, 0, sizeof *s);
@@ -69,10 +136,12 @@ gs_status gs_csr_stats_compute(const gs_csr *A, gs_csr_stats *s)
         return GS_ERROR(GS_ERR_ARG, "the matrix is %d x %d; gpusolve works with square matrices", A->nrows,
                         A->ncols);
     gs_int n = A->nrows;
-    s->row_nnz_min = n > 0 ? GS_INT_MAX : 0;
-    s->abs_min_nonzero = INFINITY;
-    s->row_norm_min = INFINITY;
-    for (gs_int i = 0; i < n; i++) row_facts(A, i, s);
+    stats_init(s);
+    s->nrows = A->nrows;
+    s->ncols = A->ncols;
+    s->nnz = A->nnz;
+    all_rows(A, s);
+    if (n == 0) s->row_nnz_min = 0;
     if (!isfinite(s->abs_min_nonzero)) s->abs_min_nonzero = 0.0;
     if (!isfinite(s->row_norm_min)) s->row_norm_min = 0.0;
     s->row_nnz_avg = n > 0 ? (double)A->nnz / n : 0.0;
