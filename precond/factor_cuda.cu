@@ -316,6 +316,7 @@ struct fc_factor_args {
     fc_stats *stats;
     int shift_policy;
     double shift;
+    double min_pivot; /* grow policy: a pivot below min_pivot * s_i fails (0 otherwise) */
 };
 
 /* Shared memory of one row group: the row (columns, w), per dependency k the start of its source row
@@ -660,6 +661,13 @@ static __device__ __forceinline__ bool fc_shift_pivot(const fc_factor_args &F, c
     return true;
 }
 
+/* The grow policy's bound min_pivot * s_i (s_i = ||a_i||_inf, 1 for a zero row; 0 for the other policies):
+ * an ILU pivot fails below it (and below DBL_MIN), an IC(0) pivot d below it (and at d <= 0). */
+static __device__ __forceinline__ double fc_pivot_bound(const fc_factor_args &F, const fc_row &R)
+{
+    return __dmul_rn(F.min_pivot, R.row_inf > 0.0 ? R.row_inf : 1.0);
+}
+
 /* Checks in the host's order, the pivot policy, the row's values stored, then its ready flag. A failing
  * row stores the offending value where the host message reads it (ILU: the unshifted u_ii; IC(0): d). */
 template <int MODE, int G>
@@ -675,7 +683,7 @@ static __device__ void fc_finish(const fc_factor_args &F, fc_smem<G> &S, fc_row 
             if (!isfinite(v)) {
                 unsigned long long k = fc_key(i, lower ? FC_KIND_L : FC_KIND_U, lower ? t : t - R.nl);
                 if (k < bad) bad = k;
-            } else if (t == R.nl && fabs(v) < DBL_MIN) {
+            } else if (t == R.nl && (fabs(v) < DBL_MIN || fabs(v) < fc_pivot_bound(F, R))) {
                 if (!fc_shift_pivot(F, R, &v, false)) {
                     unsigned long long k = fc_key(i, FC_KIND_PIVOT, 0);
                     if (k < bad) bad = k;
@@ -698,7 +706,7 @@ static __device__ void fc_finish(const fc_factor_args &F, fc_smem<G> &S, fc_row 
                 unsigned long long k = fc_key(i, FC_KIND_U, 0);
                 if (k < bad) bad = k;
                 out = d;
-            } else if (d <= 0.0) {
+            } else if (d <= 0.0 || d < fc_pivot_bound(F, R)) {
                 if (fc_shift_pivot(F, R, &d, true)) {
                     out = __dsqrt_rn(d);
                 } else {
@@ -787,7 +795,7 @@ static fc_kernel_fn fc_pick(int mode, int g)
 
 /* ================================================================ host side */
 
-static const gs_factor_opts fc_default_opts = {GS_ZERO_PIVOT_ERROR, 0.0, 0, 0.0, 0, 0, NULL};
+static const gs_factor_opts fc_default_opts = {GS_ZERO_PIVOT_ERROR, 0.0, 0, 0.0, 0, 0, NULL, 0.0, false, 0.0};
 
 bool gs_factor_cuda_available(void) { return true; }
 
@@ -804,6 +812,17 @@ static void fc_info_init(gs_factor_info *info)
     memset(info, 0, sizeof *info);
     info->first_shifted = -1;
     for (int k = 0; k < 16; k++) info->shifted_rows[k] = -1;
+}
+
+/* MILU has no GPU factorization (the caller factors on the host instead). */
+static gs_status fc_check_opts(const gs_factor_opts *o, const char *who)
+{
+    if (o->milu)
+        return GS_ERROR(GS_ERR_UNSUPPORTED,
+                        "%s on the GPU: MILU (preconditioner.milu) is computed on the host only; set "
+                        "preconditioner.factor_on = \"host\"",
+                        who);
+    return GS_OK;
 }
 
 static gs_status fc_check_backend(gs_backend *be, const char *who)
@@ -969,6 +988,11 @@ static gs_status fc_factor_error(cudaStream_t s, unsigned long long key, const g
         for (gs_int p = A->rowptr[r]; p < A->rowptr[r + 1] && A->colind[p] < r; p++) nd++;
         GS_CALL(fc_download(s, &v, lv_row + nd, sizeof v));
         if (kind == FC_KIND_U) return fc_nonfinite_error(o, r, r, v, "incomplete Cholesky factor");
+        if (o->zero_pivot == GS_ZERO_PIVOT_GROW)
+            return GS_ERROR(GS_ERR_NUMERIC,
+                            "pivot at row %d (1-based) of the incomplete Cholesky factorization: a_ii - sum_k "
+                            "l_ik^2 = %g is not positive or below min_pivot * ||a_i||_inf",
+                            (int)rr, v);
         if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
             return GS_ERROR(GS_ERR_NUMERIC,
                             "non-positive pivot at row %d (1-based) of the incomplete Cholesky "
@@ -984,6 +1008,11 @@ static gs_status fc_factor_error(cudaStream_t s, unsigned long long key, const g
     }
     GS_CALL(fc_download(s, &v, uv_row + (kind == FC_KIND_U ? pos : 0), sizeof v));
     if (kind == FC_KIND_U) return fc_nonfinite_error(o, r, U_colind_row[pos], v, "U factor");
+    if (o->zero_pivot == GS_ZERO_PIVOT_GROW)
+        return GS_ERROR(GS_ERR_NUMERIC,
+                        "pivot at row %d (1-based) of the factorization: |u_ii| = %g is below "
+                        "max(DBL_MIN, min_pivot * ||a_i||_inf)",
+                        (int)rr, fabs(v));
     if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT) {
         bool has_diag = false;
         for (gs_int p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) has_diag |= A->colind[p] == r;
@@ -1210,6 +1239,7 @@ static gs_status fc_ilu_factor(cudaStream_t s, gs_int n, const fc_ilu_dev &D, co
     F.stats = D.stats;
     F.shift_policy = o->zero_pivot == GS_ZERO_PIVOT_SHIFT;
     F.shift = o->shift;
+    F.min_pivot = o->zero_pivot == GS_ZERO_PIVOT_GROW ? o->min_pivot : 0.0;
     GS_CALL(fc_launch_factor(s, FC_ILU, lanes, F));
     GS_CALL(fc_download(s, hs, D.stats, sizeof *hs));
     return GS_OK;
@@ -1233,6 +1263,7 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
     if (t) memset(t, 0, sizeof *t);
     if (!o) o = &fc_default_opts;
     GS_CALL(fc_check_backend(be, who));
+    GS_CALL(fc_check_opts(o, who));
     if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_ilu_numeric_cuda: L or U is NULL");
     GS_CALL(fc_check_matrix(A, who));
     const gs_int n = A->nrows;
@@ -1437,6 +1468,7 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev
     memset(L, 0, sizeof *L);
     memset(U, 0, sizeof *U);
     GS_CALL(fc_check_backend(be, who));
+    GS_CALL(fc_check_opts(o, who));
     gs_factor_dev_free(keep);
     GS_CALL(fc_check_matrix(A, who_sym));
     const gs_int n = A->nrows;
@@ -1604,6 +1636,7 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
     if (t) memset(t, 0, sizeof *t);
     if (!o) o = &fc_default_opts;
     GS_CALL(fc_check_backend(be, who));
+    GS_CALL(fc_check_opts(o, who));
     if (!L || !LT) return GS_ERROR(GS_ERR_ARG, "gs_ic0_numeric_cuda: output L or LT is NULL");
     memset(L, 0, sizeof *L);
     memset(LT, 0, sizeof *LT);
@@ -1739,6 +1772,7 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
         F.stats = d_stats;
         F.shift_policy = o->zero_pivot == GS_ZERO_PIVOT_SHIFT;
         F.shift = o->shift;
+        F.min_pivot = o->zero_pivot == GS_ZERO_PIVOT_GROW ? o->min_pivot : 0.0;
         GS_TRY(fc_launch_factor(s, FC_IC0, tm.lanes_per_row, F));
         /* LT = L^T: entries sorted by column (stable: rows increasing within a column) */
         size_t bytes = cub_bytes;

@@ -2,6 +2,10 @@
  * with the contracts, pivot policies, row numbering and messages of the host gs_ilu_numeric / gs_ic0
  * (precond/factor.h): the factors equal the host ones entry by entry (same operations in the same order,
  * no fused multiply-add), the error names the same row, info records the same shifted rows.
+ * Two exceptions, left to the caller (precond/ilu.c): MILU is not implemented here (opts->milu must be
+ * false: GS_ERR_UNSUPPORTED), and the grow policy runs one attempt only -- A itself, a pivot below
+ * max(DBL_MIN, min_pivot * s_i) failing with GS_ERR_NUMERIC as the host's first attempt does; the
+ * shifted refactorizations are the host's (gs_ilu_numeric / gs_ic0 with the grow policy).
  *
  * Schedule (precond/factor_cuda.cu): the levels of the lower factor's dependency DAG are computed on the
  * GPU, rows are sorted by level, and one persistent kernel factors the rows in that order without any

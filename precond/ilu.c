@@ -1,7 +1,8 @@
-/* Preconditioners ILU(0), ILU(k), ILUT(p, tau) and IC(0): A ~ L U factored on the host or, for ILU(0),
- * ILU(k) and IC(0) with the cuda backend, on the GPU (preconditioner.factor_on; the same factors either
- * way, precond/factor_cuda.h; with fill level 0 the GPU builds the pattern too), then
- * z = U^{-1} (L^{-1} r) with the configured triangular solvers (L unit lower for the ILUs, L with its
+/* Preconditioners ILU(0), ILU(k), ILUT(p, tau), ILUTP(p, tau, perm_tol) and IC(0): A ~ L U (ILUTP:
+ * A Q ~ L U) factored on the host or, for ILU(0), ILU(k) and IC(0) with the cuda backend, on the GPU
+ * (preconditioner.factor_on; the same factors either way, precond/factor_cuda.h; with fill level 0 the
+ * GPU builds the pattern too), then z = U^{-1} (L^{-1} r) (ILUTP: z = Q U^{-1} L^{-1} r, Q applied on the
+ * backend by a scatter) with the configured triangular solvers (L unit lower for the ILUs, L with its
  * diagonal and U = L^T for IC(0)). */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
 /* Relative tolerance of the IC(0) symmetry check: |a_ij - a_ji| <= tol * max(|a_ij|, |a_ji|). */
 #define IC0_SYMMETRY_TOL 1e-10
 
-typedef enum ilu_kind { KIND_ILU0, KIND_ILUK, KIND_ILUT, KIND_IC0 } ilu_kind;
+typedef enum ilu_kind { KIND_ILU0, KIND_ILUK, KIND_ILUT, KIND_ILUTP, KIND_IC0 } ilu_kind;
 
 typedef struct ilu_data {
     ilu_kind kind;
@@ -29,10 +30,13 @@ typedef struct ilu_data {
                            * values (no host symbolic phase); L and U hold at most sizes */
     gs_factor_info info;
     bool on_device;       /* numeric factorization on the GPU (preconditioner.factor_on) */
+    bool host_retry;      /* zero_pivot = grow: the GPU's attempt failed, the accepted factors are the host's */
     gs_factor_cuda_times ftimes;
     gs_int nnz_A;
     gs_trisolve *lower, *upper;
     gs_vector *work;      /* y = L^{-1} r */
+    gs_vector *work2;     /* ILUTP: U^{-1} y, before Q */
+    gs_ivec *colperm;     /* ILUTP: colperm[k] = column of A at column k of A Q (z[colperm[k]] = (U^{-1}y)_k) */
 } ilu_data;
 
 static const char *kind_name(ilu_kind k)
@@ -41,6 +45,7 @@ static const char *kind_name(ilu_kind k)
     case KIND_ILU0: return "ILU(0)";
     case KIND_ILUK: return "ILU(k)";
     case KIND_ILUT: return "ILUT";
+    case KIND_ILUTP: return "ILUTP";
     case KIND_IC0: return "IC(0)";
     }
     return "ILU";
@@ -52,7 +57,8 @@ static gs_status read_factor_on(const gs_pc *pc, ilu_data *d)
 {
     const char *on = gs_config_string(pc->cfg, "preconditioner.factor_on");
     const bool cuda = pc->be && pc->be->kind == GS_BACKEND_CUDA;
-    const bool has_gpu_kind = d->kind != KIND_ILUT;
+    /* the GPU factors ILU(0)/ILU(k)/IC(0) without MILU; ILUT's and ILUTP's patterns depend on the values */
+    const bool has_gpu_kind = d->kind != KIND_ILUT && d->kind != KIND_ILUTP && !d->opts.milu;
     if (on && strcmp(on, "device") == 0) {
         if (!cuda)
             return GS_ERROR(GS_ERR_CONFIG,
@@ -63,9 +69,10 @@ static gs_status read_factor_on(const gs_pc *pc, ilu_data *d)
         if (!has_gpu_kind)
             return GS_ERROR(GS_ERR_CONFIG,
                             "preconditioner.factor_on = \"device\": preconditioner %s has no GPU factorization "
-                            "(ILUT's pattern depends on the values); set preconditioner.factor_on = \"auto\" "
-                            "or \"host\"",
-                            pc->type);
+                            "(%s); set preconditioner.factor_on = \"auto\" or \"host\"",
+                            pc->type,
+                            d->opts.milu ? "MILU, preconditioner.milu = true, is computed on the host"
+                                         : "ILUT's and ILUTP's patterns depend on the values");
         d->on_device = true;
     } else {
         d->on_device = on && strcmp(on, "auto") == 0 && cuda && has_gpu_kind;
@@ -73,15 +80,25 @@ static gs_status read_factor_on(const gs_pc *pc, ilu_data *d)
     return GS_OK;
 }
 
-/* Options from the config keys preconditioner.{fill_level, drop_tolerance, max_fill, zero_pivot, shift,
- * factor_on}. */
+/* Options from the config keys preconditioner.{fill_level, drop_tolerance, max_fill, pivot_tolerance,
+ * milu, zero_pivot, shift, min_pivot, factor_on}. */
 static gs_status read_options(const gs_pc *pc, ilu_data *d)
 {
     if (!pc->cfg) return GS_ERROR(GS_ERR_ARG, "preconditioner %s: no configuration given", pc->type);
     memset(&d->opts, 0, sizeof d->opts);
     const char *zp = gs_config_string(pc->cfg, "preconditioner.zero_pivot");
-    d->opts.zero_pivot = (zp && strcmp(zp, "shift") == 0) ? GS_ZERO_PIVOT_SHIFT : GS_ZERO_PIVOT_ERROR;
+    d->opts.zero_pivot = !zp                         ? GS_ZERO_PIVOT_ERROR
+                         : strcmp(zp, "shift") == 0 ? GS_ZERO_PIVOT_SHIFT
+                         : strcmp(zp, "grow") == 0  ? GS_ZERO_PIVOT_GROW
+                                                    : GS_ZERO_PIVOT_ERROR;
     d->opts.shift = gs_config_double(pc->cfg, "preconditioner.shift");
+    d->opts.min_pivot = gs_config_double(pc->cfg, "preconditioner.min_pivot");
+    d->opts.perm_tol = d->kind == KIND_ILUTP ? gs_config_double(pc->cfg, "preconditioner.pivot_tolerance") : 0.0;
+    d->opts.milu = gs_config_bool(pc->cfg, "preconditioner.milu");
+    if (d->opts.milu && d->kind == KIND_IC0)
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "preconditioner.milu = true: IC(0) has no modified (MIC) variant here; use ilu0 or iluk "
+                        "with milu, or set preconditioner.milu = false");
     d->opts.fill_level = d->kind == KIND_ILUK ? (int)gs_config_int(pc->cfg, "preconditioner.fill_level") : 0;
     d->opts.drop_tol = gs_config_double(pc->cfg, "preconditioner.drop_tolerance");
     long long p = gs_config_int(pc->cfg, "preconditioner.max_fill");
@@ -106,6 +123,8 @@ static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
     /* A new pattern: factors and the solvers analysed on them are rebuilt in setup_numeric. */
     release_solvers(d);
     gs_vec_destroy(&d->work);
+    gs_vec_destroy(&d->work2);
+    gs_ivec_destroy(&d->colperm);
     gs_csr_free(&d->L);
     gs_csr_free(&d->U);
     d->have_pattern = false;
@@ -120,7 +139,8 @@ static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
         }
         d->have_pattern = true;
     }
-    /* ILUT: the pattern depends on the values; IC(0): the lower triangle of A, built with the values. */
+    /* ILUT, ILUTP: the pattern depends on the values; IC(0): the lower triangle of A, built with the
+     * values. */
     return GS_OK;
 }
 
@@ -198,6 +218,53 @@ static gs_status ic0_device(gs_pc *pc, const gs_csr *A, gs_factor_dev *keep)
     return fst;
 }
 
+/* ILU(0)/ILU(k) on the GPU (factor_on) or the host. zero_pivot = grow: when the GPU's attempt on A fails
+ * (a pivot below the bound, a non-finite value), the whole grow sequence runs on the host -- A's attempt
+ * again, then the shifted ones -- so shift_used and refactorizations are the host path's. */
+static gs_status factor_ilu(gs_pc *pc, const gs_csr *A, gs_factor_dev *keep)
+{
+    ilu_data *d = pc->data;
+    gs_status st;
+    gs_csr_dev Av;
+    if (d->device_pattern) {
+        /* pattern and values from A on the GPU (the same pattern for the same A: the solvers are analysed
+         * again on it) */
+        gs_csr_free(&d->L);
+        gs_csr_free(&d->U);
+        st = gs_ilu0_numeric_cuda(pc->be, A, operator_on_device(pc, A, &Av), &d->opts, &d->L, &d->U, &d->info,
+                                  &d->ftimes, keep);
+    } else if (d->on_device) {
+        st = gs_ilu_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep);
+    } else {
+        GS_CALL(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
+        return GS_OK;
+    }
+    if (st == GS_ERR_NUMERIC && d->opts.zero_pivot == GS_ZERO_PIVOT_GROW) {
+        gs_error_clear();
+        d->host_retry = true;
+        if (d->device_pattern) GS_CALL(gs_iluk_symbolic(A, 0, &d->L, &d->U));
+        st = gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info);
+    }
+    GS_CALL(st);
+    return GS_OK;
+}
+
+/* ILUTP on the host; Q goes to the backend as colperm. */
+static gs_status factor_ilutp(gs_pc *pc, const gs_csr *A)
+{
+    ilu_data *d = pc->data;
+    gs_status st = GS_OK;
+    gs_int *cp = NULL;
+    const gs_int n = A->nrows;
+    gs_ivec_destroy(&d->colperm);
+    GS_TRY(GS_MALLOC(cp, n > 0 ? (size_t)n : 1));
+    GS_TRY(gs_ilutp(A, &d->opts, &d->L, &d->U, cp, &d->info));
+    if (n > 0) GS_TRY(gs_ivec_create(pc->be, n, cp, &d->colperm));
+cleanup:
+    gs_free(&cp);
+    return st;
+}
+
 static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
 {
     ilu_data *d = pc->data;
@@ -211,25 +278,14 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
     memset(&keep, 0, sizeof keep);
     gs_factor_dev *keep_ptr = n > 0 ? &keep : NULL;
 
+    d->host_retry = false;
+    memset(&d->ftimes, 0, sizeof d->ftimes);
     switch (d->kind) {
     case KIND_ILU0:
     case KIND_ILUK:
         if (!d->have_pattern)
             GS_FAIL(GS_ERR_ARG, "preconditioner %s: numeric setup before the symbolic one", pc->type);
-        memset(&d->ftimes, 0, sizeof d->ftimes);
-        if (d->device_pattern) {
-            /* pattern and values from A on the GPU (the same pattern for the same A: the solvers are
-             * analysed again on it) */
-            gs_csr_free(&d->L);
-            gs_csr_free(&d->U);
-            gs_csr_dev Av;
-            GS_TRY(gs_ilu0_numeric_cuda(pc->be, A, operator_on_device(pc, A, &Av), &d->opts, &d->L, &d->U,
-                                        &d->info, &d->ftimes, keep_ptr));
-        } else if (d->on_device) {
-            GS_TRY(gs_ilu_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep_ptr));
-        } else {
-            GS_TRY(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
-        }
+        GS_TRY(factor_ilu(pc, A, keep_ptr));
         break;
     case KIND_ILUT:
         /* A new pattern each time: solvers are analysed afresh. */
@@ -238,12 +294,24 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
         gs_csr_free(&d->U);
         GS_TRY(gs_ilut(A, &d->opts, &d->L, &d->U, &d->info));
         break;
+    case KIND_ILUTP:
+        release_solvers(d);
+        gs_csr_free(&d->L);
+        gs_csr_free(&d->U);
+        GS_TRY(factor_ilutp(pc, A));
+        break;
     case KIND_IC0:
         gs_csr_free(&d->L);
         gs_csr_free(&d->U);
-        memset(&d->ftimes, 0, sizeof d->ftimes);
         if (d->on_device) {
-            GS_TRY(ic0_device(pc, A, keep_ptr));
+            gs_status fst = ic0_device(pc, A, keep_ptr);
+            if (fst == GS_ERR_NUMERIC && d->opts.zero_pivot == GS_ZERO_PIVOT_GROW) {
+                /* the whole grow sequence on the host (A's symmetry was checked beside the GPU's attempt) */
+                gs_error_clear();
+                d->host_retry = true;
+                fst = gs_ic0(A, &d->opts, &d->L, &d->U, &d->info);
+            }
+            GS_TRY(fst);
         } else {
             GS_TRY(check_symmetric(pc, A));
             GS_TRY(gs_ic0(A, &d->opts, &d->L, &d->U, &d->info));
@@ -262,17 +330,24 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
         GS_TRY(gs_trisolve_analyse(d->upper, &d->U));
     }
     if (!d->work) GS_TRY(gs_vec_create(pc->be, n, &d->work));
+    if (d->kind == KIND_ILUTP && !d->work2) GS_TRY(gs_vec_create(pc->be, n, &d->work2));
     pc->variable = d->lower->variable || d->upper->variable;
 cleanup:
     gs_factor_dev_free(&keep);
     return st;
 }
 
-/* z = U^{-1} (L^{-1} r) */
+/* z = U^{-1} (L^{-1} r); ILUTP: z = Q U^{-1} (L^{-1} r), i.e. z[colperm[k]] = (U^{-1} L^{-1} r)_k (a
+ * scatter; skipped when no column was exchanged, Q = I). */
 static gs_status ilu_apply(gs_pc *pc, const gs_vector *r, gs_vector *z)
 {
     ilu_data *d = pc->data;
     GS_CALL(gs_trisolve_solve(d->lower, r, d->work));
+    if (d->kind == KIND_ILUTP && d->info.columns_exchanged > 0) {
+        GS_CALL(gs_trisolve_solve(d->upper, d->work, d->work2));
+        GS_CALL(gs_vec_scatter(d->work2, d->colperm, z));
+        return GS_OK;
+    }
     GS_CALL(gs_trisolve_solve(d->upper, d->work, z));
     return GS_OK;
 }
@@ -283,6 +358,8 @@ static void ilu_destroy(gs_pc *pc)
     if (d) {
         release_solvers(d);
         gs_vec_destroy(&d->work);
+        gs_vec_destroy(&d->work2);
+        gs_ivec_destroy(&d->colperm);
         gs_csr_free(&d->L);
         gs_csr_free(&d->U);
     }
@@ -290,14 +367,21 @@ static void ilu_destroy(gs_pc *pc)
 }
 
 /* Report keys:
- *   preconditioner.factorization   "ILU(0)", "ILU(k)", "ILUT" or "IC(0)"
+ *   preconditioner.factorization   "ILU(0)", "ILU(k)", "ILUT", "ILUTP" or "IC(0)"
  *   preconditioner.fill_ratio      (nnz_L + nnz_U) / nnz(A): stored factor entries per entry of A
  *                                  (ILU: the unit diagonal of L is not stored and not counted;
  *                                  IC(0): L and U = L^T both count their diagonal)
  *   preconditioner.nnz_L, nnz_U    stored entries of each factor
  *   preconditioner.pivots_shifted  pivots replaced under zero_pivot = "shift"
  *   preconditioner.shifted_rows    the first (up to 16) such rows, 1-based, comma separated
- *   preconditioner.factor_on       "device" (numeric factorization on the GPU) or "host"
+ *   preconditioner.shift_used      zero_pivot = "grow": alpha of the accepted factorization of
+ *                                  A + alpha diag(||a_i||_inf) (0 when A itself factored)
+ *   preconditioner.refactorizations  zero_pivot = "grow": factorizations after the first
+ *   preconditioner.milu            whether the dropped part of each row went to its pivot (MILU)
+ *   preconditioner.pivot_tolerance, columns_exchanged   (ILUTP) the tolerance and the column exchanges
+ *   preconditioner.factor_on       "device" (the accepted numeric factorization ran on the GPU) or "host"
+ *                                  (also when the GPU's first attempt under zero_pivot = "grow" failed and
+ *                                  the host refactored)
  *   preconditioner.time_factor_upload, time_factor_kernel, time_factor_download   (device only) seconds
  *                                  of the GPU factorization: A (and host patterns) up, the device
  *                                  work, the factors back
@@ -323,7 +407,14 @@ static void ilu_view(const gs_pc *pc, gs_report *rep)
         len += (size_t)w;
     }
     gs_report_string(rep, "preconditioner.shifted_rows", rows);
-    gs_report_string(rep, "preconditioner.factor_on", d->on_device ? "device" : "host");
+    gs_report_double(rep, "preconditioner.shift_used", d->info.shift_used);
+    gs_report_int(rep, "preconditioner.refactorizations", d->info.refactorizations);
+    gs_report_bool(rep, "preconditioner.milu", d->opts.milu);
+    if (d->kind == KIND_ILUTP) {
+        gs_report_double(rep, "preconditioner.pivot_tolerance", d->opts.perm_tol);
+        gs_report_int(rep, "preconditioner.columns_exchanged", d->info.columns_exchanged);
+    }
+    gs_report_string(rep, "preconditioner.factor_on", d->on_device && !d->host_retry ? "device" : "host");
     if (d->on_device) {
         gs_report_double(rep, "preconditioner.time_factor_upload", d->ftimes.upload);
         gs_report_double(rep, "preconditioner.time_factor_kernel", d->ftimes.kernel);
@@ -357,4 +448,5 @@ static gs_status create(gs_pc *pc, ilu_kind kind)
 gs_status gs_pc_create_ilu0(gs_pc *pc) { return create(pc, KIND_ILU0); }
 gs_status gs_pc_create_iluk(gs_pc *pc) { return create(pc, KIND_ILUK); }
 gs_status gs_pc_create_ilut(gs_pc *pc) { return create(pc, KIND_ILUT); }
+gs_status gs_pc_create_ilutp(gs_pc *pc) { return create(pc, KIND_ILUTP); }
 gs_status gs_pc_create_ic0(gs_pc *pc) { return create(pc, KIND_IC0); }

@@ -1,5 +1,6 @@
 /* Host incomplete factorizations A ~ L U: symbolic ILU(k), numeric ILU on a fixed pattern, ILUT(p, tau)
- * and IC(0), all on sorted CSR (storage convention in precond/factor.h).
+ * and IC(0), all on sorted CSR (storage convention in precond/factor.h), with MILU and the pivot
+ * policies error, shift and grow.
  *
  * Definitions implemented here (docs/algorithms.md quotes them):
  *
@@ -29,12 +30,28 @@
  *       l_ii = sqrt(a_ii - sum_{k<i} l_ik^2)
  *   and LT = L^T. Only the lower triangle of A is read.
  *
+ * MILU (opts->milu; ILU numeric, ILUT, and ILUTP in precond/ilutp.c). Row i's compensation c_i is the
+ *   sum over j of the dropped part of row i of A - L U, added to w_i after elimination and dropping,
+ *   before the pivot rule (u_ii = w_i + c_i):
+ *     ILU numeric: c_i = sum of a_ij outside the pattern - sum over k of w_k u_kj for every j of row k
+ *       of U outside the pattern (the fill the pattern drops);
+ *     ILUT: c_i = sum of the w_k dropped by |w_k / u_kk| < t_i (the undivided w_k)
+ *       + sum of l_ik * (u_k 1) for the l_ik applied and then left out by the p largest rule (u_k 1 =
+ *       the sum of the stored row k of U) + sum of the w_j, j > i, dropped by t_i or by the p rule.
+ *   Hence, when no pivot is replaced by the shift policy, (L U) 1 = (A + alpha diag(s)) 1 exactly in
+ *   exact arithmetic (alpha = 0 unless the grow policy shifted), up to rounding in floating point.
+ *
  * Pivots. An ILU pivot u_ii is "zero" when |u_ii| < DBL_MIN (exactly zero or subnormal: its reciprocal
  * would overflow); an IC(0) pivot a_ii - sum l_ik^2 is "non-positive" when <= 0. Policy error: the
  * factorization stops with GS_ERR_NUMERIC naming the row (1-based). Policy shift: the pivot becomes
  * sign(u_ii) * shift * ||a_i||_inf with sign(0) = +1 (IC(0): shift * ||a_i||_inf under the square
  * root); the shift itself when row i of A is zero; the row is recorded in info. A non-finite value
  * anywhere in a row of the factors (or of A) is GS_ERR_NUMERIC naming the row, under either policy.
+ * Policy grow (driver in precond/factor_common.c): a pivot fails when |u_ii| < max(DBL_MIN,
+ * min_pivot * s_i) (IC(0): d <= 0 or d < min_pivot * s_i), s_i = ||a_i||_inf or 1 for a zero row; a
+ * failure (or a non-finite factor value) refactors A + alpha diag(s), alpha = shift, 10 shift, ...,
+ * at most GS_FACTOR_GROW_MAX times: w_ii (IC(0): a_ii) gets + alpha s_i when row i is loaded, drop
+ * thresholds and s stay those of A.
  *
  * Row numbers in messages and in info: the reported row of local row i is
  * (row_names ? row_names[i] : i) + row_offset; info stores it 0-based, messages print it 1-based.
@@ -50,155 +67,10 @@
 #include <string.h>
 
 #include "core/mem.h"
-#include "precond/factor.h"
+#include "precond/factor_impl.h"
 
-static const gs_factor_opts default_opts = {GS_ZERO_PIVOT_ERROR, 0.0, 0, 0.0, 0, 0, NULL};
+static const gs_factor_opts default_opts = {GS_ZERO_PIVOT_ERROR, 0.0, 0, 0.0, 0, 0, NULL, 0.0, false, 0.0};
 
-/* 0-based row number of local row i as reported in messages and info. */
-static gs_int reported_row(const gs_factor_opts *o, gs_int i)
-{
-    gs_int r = o->row_names ? o->row_names[i] : i;
-    return r + o->row_offset;
-}
-
-static void info_init(gs_factor_info *info)
-{
-    if (!info) return;
-    memset(info, 0, sizeof *info);
-    info->first_shifted = -1;
-    for (int t = 0; t < 16; t++) info->shifted_rows[t] = -1;
-}
-
-static void info_record_shift(gs_factor_info *info, const gs_factor_opts *o, gs_int i)
-{
-    if (!info) return;
-    gs_int r = reported_row(o, i);
-    if (info->nshifted < 16) info->shifted_rows[info->nshifted] = r;
-    if (info->nshifted == 0) info->first_shifted = r;
-    info->nshifted++;
-}
-
-/* Checks shared by every factorization: A square, arrays present, columns sorted and in range. */
-gs_status gs_factor_check_input(const gs_csr *A, const char *who)
-{
-    if (!A) return GS_ERROR(GS_ERR_ARG, "%s: the matrix is NULL", who);
-    if (A->nrows != A->ncols)
-        return GS_ERROR(GS_ERR_ARG, "%s: the matrix must be square, got %d x %d", who, (int)A->nrows,
-                        (int)A->ncols);
-    if (A->nrows < 0 || !A->rowptr || (A->nnz > 0 && !A->colind))
-        return GS_ERROR(GS_ERR_ARG, "%s: the matrix has no row pointers or column indices", who);
-    /* the first row with a bad column (in parallel), then that row again for the message */
-    gs_int bad = A->nrows;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (A->nnz > 100000)
-    for (gs_int i = 0; i < A->nrows; i++) {
-        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            gs_int j = A->colind[p];
-            if (j < 0 || j >= A->ncols || (p > A->rowptr[i] && j <= A->colind[p - 1])) {
-                if (i < bad) bad = i;
-                break;
-            }
-        }
-    }
-    if (bad < A->nrows) {
-        const gs_int i = bad;
-        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            gs_int j = A->colind[p];
-            if (j < 0 || j >= A->ncols)
-                return GS_ERROR(GS_ERR_ARG, "%s: row %d (1-based) has column %d, outside 1..%d", who,
-                                (int)i + 1, (int)j + 1, (int)A->ncols);
-            if (p > A->rowptr[i] && j <= A->colind[p - 1])
-                return GS_ERROR(GS_ERR_ARG,
-                                "%s: row %d (1-based) is not sorted or has a duplicate column %d; "
-                                "sort and sum duplicates first (gs_csr_sort_dedupe)",
-                                who, (int)i + 1, (int)j + 1);
-        }
-    }
-    return GS_OK;
-}
-
-/* Make room for `need` entries in a growing array of elements of `size` bytes (doubling). */
-static gs_status grow(void *pp, int64_t *cap, int64_t need, size_t size)
-{
-    if (need <= *cap) return GS_OK;
-    if (need > (int64_t)GS_INT_MAX)
-        return GS_ERROR(GS_ERR_MEM, "the factor would have more than %d nonzeros (32-bit indices); "
-                                    "lower the fill level / max_fill or raise the drop tolerance",
-                        (int)GS_INT_MAX);
-    int64_t c = *cap < 16 ? 16 : *cap;
-    while (c < need) c *= 2;
-    if (c > (int64_t)GS_INT_MAX) c = GS_INT_MAX;
-    GS_CALL(gs_realloc(pp, (size_t)c, size));
-    *cap = c;
-    return GS_OK;
-}
-
-/* Fill a CSR header over arrays the caller built (ownership moves into M). */
-static void csr_adopt(gs_csr *M, gs_int n, gs_int nnz, gs_int *rowptr, gs_int *colind, double *val)
-{
-    M->nrows = n;
-    M->ncols = n;
-    M->nnz = nnz;
-    M->rowptr = rowptr;
-    M->colind = colind;
-    M->val = val;
-}
-
-/* Scan row i of A: max |a_ij| (for the shift), sum a_ij^2, and whether A stores its diagonal.
- * A non-finite entry is an error naming it. */
-static gs_status scan_row(const gs_csr *A, const gs_factor_opts *o, gs_int i, double *inf_norm,
-                          double *sum_sq, bool *has_diag)
-{
-    double m = 0.0, s = 0.0;
-    bool d = false;
-    for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-        double a = A->val[p];
-        if (!isfinite(a))
-            return GS_ERROR(GS_ERR_NUMERIC,
-                            "the matrix entry A(%d,%d) = %g is not finite (row %d, 1-based); the "
-                            "input matrix must hold finite values",
-                            (int)reported_row(o, i) + 1, (int)A->colind[p] + 1, a,
-                            (int)reported_row(o, i) + 1);
-        if (fabs(a) > m) m = fabs(a);
-        s += a * a;
-        if (A->colind[p] == i) d = true;
-    }
-    if (inf_norm) *inf_norm = m;
-    if (sum_sq) *sum_sq = s;
-    if (has_diag) *has_diag = d;
-    return GS_OK;
-}
-
-/* Replace a zero ILU pivot per the policy: returns the new pivot in *piv or an error naming the row. */
-static gs_status fix_zero_pivot(const gs_factor_opts *o, gs_factor_info *info, gs_int i, double row_inf,
-                                bool has_diag, double *piv)
-{
-    gs_int r = reported_row(o, i) + 1;
-    if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
-        return GS_ERROR(GS_ERR_NUMERIC,
-                        "zero pivot at row %d (1-based) of the factorization: u_ii = %g%s; set "
-                        "preconditioner.zero_pivot = \"shift\" to perturb it, or reorder",
-                        (int)r, *piv, has_diag ? "" : " (A stores no diagonal entry in this row)");
-    double s = o->shift * row_inf;
-    if (!(s >= DBL_MIN)) s = o->shift; /* zero row of A (or an underflowing product) */
-    if (!(s >= DBL_MIN) || !isfinite(s))
-        return GS_ERROR(GS_ERR_NUMERIC,
-                        "zero pivot at row %d (1-based) of the factorization: u_ii = %g, and "
-                        "preconditioner.shift = %g cannot replace it (need a positive, finite shift)",
-                        (int)r, *piv, o->shift);
-    *piv = *piv < 0.0 ? -s : s;
-    info_record_shift(info, o, i);
-    return GS_OK;
-}
-
-static gs_status nonfinite_error(const gs_factor_opts *o, gs_int i, gs_int j, double v, const char *what)
-{
-    return GS_ERROR(GS_ERR_NUMERIC,
-                    "non-finite value %g in row %d (1-based), column %d of the %s: the factorization "
-                    "is unstable for this matrix (tiny pivots, growth); try "
-                    "preconditioner.zero_pivot = \"shift\" with a larger shift, a reordering, or "
-                    "another preconditioner",
-                    v, (int)reported_row(o, i) + 1, (int)j + 1, what);
-}
 
 /* ------------------------------------------------------------------------------------------------ */
 /* ILU(k) symbolic                                                                                   */
@@ -239,8 +111,8 @@ static gs_status ilu0_symbolic(const gs_csr *A, gs_csr *L, gs_csr *U)
         if (p == pe || A->colind[p] != i) uci[qu++] = i; /* the inserted diagonal */
         for (; p < pe; p++) uci[qu++] = A->colind[p];
     }
-    csr_adopt(L, n, (gs_int)lnz, lrp, lci, NULL);
-    csr_adopt(U, n, (gs_int)unz, urp, uci, NULL);
+    gs_fi_csr_adopt(L, n, (gs_int)lnz, lrp, lci, NULL);
+    gs_fi_csr_adopt(U, n, (gs_int)unz, urp, uci, NULL);
     return GS_OK;
 cleanup:
     gs_free(&lrp);
@@ -279,9 +151,9 @@ gs_status gs_iluk_symbolic(const gs_csr *A, int k, gs_csr *L, gs_csr *U)
     for (gs_int j = 0; j < n; j++) mark[j] = -1;
 
     int64_t guess = (int64_t)A->nnz + n;
-    GS_TRY(grow(&lci, &lcap, guess / 2 + 1, sizeof *lci));
-    GS_TRY(grow(&uci, &ucap, guess / 2 + n + 1, sizeof *uci));
-    GS_TRY(grow(&ulev, &ulcap, ucap, sizeof *ulev));
+    GS_TRY(gs_fi_grow(&lci, &lcap, guess / 2 + 1, sizeof *lci));
+    GS_TRY(gs_fi_grow(&uci, &ucap, guess / 2 + n + 1, sizeof *uci));
+    GS_TRY(gs_fi_grow(&ulev, &ulcap, ucap, sizeof *ulev));
     lrp[0] = 0;
     urp[0] = 0;
 
@@ -340,11 +212,11 @@ gs_status gs_iluk_symbolic(const gs_csr *A, int k, gs_csr *L, gs_csr *U)
         /* Split the list into the row of L (j < i) and of U (j >= i, diagonal first). */
         for (gs_int j = next[head]; j != end; j = next[j]) {
             if (j < i) {
-                GS_TRY(grow(&lci, &lcap, lnz + 1, sizeof *lci));
+                GS_TRY(gs_fi_grow(&lci, &lcap, lnz + 1, sizeof *lci));
                 lci[lnz++] = j;
             } else {
-                GS_TRY(grow(&uci, &ucap, unz + 1, sizeof *uci));
-                GS_TRY(grow(&ulev, &ulcap, unz + 1, sizeof *ulev));
+                GS_TRY(gs_fi_grow(&uci, &ucap, unz + 1, sizeof *uci));
+                GS_TRY(gs_fi_grow(&ulev, &ulcap, unz + 1, sizeof *ulev));
                 uci[unz] = j;
                 ulev[unz++] = lev[j];
             }
@@ -353,8 +225,8 @@ gs_status gs_iluk_symbolic(const gs_csr *A, int k, gs_csr *L, gs_csr *U)
         urp[i + 1] = (gs_int)unz;
     }
 
-    csr_adopt(L, n, (gs_int)lnz, lrp, lci, NULL);
-    csr_adopt(U, n, (gs_int)unz, urp, uci, NULL);
+    gs_fi_csr_adopt(L, n, (gs_int)lnz, lrp, lci, NULL);
+    gs_fi_csr_adopt(U, n, (gs_int)unz, urp, uci, NULL);
     lrp = lci = urp = uci = NULL;
 
 cleanup:
@@ -402,15 +274,22 @@ static gs_status check_patterns(const gs_csr *L, const gs_csr *U, gs_int n)
     return GS_OK;
 }
 
-gs_status gs_ilu_numeric(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U, gs_factor_info *info)
+/* The factors an attempt of the pivot policy writes (gs_fi_factor_with_policy). */
+typedef struct lu_out {
+    gs_csr *L, *U;
+    gs_int *colperm; /* ILUTP only */
+} lu_out;
+
+/* One ILU numeric factorization of A + alpha diag(s) on the patterns of ctx's L and U. */
+static gs_status ilu_numeric_attempt(const gs_csr *A, const gs_factor_opts *o, double alpha, void *ctx,
+                                     gs_factor_info *info)
 {
     gs_status st = GS_OK;
     double *w = NULL, *lval_new = NULL, *uval_new = NULL;
     gs_int *mark = NULL;
+    gs_csr *L = ((lu_out *)ctx)->L, *U = ((lu_out *)ctx)->U;
 
-    info_init(info);
-    if (!o) o = &default_opts;
-    if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_ilu_numeric: L or U is NULL");
+    gs_fi_info_init(info);
     GS_CALL(gs_factor_check_input(A, "ILU numeric factorization"));
     if (A->nnz > 0 && !A->val)
         return GS_ERROR(GS_ERR_ARG, "ILU numeric factorization: the matrix has no values");
@@ -438,9 +317,14 @@ gs_status gs_ilu_numeric(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs
         }
         double row_inf;
         bool has_diag;
-        GS_TRY(scan_row(A, o, i, &row_inf, NULL, &has_diag));
-        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+        GS_TRY(gs_fi_scan_row(A, o, i, &row_inf, NULL, &has_diag));
+        /* MILU: c = the sum of the dropped entries of row i (A's outside the pattern, fill outside it) */
+        double c = 0.0;
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             if (mark[A->colind[p]] == i) w[A->colind[p]] = A->val[p];
+            else c += A->val[p];
+        }
+        if (alpha != 0.0) w[i] += alpha * gs_fi_pivot_scale(row_inf);
 
         /* IKJ: w_k /= u_kk, then w_j -= w_k u_kj for j > k on the pattern. */
         for (gs_int p = lrp[i]; p < lrp[i + 1]; p++) {
@@ -448,19 +332,22 @@ gs_status gs_ilu_numeric(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs
             double wk = w[k] / uv[urp[k]];
             w[k] = wk;
             if (wk == 0.0) continue;
-            for (gs_int q = urp[k] + 1; q < urp[k + 1]; q++)
+            for (gs_int q = urp[k] + 1; q < urp[k + 1]; q++) {
                 if (mark[uci[q]] == i) w[uci[q]] -= wk * uv[q];
+                else c -= wk * uv[q];
+            }
         }
+        if (o->milu) w[i] += c;
 
         for (gs_int p = lrp[i]; p < lrp[i + 1]; p++) {
             lv[p] = w[lci[p]];
-            if (!isfinite(lv[p])) GS_TRY(nonfinite_error(o, i, lci[p], lv[p], "L factor"));
+            if (!isfinite(lv[p])) GS_TRY(gs_fi_nonfinite_error(o, i, lci[p], lv[p], "L factor"));
         }
         for (gs_int p = urp[i]; p < urp[i + 1]; p++) {
             uv[p] = w[uci[p]];
-            if (!isfinite(uv[p])) GS_TRY(nonfinite_error(o, i, uci[p], uv[p], "U factor"));
+            if (!isfinite(uv[p])) GS_TRY(gs_fi_nonfinite_error(o, i, uci[p], uv[p], "U factor"));
         }
-        if (fabs(uv[urp[i]]) < DBL_MIN) GS_TRY(fix_zero_pivot(o, info, i, row_inf, has_diag, &uv[urp[i]]));
+        GS_TRY(gs_fi_ilu_pivot(o, info, i, row_inf, has_diag, &uv[urp[i]]));
     }
 
     if (lval_new) L->val = lval_new;
@@ -479,78 +366,28 @@ cleanup:
     return st;
 }
 
+gs_status gs_ilu_numeric(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U, gs_factor_info *info)
+{
+    if (!o) o = &default_opts;
+    if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_ilu_numeric: L or U is NULL");
+    lu_out out = {L, U, NULL};
+    return gs_fi_factor_with_policy(A, o, ilu_numeric_attempt, &out, info);
+}
+
 /* ------------------------------------------------------------------------------------------------ */
-/* ILUT(p, tau)                                                                                      */
 
-/* Binary min-heap of column indices (the columns k < i still to eliminate, taken in increasing order). */
-static void heap_push(gs_int *h, gs_int *len, gs_int v)
-{
-    gs_int c = (*len)++;
-    while (c > 0) {
-        gs_int par = (c - 1) / 2;
-        if (h[par] <= v) break;
-        h[c] = h[par];
-        c = par;
-    }
-    h[c] = v;
-}
-
-static gs_int heap_pop(gs_int *h, gs_int *len)
-{
-    gs_int top = h[0], v = h[--(*len)], c = 0;
-    for (;;) {
-        gs_int s = 2 * c + 1;
-        if (s >= *len) break;
-        if (s + 1 < *len && h[s + 1] < h[s]) s++;
-        if (v <= h[s]) break;
-        h[c] = h[s];
-        c = s;
-    }
-    if (*len > 0) h[c] = v;
-    return top;
-}
-
-typedef struct ilut_cand {
-    gs_int col;
-    double mag;
-} ilut_cand;
-
-/* Larger magnitude first; equal magnitudes: smaller column first. */
-static int cmp_by_magnitude(const void *a, const void *b)
-{
-    const ilut_cand *x = a, *y = b;
-    if (x->mag != y->mag) return x->mag > y->mag ? -1 : 1;
-    return (x->col > y->col) - (x->col < y->col);
-}
-
-static int cmp_by_column(const void *a, const void *b)
-{
-    const ilut_cand *x = a, *y = b;
-    return (x->col > y->col) - (x->col < y->col);
-}
-
-/* Keep the p largest of cand[0..m) (by magnitude, ties by column) and return them sorted by column. */
-static gs_int keep_largest(ilut_cand *cand, gs_int m, int64_t p)
-{
-    if ((int64_t)m > p) {
-        qsort(cand, (size_t)m, sizeof *cand, cmp_by_magnitude);
-        m = (gs_int)p;
-    }
-    qsort(cand, (size_t)m, sizeof *cand, cmp_by_column);
-    return m;
-}
-
-gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U, gs_factor_info *info)
+/* One ILUT of A + alpha diag(s) into ctx's L and U (thresholds from A). */
+static gs_status ilut_attempt(const gs_csr *A, const gs_factor_opts *o, double alpha, void *ctx,
+                              gs_factor_info *info)
 {
     gs_status st = GS_OK;
-    double *w = NULL, *lv = NULL, *uv = NULL;
+    double *w = NULL, *lv = NULL, *uv = NULL, *urs = NULL;
     gs_int *mark = NULL, *heap = NULL, *ucand = NULL, *lrp = NULL, *lci = NULL, *urp = NULL, *uci = NULL;
-    ilut_cand *cand = NULL;
+    gs_fi_cand *cand = NULL;
     int64_t lcap = 0, lvcap = 0, ucap = 0, uvcap = 0, lnz = 0, unz = 0;
+    gs_csr *L = ((lu_out *)ctx)->L, *U = ((lu_out *)ctx)->U;
 
-    info_init(info);
-    if (!o) o = &default_opts;
-    if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_ilut: output L or U is NULL");
+    gs_fi_info_init(info);
     memset(L, 0, sizeof *L);
     memset(U, 0, sizeof *U);
     GS_CALL(gs_factor_check_input(A, "ILUT factorization"));
@@ -567,6 +404,7 @@ gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U
     GS_TRY(GS_MALLOC(heap, n));
     GS_TRY(GS_MALLOC(ucand, n));
     GS_TRY(GS_MALLOC(cand, n));
+    if (o->milu) GS_TRY(GS_MALLOC(urs, n));
     GS_TRY(GS_MALLOC(lrp, (size_t)n + 1));
     GS_TRY(GS_MALLOC(urp, (size_t)n + 1));
     for (gs_int j = 0; j < n; j++) mark[j] = -1;
@@ -575,7 +413,7 @@ gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U
     for (gs_int i = 0; i < n; i++) {
         double row_inf, sum_sq;
         bool has_diag;
-        GS_TRY(scan_row(A, o, i, &row_inf, &sum_sq, &has_diag));
+        GS_TRY(gs_fi_scan_row(A, o, i, &row_inf, &sum_sq, &has_diag));
         const double norm2 = sqrt(sum_sq);
         /* tau * 0 stays 0 even for tau = inf (nothing to drop in a zero row). */
         const double thr = norm2 > 0.0 ? o->drop_tol * norm2 : 0.0;
@@ -586,7 +424,7 @@ gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U
             gs_int j = A->colind[p];
             w[j] = A->val[p];
             mark[j] = i;
-            if (j < i) heap_push(heap, &hlen, j);
+            if (j < i) gs_fi_heap_push(heap, &hlen, j);
             else ucand[nu++] = j;
         }
         if (mark[i] != i) {
@@ -594,14 +432,18 @@ gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U
             mark[i] = i;
             ucand[nu++] = i;
         }
+        if (alpha != 0.0) w[i] += alpha * gs_fi_pivot_scale(row_inf);
 
-        /* Eliminate in increasing k; fill with j < i joins the heap (j > k keeps the order valid). */
+        /* Eliminate in increasing k; fill with j < i joins the heap (j > k keeps the order valid).
+         * MILU: c sums the row's dropped part of A - L U (see the header). */
+        double c = 0.0;
         while (hlen > 0) {
-            gs_int k = heap_pop(heap, &hlen);
+            gs_int k = gs_fi_heap_pop(heap, &hlen);
             if (w[k] == 0.0) continue;
             double wk = w[k] / uv[urp[k]];
-            if (!isfinite(wk)) GS_TRY(nonfinite_error(o, i, k, wk, "L factor (ILUT)"));
+            if (!isfinite(wk)) GS_TRY(gs_fi_nonfinite_error(o, i, k, wk, "L factor (ILUT)"));
             if (wk == 0.0 || fabs(wk) < thr) { /* dropped: it eliminates nothing */
+                c += w[k];
                 w[k] = 0.0;
                 continue;
             }
@@ -613,7 +455,7 @@ gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U
                 if (mark[j] != i) {
                     mark[j] = i;
                     w[j] = 0.0;
-                    if (j < i) heap_push(heap, &hlen, j);
+                    if (j < i) gs_fi_heap_push(heap, &hlen, j);
                     else ucand[nu++] = j;
                 }
                 w[j] -= wk * uv[q];
@@ -622,9 +464,12 @@ gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U
 
         /* Row of L: thresholded during elimination (later updates only touch j > k); keep the p
          * largest. */
-        nl = keep_largest(cand, nl, pmax);
-        GS_TRY(grow(&lci, &lcap, lnz + nl, sizeof *lci));
-        GS_TRY(grow(&lv, &lvcap, lnz + nl, sizeof *lv));
+        gs_int ml = nl;
+        nl = gs_fi_keep_largest(cand, nl, pmax);
+        if (o->milu) /* l_ik was applied, then left out: the row lost l_ik u_k */
+            for (gs_int t = nl; t < ml; t++) c += w[cand[t].col] * urs[cand[t].col];
+        GS_TRY(gs_fi_grow(&lci, &lcap, lnz + nl, sizeof *lci));
+        GS_TRY(gs_fi_grow(&lv, &lvcap, lnz + nl, sizeof *lv));
         for (gs_int t = 0; t < nl; t++) {
             lci[lnz] = cand[t].col;
             lv[lnz++] = w[cand[t].col];
@@ -637,32 +482,41 @@ gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U
         for (gs_int t = 0; t < nu; t++) {
             gs_int j = ucand[t];
             if (j == i) continue;
-            if (!isfinite(w[j])) GS_TRY(nonfinite_error(o, i, j, w[j], "U factor (ILUT)"));
-            if (w[j] == 0.0 || fabs(w[j]) < thr) continue;
+            if (!isfinite(w[j])) GS_TRY(gs_fi_nonfinite_error(o, i, j, w[j], "U factor (ILUT)"));
+            if (w[j] == 0.0 || fabs(w[j]) < thr) {
+                c += w[j];
+                continue;
+            }
             cand[m].col = j;
             cand[m++].mag = fabs(w[j]);
         }
-        m = keep_largest(cand, m, pmax);
-        if (!isfinite(piv)) GS_TRY(nonfinite_error(o, i, i, piv, "U factor (ILUT)"));
-        if (fabs(piv) < DBL_MIN) GS_TRY(fix_zero_pivot(o, info, i, row_inf, has_diag, &piv));
-        GS_TRY(grow(&uci, &ucap, unz + m + 1, sizeof *uci));
-        GS_TRY(grow(&uv, &uvcap, unz + m + 1, sizeof *uv));
+        gs_int mu = m;
+        m = gs_fi_keep_largest(cand, m, pmax);
+        for (gs_int t = m; t < mu; t++) c += w[cand[t].col];
+        if (o->milu) piv += c;
+        if (!isfinite(piv)) GS_TRY(gs_fi_nonfinite_error(o, i, i, piv, "U factor (ILUT)"));
+        GS_TRY(gs_fi_ilu_pivot(o, info, i, row_inf, has_diag, &piv));
+        GS_TRY(gs_fi_grow(&uci, &ucap, unz + m + 1, sizeof *uci));
+        GS_TRY(gs_fi_grow(&uv, &uvcap, unz + m + 1, sizeof *uv));
         uci[unz] = i;
         uv[unz++] = piv;
+        double rs = piv;
         for (gs_int t = 0; t < m; t++) {
             uci[unz] = cand[t].col;
             uv[unz++] = w[cand[t].col];
+            rs += w[cand[t].col];
         }
         urp[i + 1] = (gs_int)unz;
+        if (urs) urs[i] = rs;
     }
 
     /* A matrix with no entries in L still needs valid (minimal) arrays. */
-    GS_TRY(grow(&lci, &lcap, lnz + 1, sizeof *lci));
-    GS_TRY(grow(&lv, &lvcap, lnz + 1, sizeof *lv));
-    GS_TRY(grow(&uci, &ucap, unz + 1, sizeof *uci));
-    GS_TRY(grow(&uv, &uvcap, unz + 1, sizeof *uv));
-    csr_adopt(L, n, (gs_int)lnz, lrp, lci, lv);
-    csr_adopt(U, n, (gs_int)unz, urp, uci, uv);
+    GS_TRY(gs_fi_grow(&lci, &lcap, lnz + 1, sizeof *lci));
+    GS_TRY(gs_fi_grow(&lv, &lvcap, lnz + 1, sizeof *lv));
+    GS_TRY(gs_fi_grow(&uci, &ucap, unz + 1, sizeof *uci));
+    GS_TRY(gs_fi_grow(&uv, &uvcap, unz + 1, sizeof *uv));
+    gs_fi_csr_adopt(L, n, (gs_int)lnz, lrp, lci, lv);
+    gs_fi_csr_adopt(U, n, (gs_int)unz, urp, uci, uv);
     lrp = lci = urp = uci = NULL;
     lv = uv = NULL;
     if (info) {
@@ -676,6 +530,7 @@ cleanup:
     gs_free(&heap);
     gs_free(&ucand);
     gs_free(&cand);
+    gs_free(&urs);
     gs_free(&lrp);
     gs_free(&lci);
     gs_free(&lv);
@@ -685,19 +540,62 @@ cleanup:
     return st;
 }
 
+gs_status gs_ilut(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *U, gs_factor_info *info)
+{
+    if (!o) o = &default_opts;
+    if (!L || !U) return GS_ERROR(GS_ERR_ARG, "gs_ilut: output L or U is NULL");
+    lu_out out = {L, U, NULL};
+    return gs_fi_factor_with_policy(A, o, ilut_attempt, &out, info);
+}
+
 /* ------------------------------------------------------------------------------------------------ */
 /* IC(0)                                                                                             */
 
-gs_status gs_ic0(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT, gs_factor_info *info)
+/* The IC(0) pivot rule for a finite d = a_ii - sum_k l_ik^2 of row i: error/shift act on d <= 0 (shift:
+ * d = shift * ||a_i||_inf, or shift for a zero row); grow fails unless d > 0 and d >= min_pivot * s_i. */
+static gs_status ic0_pivot(const gs_factor_opts *o, gs_factor_info *info, gs_int i, double row_inf, double *d)
+{
+    gs_int r = gs_fi_reported_row(o, i) + 1;
+    if (o->zero_pivot == GS_ZERO_PIVOT_GROW) {
+        const double bound = o->min_pivot * gs_fi_pivot_scale(row_inf);
+        if (*d > 0.0 && *d >= bound) return GS_OK;
+        return GS_ERROR(GS_ERR_NUMERIC,
+                        "pivot at row %d (1-based) of the incomplete Cholesky factorization: a_ii - sum_k "
+                        "l_ik^2 = %g is not positive or below min_pivot * ||a_i||_inf = %g",
+                        (int)r, *d, bound);
+    }
+    if (*d > 0.0) return GS_OK;
+    if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
+        return GS_ERROR(GS_ERR_NUMERIC,
+                        "non-positive pivot at row %d (1-based) of the incomplete Cholesky "
+                        "factorization: a_ii - sum_k l_ik^2 = %g (must be > 0; the matrix is not "
+                        "positive definite, or IC(0) broke down on it); set "
+                        "preconditioner.zero_pivot = \"shift\" to perturb it, or use ilu0",
+                        (int)r, *d);
+    double s = o->shift * row_inf;
+    if (!(s >= DBL_MIN)) s = o->shift;
+    if (!(s >= DBL_MIN) || !isfinite(s))
+        return GS_ERROR(GS_ERR_NUMERIC,
+                        "non-positive pivot at row %d (1-based) of the incomplete Cholesky "
+                        "factorization: %g, and preconditioner.shift = %g cannot replace it (need a "
+                        "positive, finite shift)",
+                        (int)r, *d, o->shift);
+    *d = s;
+    gs_fi_info_record_shift(info, o, i);
+    return GS_OK;
+}
+
+/* One IC(0) of A + alpha diag(s) into ctx's L and U (= L^T). */
+static gs_status ic0_attempt(const gs_csr *A, const gs_factor_opts *o, double alpha, void *ctx,
+                             gs_factor_info *info)
 {
     gs_status st = GS_OK;
     gs_int *lrp = NULL, *lci = NULL;
     double *lv = NULL, *x = NULL;
     gs_csr F = {0};
+    gs_csr *L = ((lu_out *)ctx)->L, *LT = ((lu_out *)ctx)->U;
 
-    info_init(info);
-    if (!o) o = &default_opts;
-    if (!L || !LT) return GS_ERROR(GS_ERR_ARG, "gs_ic0: output L or LT is NULL");
+    gs_fi_info_init(info);
     memset(L, 0, sizeof *L);
     memset(LT, 0, sizeof *LT);
     GS_CALL(gs_factor_check_input(A, "IC(0) factorization"));
@@ -720,7 +618,7 @@ gs_status gs_ic0(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT
 
     for (gs_int i = 0; i < n; i++) {
         double row_inf, aii = 0.0;
-        GS_TRY(scan_row(A, o, i, &row_inf, NULL, NULL));
+        GS_TRY(gs_fi_scan_row(A, o, i, &row_inf, NULL, NULL));
         gs_int q = lrp[i];
         for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             gs_int j = A->colind[p];
@@ -735,7 +633,7 @@ gs_status gs_ic0(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT
         lci[dpos] = i;
 
         /* l_ij = (a_ij - sum_{k<j} l_ik l_jk) / l_jj, with x holding the l_ik computed so far. */
-        double d = aii;
+        double d = alpha != 0.0 ? aii + alpha * gs_fi_pivot_scale(row_inf) : aii;
         for (gs_int p = lrp[i]; p < dpos; p++) {
             gs_int j = lci[p];
             double s = lv[p];
@@ -747,33 +645,14 @@ gs_status gs_ic0(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT
         }
         for (gs_int p = lrp[i]; p < dpos; p++) {
             x[lci[p]] = 0.0;
-            if (!isfinite(lv[p])) GS_TRY(nonfinite_error(o, i, lci[p], lv[p], "incomplete Cholesky factor"));
+            if (!isfinite(lv[p])) GS_TRY(gs_fi_nonfinite_error(o, i, lci[p], lv[p], "incomplete Cholesky factor"));
         }
-        if (!isfinite(d)) GS_TRY(nonfinite_error(o, i, i, d, "incomplete Cholesky factor"));
-        if (d <= 0.0) {
-            gs_int r = reported_row(o, i) + 1;
-            if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
-                GS_FAIL(GS_ERR_NUMERIC,
-                        "non-positive pivot at row %d (1-based) of the incomplete Cholesky "
-                        "factorization: a_ii - sum_k l_ik^2 = %g (must be > 0; the matrix is not "
-                        "positive definite, or IC(0) broke down on it); set "
-                        "preconditioner.zero_pivot = \"shift\" to perturb it, or use ilu0",
-                        (int)r, d);
-            double s = o->shift * row_inf;
-            if (!(s >= DBL_MIN)) s = o->shift;
-            if (!(s >= DBL_MIN) || !isfinite(s))
-                GS_FAIL(GS_ERR_NUMERIC,
-                        "non-positive pivot at row %d (1-based) of the incomplete Cholesky "
-                        "factorization: %g, and preconditioner.shift = %g cannot replace it (need a "
-                        "positive, finite shift)",
-                        (int)r, d, o->shift);
-            d = s;
-            info_record_shift(info, o, i);
-        }
+        if (!isfinite(d)) GS_TRY(gs_fi_nonfinite_error(o, i, i, d, "incomplete Cholesky factor"));
+        GS_TRY(ic0_pivot(o, info, i, row_inf, &d));
         lv[dpos] = sqrt(d);
     }
 
-    csr_adopt(&F, n, lrp[n], lrp, lci, lv);
+    gs_fi_csr_adopt(&F, n, lrp[n], lrp, lci, lv);
     lrp = lci = NULL;
     lv = NULL;
     GS_TRY(gs_csr_transpose(&F, LT));
@@ -791,4 +670,12 @@ cleanup:
     gs_free(&x);
     gs_csr_free(&F);
     return st;
+}
+
+gs_status gs_ic0(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs_csr *LT, gs_factor_info *info)
+{
+    if (!o) o = &default_opts;
+    if (!L || !LT) return GS_ERROR(GS_ERR_ARG, "gs_ic0: output L or LT is NULL");
+    lu_out out = {L, LT, NULL};
+    return gs_fi_factor_with_policy(A, o, ic0_attempt, &out, info);
 }

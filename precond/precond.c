@@ -1,6 +1,7 @@
 /* Preconditioner registry and public entry points: check state and sizes once, time, dispatch. */
 #include "precond/precond.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -15,6 +16,7 @@ const gs_pc_entry gs_pc_registry[] = {
     {"ilu0", gs_pc_create_ilu0, "ILU(0): incomplete LU on the pattern of A"},
     {"iluk", gs_pc_create_iluk, "ILU(k): level of fill k (fill_level)"},
     {"ilut", gs_pc_create_ilut, "ILUT(p, tau): dual-threshold incomplete LU (max_fill, drop_tolerance)"},
+    {"ilutp", gs_pc_create_ilutp, "ILUTP: ILUT with column threshold pivoting (pivot_tolerance, max_fill, drop_tolerance)"},
     {"ic0", gs_pc_create_ic0, "IC(0): incomplete Cholesky for symmetric positive definite matrices"},
     {"bilu", gs_pc_create_bilu, "block ILU(k) over METIS parts (blocks, fill_level)"},
     {"bilut", gs_pc_create_bilut, "block ILUT over METIS parts (blocks, drop_tolerance, max_fill)"},
@@ -40,6 +42,7 @@ gs_status gs_pc_create(const char *type, gs_backend *be, const gs_config *cfg, g
     }
     GS_CALL(gs_calloc(&p, 1, sizeof *p));
     p->type = e->name;
+    p->stability_estimate = NAN;
     p->be = be;
     p->cfg = cfg;
     GS_TRY(e->create(p));
@@ -69,6 +72,45 @@ gs_status gs_pc_setup_symbolic(gs_pc *pc, const gs_csr *A)
     return GS_OK;
 }
 
+/* ||A||_inf = max_i sum_j |a_ij| of the host CSR (NaN propagates). */
+static double csr_norm_inf(const gs_csr *A)
+{
+    double m = 0.0;
+    for (gs_int i = 0; i < A->nrows; i++) {
+        double s = 0.0;
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) s += fabs(A->val[p]);
+        if (isnan(s)) return s;
+        if (s > m) m = s;
+    }
+    return m;
+}
+
+/* est = ||M^{-1} 1||_inf * ||A||_inf (a NaN entry of M^{-1} 1 makes it NaN); the work vectors are made
+ * once and kept, so that later setups allocate nothing for it. */
+static gs_status stability_estimate(gs_pc *pc, const gs_csr *A, double *est)
+{
+    const gs_int n = pc->n;
+    if (!pc->est_in) {
+        GS_CALL(gs_vec_create(pc->be, n, &pc->est_in));
+        GS_CALL(gs_vec_create(pc->be, n, &pc->est_out));
+        GS_CALL(GS_MALLOC(pc->est_host, n > 0 ? (size_t)n : 1));
+    }
+    GS_CALL(gs_vec_set(pc->est_in, 1.0));
+    GS_CALL(pc->ops->apply(pc, pc->est_in, pc->est_out));
+    GS_CALL(gs_vec_download(pc->est_out, pc->est_host));
+    double m = 0.0;
+    for (gs_int i = 0; i < n; i++) {
+        double a = fabs(pc->est_host[i]);
+        if (isnan(a)) {
+            m = a;
+            break;
+        }
+        if (a > m) m = a;
+    }
+    *est = m * csr_norm_inf(A);
+    return GS_OK;
+}
+
 gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A)
 {
     if (pc->state < GS_PC_SYMBOLIC) GS_CALL(gs_pc_setup_symbolic(pc, A));
@@ -76,7 +118,27 @@ gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A)
         return GS_ERROR(GS_ERR_ARG, "preconditioner %s: numeric setup with %d rows after a symbolic setup with %d",
                         pc->type, A->nrows, pc->n);
     double t0 = gs_wtime();
+    pc->state = GS_PC_SYMBOLIC; /* until this setup succeeds */
+    pc->stability_estimate = NAN;
+    pc->stability_estimated = false;
     GS_CALL(pc->ops->setup_numeric(pc, A));
+    if (!pc->identity) {
+        if (pc->est_in && pc->est_in->n != pc->n) {
+            gs_vec_destroy(&pc->est_in);
+            gs_vec_destroy(&pc->est_out);
+            gs_free(&pc->est_host);
+        }
+        GS_CALL(stability_estimate(pc, A, &pc->stability_estimate));
+        pc->stability_estimated = true;
+        const double limit = pc->cfg ? gs_config_double(pc->cfg, "preconditioner.stability_limit") : 0.0;
+        const double est = pc->stability_estimate;
+        if (limit > 0.0 && !(est <= limit))
+            return GS_ERROR(GS_ERR_NUMERIC,
+                            "preconditioner %s: unstable factors: ||M^-1 1||_inf * ||A||_inf = %.3g %s "
+                            "preconditioner.stability_limit = %g; try zero_pivot = \"grow\", ilutp, a "
+                            "smaller drop tolerance, or matching/scaling",
+                            pc->type, est, isfinite(est) ? "exceeds" : "is not finite, against", limit);
+    }
     GS_CALL(gs_backend_synchronize(pc->be));
     pc->state = GS_PC_READY;
     pc->time_numeric = gs_wtime() - t0;
@@ -98,6 +160,7 @@ void gs_pc_view(const gs_pc *pc, gs_report *rep)
     gs_report_string(rep, "preconditioner.type", pc->type);
     gs_report_double(rep, "preconditioner.time_setup_symbolic", pc->time_symbolic);
     gs_report_double(rep, "preconditioner.time_setup_numeric", pc->time_numeric);
+    if (pc->stability_estimated) gs_report_double(rep, "preconditioner.stability_estimate", pc->stability_estimate);
     if (pc->ops->view) pc->ops->view(pc, rep);
 }
 
@@ -117,5 +180,8 @@ void gs_pc_destroy(gs_pc **pc)
 {
     if (!pc || !*pc) return;
     if ((*pc)->ops && (*pc)->ops->destroy) (*pc)->ops->destroy(*pc);
+    gs_vec_destroy(&(*pc)->est_in);
+    gs_vec_destroy(&(*pc)->est_out);
+    gs_free(&(*pc)->est_host);
     gs_free(pc);
 }

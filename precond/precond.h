@@ -39,6 +39,12 @@ struct gs_pc {
     bool identity;        /* apply is z = r (type none): Krylov methods skip it */
     double time_symbolic, time_numeric; /* seconds, filled by the public entry points */
     const gs_matrix *op;  /* the operator A on the backend (gs_pc_set_operator), or NULL */
+    /* ||M^{-1} 1||_inf * ||A||_inf after the last numeric setup (NaN/Inf kept; NaN for the identity and
+     * before a setup): a cheap stability estimate of the factors, see gs_pc_setup_numeric */
+    double stability_estimate;
+    bool stability_estimated;    /* the last numeric setup computed it (also when the limit rejected it) */
+    gs_vector *est_in, *est_out; /* its work vectors (1 and M^{-1} 1), made by the first numeric setup */
+    double *est_host;            /* M^{-1} 1 downloaded */
 };
 
 typedef gs_status (*gs_pc_create_fn)(gs_pc *pc);
@@ -51,6 +57,10 @@ extern const gs_pc_entry gs_pc_registry[]; /* NULL-name terminated */
 
 gs_status gs_pc_create(const char *type, gs_backend *be, const gs_config *cfg, gs_pc **pc);
 gs_status gs_pc_setup_symbolic(gs_pc *pc, const gs_csr *A);
+/* The plug-in's numeric setup, then (unless pc->identity) the stability estimate
+ * est = ||M^{-1} 1||_inf * ||A||_inf: one application to the ones vector on the backend, one download.
+ * With preconditioner.stability_limit > 0, est > limit or a non-finite est is GS_ERR_NUMERIC ("unstable
+ * factors: ...") and the preconditioner stays unusable (state GS_PC_SYMBOLIC). */
 gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A);
 /* Tells the preconditioner that M (created on its backend from the A given to the following numeric
  * setups, same values) is resident there: a GPU factorization then reads A from M instead of uploading

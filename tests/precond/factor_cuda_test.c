@@ -29,8 +29,8 @@
 
 static gs_backend *dev;
 
-static const gs_factor_opts opts_error = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.0, 0, 0, NULL};
-static const gs_factor_opts opts_shift = {GS_ZERO_PIVOT_SHIFT, 1e-4, 0, 0.0, 0, 0, NULL};
+static const gs_factor_opts opts_error = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.0, 0, 0, NULL, 0.0, false, 0.0};
+static const gs_factor_opts opts_shift = {GS_ZERO_PIVOT_SHIFT, 1e-4, 0, 0.0, 0, 0, NULL, 0.0, false, 0.0};
 
 /* Device values dv of factor H (host pattern and values): within the tolerance, row by row. */
 static void compare_values(const char *what, const gs_csr *H, const double *dv)

@@ -10,7 +10,7 @@
 #include "factor_dense.h"
 #include "precond/factor.h"
 
-static const gs_factor_opts opts_error = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.0, 0, 0, NULL};
+static const gs_factor_opts opts_error = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.0, 0, 0, NULL, 0.0, false, 0.0};
 
 static void check_ic0_structure(const gs_csr *A, const gs_csr *L, const gs_csr *LT)
 {

@@ -9,7 +9,7 @@
 #include "factor_dense.h"
 #include "precond/factor.h"
 
-static const gs_factor_opts opts_error = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.0, 0, 0, NULL};
+static const gs_factor_opts opts_error = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.0, 0, 0, NULL, 0.0, false, 0.0};
 
 /* Symbolic + numeric ILU(k); returns the status of the numeric phase. */
 static gs_status iluk(const gs_csr *A, int k, const gs_factor_opts *o, gs_csr *L, gs_csr *U, gs_factor_info *info)

@@ -11,7 +11,7 @@
 
 static gs_factor_opts ilut_opts(double tau, int p)
 {
-    gs_factor_opts o = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, tau, p, 0, NULL};
+    gs_factor_opts o = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, tau, p, 0, NULL, 0.0, false, 0.0};
     return o;
 }
 

@@ -141,7 +141,7 @@ static void test_ilut_apply(void **state)
     pc_fixture_set(f, "preconditioner.max_fill=3");
     gs_csr A = {0}, L = {0}, U = {0};
     GS_ASSERT_OK(gs_test_convdiff2d(8, 8, 2.0, &A));
-    gs_factor_opts o = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.01, 3, 0, NULL};
+    gs_factor_opts o = {GS_ZERO_PIVOT_ERROR, 1e-8, 0, 0.01, 3, 0, NULL, 0.0, false, 0.0};
     GS_ASSERT_OK(gs_ilut(&A, &o, &L, &U, NULL));
     gs_pc *pc = NULL;
     make_pc(f, "ilut", &pc);
