@@ -240,13 +240,17 @@ gs_status gs_fi_factor_with_policy(const gs_csr *A, const gs_factor_opts *o, gs_
 {
     gs_status st = attempt(A, o, 0.0, ctx, info);
     if (st != GS_ERR_NUMERIC || o->zero_pivot != GS_ZERO_PIVOT_GROW || !values_finite(A)) return st;
-    if (!(o->shift > 0.0) || !isfinite(o->shift))
+    /* the reason of the last failed attempt, quoted when every alpha fails (a pending error keeps its
+     * message: it is copied, then cleared, before the next one is set) */
+    char why[768];
+    if (!(o->shift > 0.0) || !isfinite(o->shift)) {
+        snprintf(why, sizeof why, "%s", gs_error_message());
+        gs_error_clear();
         return GS_ERROR(GS_ERR_NUMERIC,
                         "%s; preconditioner.zero_pivot = \"grow\" needs a positive, finite preconditioner.shift "
                         "(the first alpha), got %g",
-                        gs_error_message(), o->shift);
-    /* the reason of the last failed attempt, quoted when every alpha fails */
-    char why[768];
+                        why, o->shift);
+    }
     double alpha = o->shift;
     for (int t = 1; t <= GS_FACTOR_GROW_MAX; t++, alpha *= 10.0) {
         snprintf(why, sizeof why, "%s", gs_error_message());
