@@ -333,7 +333,7 @@ gs_status gs_grow_overlap(const gs_csr *G, gs_int k, const gs_int *in, int layer
                             (int)w, (int)n - 1);
                 cand[c++] = w;
             }
-        qsort(cand, (size_t)c, sizeof *cand, gs_int_cmp);
+        if (c > 1) qsort(cand, (size_t)c, sizeof *cand, gs_int_cmp); /* cand is NULL when no vertex has neighbours */
         /* F' = unique(C) \ S, by one walk over both sorted arrays */
         gs_int m = 0;
         for (gs_int p = 0, j = 0; p < c; p++) {
