@@ -376,6 +376,29 @@ gs_status gs_ilu_numeric(const gs_csr *A, const gs_factor_opts *o, gs_csr *L, gs
 
 /* ------------------------------------------------------------------------------------------------ */
 
+/* The strict row i of U: the entries ucand[0..nu) of w other than the diagonal that are nonzero and
+ * >= thr, then the p largest, into cand[0..*m) sorted by column; *c += every value dropped (MILU). */
+static gs_status ilut_u_row(const gs_factor_opts *o, gs_int i, double thr, const double *w, const gs_int *ucand,
+                            gs_int nu, gs_fi_cand *cand, gs_int *m, double *c)
+{
+    gs_int k = 0;
+    for (gs_int t = 0; t < nu; t++) {
+        gs_int j = ucand[t];
+        if (j == i) continue;
+        if (!isfinite(w[j])) return gs_fi_nonfinite_error(o, i, j, w[j], "U factor (ILUT)");
+        if (w[j] == 0.0 || fabs(w[j]) < thr) {
+            *c += w[j];
+            continue;
+        }
+        cand[k].col = j;
+        cand[k++].mag = fabs(w[j]);
+    }
+    gs_int kept = gs_fi_keep_largest(cand, k, o->max_fill);
+    for (gs_int t = kept; t < k; t++) *c += w[cand[t].col];
+    *m = kept;
+    return GS_OK;
+}
+
 /* One ILUT of A + alpha diag(s) into ctx's L and U (thresholds from A). */
 static gs_status ilut_attempt(const gs_csr *A, const gs_factor_opts *o, double alpha, void *ctx,
                               gs_factor_info *info)
@@ -479,20 +502,7 @@ static gs_status ilut_attempt(const gs_csr *A, const gs_factor_opts *o, double a
         /* Row of U: diagonal always; others if nonzero and >= t_i, then the p largest. */
         double piv = w[i];
         gs_int m = 0;
-        for (gs_int t = 0; t < nu; t++) {
-            gs_int j = ucand[t];
-            if (j == i) continue;
-            if (!isfinite(w[j])) GS_TRY(gs_fi_nonfinite_error(o, i, j, w[j], "U factor (ILUT)"));
-            if (w[j] == 0.0 || fabs(w[j]) < thr) {
-                c += w[j];
-                continue;
-            }
-            cand[m].col = j;
-            cand[m++].mag = fabs(w[j]);
-        }
-        gs_int mu = m;
-        m = gs_fi_keep_largest(cand, m, pmax);
-        for (gs_int t = m; t < mu; t++) c += w[cand[t].col];
+        GS_TRY(ilut_u_row(o, i, thr, w, ucand, nu, cand, &m, &c));
         if (o->milu) piv += c;
         if (!isfinite(piv)) GS_TRY(gs_fi_nonfinite_error(o, i, i, piv, "U factor (ILUT)"));
         GS_TRY(gs_fi_ilu_pivot(o, info, i, row_inf, has_diag, &piv));
