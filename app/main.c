@@ -1,5 +1,6 @@
 /* gpusolve: command-line entry — parse options, build the effective configuration, run its solves (one,
  * or a sweep over the keys given several values), or inspect a matrix. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,15 +66,43 @@ static int fail(void)
     return gs_exit_code_for_status(st);
 }
 
-/* Whether assignment a names the same key as b's first klen characters (blanks around keys ignored). */
-static bool same_key(const char *a, const char *b, size_t klen)
+/* The key of one -s assignment: the text before '=', without the blanks around it. */
+typedef struct {
+    const char *key;
+    size_t len;
+    int index; /* its position among the -s options */
+} override_key;
+
+static int override_key_cmp(const void *pa, const void *pb)
 {
-    size_t alen = strcspn(a, "=");
-    while (alen > 0 && (*a == ' ' || *a == '\t')) a++, alen--;
-    while (alen > 0 && (a[alen - 1] == ' ' || a[alen - 1] == '\t')) alen--;
-    while (klen > 0 && (*b == ' ' || *b == '\t')) b++, klen--;
-    while (klen > 0 && (b[klen - 1] == ' ' || b[klen - 1] == '\t')) klen--;
-    return alen == klen && strncmp(a, b, klen) == 0;
+    const override_key *a = pa, *b = pb;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->key, b->key, n);
+    if (c) return c;
+    if (a->len != b->len) return a->len < b->len ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* first[i] = the position of the first -s that names the same key as -s number i (i itself when none
+ * before it does): by sorting the keys, O(n log n) for n options. */
+static gs_status first_of_key(const char *const *ov, int n, int *first)
+{
+    override_key *k = NULL;
+    GS_CALL(GS_MALLOC(k, n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) {
+        const char *a = ov[i];
+        size_t len = strcspn(a, "=");
+        while (len > 0 && (*a == ' ' || *a == '\t')) a++, len--;
+        while (len > 0 && (a[len - 1] == ' ' || a[len - 1] == '\t')) len--;
+        k[i] = (override_key){a, len, i};
+    }
+    qsort(k, (size_t)n, sizeof *k, override_key_cmp);
+    for (int i = 0; i < n; i++) {
+        bool same = i > 0 && k[i].len == k[i - 1].len && memcmp(k[i].key, k[i - 1].key, k[i].len) == 0;
+        first[k[i].index] = same ? first[k[i - 1].index] : k[i].index;
+    }
+    gs_free(&k);
+    return GS_OK;
 }
 
 /* Whether the dotted path matches the pattern's first plen characters, where a '*' component matches
@@ -192,7 +221,8 @@ int main(int argc, char **argv)
     };
     gs_app_opts o = {0};
     const char **ov = NULL;
-    int *link = NULL; /* per schema row: keys set by one wildcard -s share a number */
+    int *link = NULL;  /* per schema row: keys set by one wildcard -s share a number */
+    int *first = NULL; /* per -s: the first -s with the same key */
     if (gs_calloc(&ov, (size_t)argc + 1, sizeof *ov) != GS_OK) {
         fputs("gpusolve: out of memory\n", stderr);
         return GS_EXIT_DEVICE;
@@ -234,6 +264,9 @@ int main(int argc, char **argv)
         return gs_app_inspect(o.matrix, o.json, stdout);
     }
 
+    /* from here on SIGINT/SIGTERM end the run with exit 6 and nothing written, from reading the
+     * configuration on (a blocking read of a slow pipe included), and a broken pipe is a write error */
+    gs_interrupt_install();
     gs_config *cfg = NULL;
     if (gs_config_create(&cfg) != GS_OK) {
         code = fail();
@@ -252,17 +285,19 @@ int main(int argc, char **argv)
     }
     /* -s KEY=V1,V2 gives the key a list; the same KEY given again appends to it; a '*' in KEY sets
      * every key it matches, and links them: a sweep varies them together */
+    if (gs_malloc(&first, (size_t)(o.noverrides > 0 ? o.noverrides : 1), sizeof *first) != GS_OK ||
+        first_of_key(o.overrides, o.noverrides, first) != GS_OK) {
+        code = fail();
+        goto done;
+    }
     for (int i = 0; i < o.noverrides; i++) {
         size_t klen = strcspn(o.overrides[i], "=");
-        int first = i; /* the first -s with this key */
-        for (int j = 0; j < i && first == i; j++)
-            if (same_key(o.overrides[j], o.overrides[i], klen)) first = j;
         if (memchr(o.overrides[i], '*', klen) && o.overrides[i][klen] == '=') {
-            if (set_matching(cfg, o.overrides[i], klen, first != i, first + 1, link) != GS_OK) {
+            if (set_matching(cfg, o.overrides[i], klen, first[i] != i, first[i] + 1, link) != GS_OK) {
                 code = fail();
                 goto done;
             }
-        } else if (gs_config_set_list(cfg, o.overrides[i], first != i) != GS_OK) {
+        } else if (gs_config_set_list(cfg, o.overrides[i], first[i] != i) != GS_OK) {
             code = fail();
             goto done;
         }
@@ -282,13 +317,20 @@ int main(int argc, char **argv)
         gs_config_destroy(&cfg);
         gs_free(&ov);
         gs_free(&link);
+        gs_free(&first);
         return usage_error("%s", "no matrix given");
     }
-    gs_interrupt_install();
     code = gs_app_sweep(&o, cfg, link, dry_run);
 done:
     gs_config_destroy(&cfg);
     gs_free(&ov);
     gs_free(&link);
+    gs_free(&first);
+    /* the report is output too: a full disk or a closed pipe behind stdout is an error, not exit 0 */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        fprintf(stderr, "gpusolve: error: cannot write the report to standard output: %s\n", strerror(e ? e : EIO));
+        code = gs_exit_code_worse(code, GS_EXIT_INPUT);
+    }
     return code;
 }

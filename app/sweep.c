@@ -6,7 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "core/atomic_file.h"
 #include "core/mem.h"
 #include "core/signal.h"
 
@@ -280,6 +282,230 @@ static void indexed_path(const char *path, long index, char *buf, size_t len)
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* inputs and outputs, checked before anything is read or solved                                  */
+
+/* The output paths of run r, as the run computes them: -o / --history or the keys output.solution /
+ * output.history of the run's configuration, given one path per run (index_*) where the sweep would
+ * otherwise write one file many times. "" when there is none. */
+typedef struct run_paths {
+    bool index_hist, index_sol; /* insert the run's index into the path */
+    const char *hist, *sol;     /* the sweep-wide path (from the options or the configuration) */
+} run_paths;
+
+static void outputs_of_run(const gs_app_opts *o, const gs_config *rcfg, const run_paths *rp, long r, char *hbuf,
+                           char *sbuf, const char **hist, const char **sol)
+{
+    if (rp->index_hist) {
+        indexed_path(rp->hist, r, hbuf, PATH_LEN);
+        *hist = hbuf;
+    } else {
+        *hist = o->history ? o->history : gs_config_string(rcfg, "output.history");
+    }
+    if (rp->index_sol) {
+        indexed_path(rp->sol, r, sbuf, PATH_LEN);
+        *sol = sbuf;
+    } else {
+        *sol = o->solution ? o->solution : gs_config_string(rcfg, "output.solution");
+    }
+}
+
+/* One file a run reads or writes. */
+typedef struct io_file {
+    char *path;       /* owned */
+    const char *what; /* "-o", "the matrix", ... (static) */
+    long run;         /* the run that writes it (-1: an input, or a single run) */
+    bool input;
+    gs_output_target t; /* outputs: what the path resolves to */
+    bool exists;        /* inputs: stat succeeded (dev, ino, mode valid) */
+    dev_t dev;
+    ino_t ino;
+    mode_t mode;
+} io_file;
+
+typedef struct io_list {
+    io_file *f;
+    long n, cap;
+} io_list;
+
+static void io_list_free(io_list *l)
+{
+    for (long i = 0; i < l->n; i++) gs_free(&l->f[i].path);
+    gs_free(&l->f);
+    l->n = l->cap = 0;
+}
+
+static gs_status io_add(io_list *l, const char *path, const char *what, long run, bool input)
+{
+    if (l->n == l->cap) {
+        long cap = l->cap ? 2 * l->cap : 16;
+        GS_CALL(gs_realloc(&l->f, (size_t)cap, sizeof *l->f));
+        l->cap = cap;
+    }
+    io_file *f = &l->f[l->n];
+    memset(f, 0, sizeof *f);
+    size_t len = strlen(path);
+    GS_CALL(gs_malloc(&f->path, len + 1, 1));
+    memcpy(f->path, path, len + 1);
+    f->what = what;
+    f->run = run;
+    f->input = input;
+    l->n++;
+    return GS_OK;
+}
+
+/* "-o x.mtx", "the history x-3.csv of run 3", "the matrix A.mtx", for messages. */
+static void describe(const io_file *f, bool sweep, char *buf, size_t len)
+{
+    if (sweep && f->run >= 0)
+        snprintf(buf, len, "%s %s (run %ld)", f->what, f->path, f->run);
+    else
+        snprintf(buf, len, "%s %s", f->what, f->path);
+}
+
+/* Outputs that can destroy each other's contents: the files replaced through a temporary file. Streams
+ * (FIFOs, sockets, character devices, open descriptors) are written in place, one output after the
+ * other, so several outputs may share one. */
+static bool replaced(const io_file *f) { return f->t.kind == GS_OUTPUT_FILE; }
+
+/* Order of outputs by identity: an existing file by device and inode, a new one by its resolved path. */
+static int identity_cmp(const void *pa, const void *pb)
+{
+    const io_file *a = *(io_file *const *)pa, *b = *(io_file *const *)pb;
+    if (a->t.exists != b->t.exists) return a->t.exists ? -1 : 1;
+    if (a->t.exists) {
+        if (a->t.dev != b->t.dev) return a->t.dev < b->t.dev ? -1 : 1;
+        if (a->t.ino != b->t.ino) return a->t.ino < b->t.ino ? -1 : 1;
+    } else {
+        int c = strcmp(a->t.target, b->t.target);
+        if (c) return c;
+    }
+    return a < b ? -1 : a > b; /* the earlier listed first */
+}
+
+/* Every file the sweep reads or writes, checked before the matrix is read: an output that is the same
+ * file as an input (links followed, compared by device and inode) or as another output is a usage
+ * error naming both (GS_ERR_ARG, exit 2); an output that cannot be written (missing folder, a folder,
+ * a block device, no permission) is GS_ERR_IO (exit 3). Sweeps index their outputs only when they are
+ * files: *rp says so on return. */
+static gs_status check_files(const gs_app_opts *o, const gs_config *cfg, const gs_sweep *sw, run_paths *rp)
+{
+    gs_status st = GS_OK;
+    io_list l = {NULL, 0, 0};
+    io_file **order = NULL;
+    gs_config *rc = NULL;
+    bool sweep = sw->nruns > 1;
+    char hbuf[PATH_LEN], sbuf[PATH_LEN];
+
+    /* a stream is not indexed: every run writes to it in place */
+    gs_output_target t;
+    if (rp->index_hist && gs_output_probe(rp->hist, &t) == GS_OK && t.kind != GS_OUTPUT_FILE) rp->index_hist = false;
+    if (rp->index_sol && gs_output_probe(rp->sol, &t) == GS_OK && t.kind != GS_OUTPUT_FILE) rp->index_sol = false;
+    gs_error_clear(); /* a path that cannot be written is reported below, with the run that writes it */
+
+    /* inputs: the files read, whatever the run */
+    if (o->matrix && strncmp(o->matrix, "gen:", 4) != 0) GS_TRY(io_add(&l, o->matrix, "the matrix", -1, true));
+    if (o->config_path) GS_TRY(io_add(&l, o->config_path, "the configuration -c", -1, true));
+    if (o->rhs_path) GS_TRY(io_add(&l, o->rhs_path, "the right-hand side -b", -1, true));
+    if (o->x0_path) GS_TRY(io_add(&l, o->x0_path, "the initial guess -x", -1, true));
+    bool per_run = false; /* a key naming a file varies from run to run */
+    for (int k = 0; k < sw->nkeys; k++)
+        if (!strcmp(sw->keys[k], "system.rhs") || !strcmp(sw->keys[k], "system.x0") ||
+            !strcmp(sw->keys[k], "output.history") || !strcmp(sw->keys[k], "output.solution"))
+            per_run = true;
+    for (long r = 0; r < sw->nruns; r++) {
+        const gs_config *rcfg = cfg;
+        if (per_run) {
+            GS_TRY(gs_sweep_config(cfg, sw, r, &rc));
+            rcfg = rc;
+        }
+        if (r == 0 || per_run) { /* files named by system.rhs / system.x0 (the others are generated) */
+            const char *rhs = gs_config_string(rcfg, "system.rhs"), *x0 = gs_config_string(rcfg, "system.x0");
+            if (!o->rhs_path && strcmp(rhs, "ones") && strcmp(rhs, "random") && strcmp(rhs, "Ax"))
+                GS_TRY(io_add(&l, rhs, "the right-hand side system.rhs", -1, true));
+            if (!o->x0_path && strcmp(x0, "zero")) GS_TRY(io_add(&l, x0, "the initial guess system.x0", -1, true));
+        }
+        const char *hist, *sol;
+        outputs_of_run(o, rcfg, rp, r, hbuf, sbuf, &hist, &sol);
+        if (sol[0]) GS_TRY(io_add(&l, sol, o->solution ? "-o" : "output.solution", sweep ? r : -1, false));
+        if (hist[0]) GS_TRY(io_add(&l, hist, o->history ? "--history" : "output.history", sweep ? r : -1, false));
+        gs_config_destroy(&rc);
+    }
+
+    /* what each one is */
+    long nout = 0;
+    for (long i = 0; i < l.n; i++) {
+        io_file *f = &l.f[i];
+        if (f->input) {
+            struct stat sb;
+            if (stat(f->path, &sb) == 0) { /* one that cannot be read is reported when it is read */
+                f->exists = true;
+                f->dev = sb.st_dev;
+                f->ino = sb.st_ino;
+                f->mode = sb.st_mode;
+            }
+        } else {
+            /* the same path as the previous output: the same answer */
+            if (i > 0 && !l.f[i - 1].input && strcmp(l.f[i - 1].path, f->path) == 0)
+                f->t = l.f[i - 1].t;
+            else
+                GS_TRY(gs_output_probe(f->path, &f->t));
+            nout++;
+        }
+    }
+
+    /* an output onto an input: refused whatever the output is, but a character device (a terminal, a
+     * null device) holds no data to destroy */
+    for (long i = 0; i < l.n; i++) {
+        const io_file *in = &l.f[i];
+        if (!in->input || !in->exists || S_ISCHR(in->mode)) continue;
+        for (long j = 0; j < l.n; j++) {
+            const io_file *out = &l.f[j];
+            if (out->input || !out->t.exists || out->t.dev != in->dev || out->t.ino != in->ino) continue;
+            char a[PATH_LEN + 128], b[PATH_LEN + 128];
+            describe(out, sweep, a, sizeof a);
+            describe(in, sweep, b, sizeof b);
+            GS_FAIL(GS_ERR_ARG,
+                    "%s is the same file as %s: writing the output would destroy the input; choose another name for "
+                    "the output",
+                    a, b);
+        }
+    }
+
+    /* two outputs onto one file: the second would replace the first */
+    if (nout > 1) {
+        GS_TRY(GS_MALLOC(order, nout));
+        long m = 0;
+        for (long i = 0; i < l.n; i++)
+            if (!l.f[i].input && replaced(&l.f[i])) order[m++] = &l.f[i];
+        qsort(order, (size_t)m, sizeof *order, identity_cmp);
+        const io_file *x = NULL, *y = NULL; /* the pair whose second member comes first */
+        for (long i = 1; i < m; i++) {
+            const io_file *a = order[i - 1], *b = order[i];
+            bool same = a->t.exists == b->t.exists &&
+                        (a->t.exists ? a->t.dev == b->t.dev && a->t.ino == b->t.ino : !strcmp(a->t.target, b->t.target));
+            if (same && (!y || b < y)) {
+                x = a;
+                y = b;
+            }
+        }
+        if (y) {
+            char a[PATH_LEN + 128], b[PATH_LEN + 128];
+            describe(x, sweep, a, sizeof a);
+            describe(y, sweep, b, sizeof b);
+            GS_FAIL(GS_ERR_ARG,
+                    "%s and %s are the same file: one output would replace the other; give each output its own "
+                    "name%s",
+                    a, b, sweep ? " (in a sweep, a path with {index} gives each run its own file)" : "");
+        }
+    }
+cleanup:
+    gs_config_destroy(&rc);
+    gs_free(&order);
+    io_list_free(&l);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* the sweep                                                                                      */
 
 static int usage_or_config_error(void)
@@ -465,14 +691,25 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
     if (gs_sweep_plan(cfg, link, &sw) != GS_OK) return usage_or_config_error();
     bool json = strcmp(gs_config_string(cfg, "output.format"), "json") == 0;
     bool table = !json && sw.nruns > 1 && !gs_config_bool(cfg, "output.quiet");
-    if (dry) {
+    /* where the outputs go (one path per run for outputs a sweep would otherwise overwrite); then every
+     * file is checked before anything is read: a conflict or an unwritable output must not cost a read
+     * and a solve, and a dry run says so too */
+    run_paths rp;
+    rp.hist = o->history ? o->history : gs_config_string(cfg, "output.history");
+    rp.sol = o->solution ? o->solution : gs_config_string(cfg, "output.solution");
+    rp.index_hist = rp.hist[0] && (o->history || gs_config_count(cfg, "output.history") == 1) &&
+                    (sw.nruns > 1 || strstr(rp.hist, "{index}"));
+    rp.index_sol = rp.sol[0] && (o->solution || gs_config_count(cfg, "output.solution") == 1) &&
+                   (sw.nruns > 1 || strstr(rp.sol, "{index}"));
+    bool checked = check_files(o, cfg, &sw, &rp) == GS_OK;
+    if (dry && checked) {
         st = dry_run(o, cfg, &sw, json);
         gs_sweep_free(&sw);
         return st == GS_OK ? GS_EXIT_CONVERGED : usage_or_config_error();
     }
 
     /* the matrix, once */
-    if (gs_app_problem_read(&prob, o->matrix) != GS_OK) {
+    if (!checked || gs_app_problem_read(&prob, o->matrix) != GS_OK) {
         gs_status rst = gs_error_status();
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", gs_error_message());
@@ -501,23 +738,15 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
     GS_TRY(GS_CALLOC(outc, sw.nruns));
     if (table) GS_TRY(GS_CALLOC(vals, (size_t)sw.nruns * (size_t)(sw.nkeys ? sw.nkeys : 1) * CELL_LEN));
 
-    /* one path per run for outputs a sweep would otherwise overwrite */
-    const char *hist = o->history ? o->history : gs_config_string(cfg, "output.history");
-    const char *sol = o->solution ? o->solution : gs_config_string(cfg, "output.solution");
-    bool index_hist = hist[0] && (o->history || gs_config_count(cfg, "output.history") == 1) &&
-                      (sw.nruns > 1 || strstr(hist, "{index}"));
-    bool index_sol = sol[0] && (o->solution || gs_config_count(cfg, "output.solution") == 1) &&
-                     (sw.nruns > 1 || strstr(sol, "{index}"));
-
     for (long r = 0; r < sw.nruns; r++) {
         char hpath[PATH_LEN], spath[PATH_LEN];
         gs_app_run_ctx ctx = {r, sw.nruns, &sw, NULL, NULL};
-        if (index_hist) {
-            indexed_path(hist, r, hpath, sizeof hpath);
+        if (rp.index_hist) {
+            indexed_path(rp.hist, r, hpath, sizeof hpath);
             ctx.history = hpath;
         }
-        if (index_sol) {
-            indexed_path(sol, r, spath, sizeof spath);
+        if (rp.index_sol) {
+            indexed_path(rp.sol, r, spath, sizeof spath);
             ctx.solution = spath;
         }
         GS_TRY(gs_sweep_config(cfg, &sw, r, &rc));

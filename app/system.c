@@ -10,28 +10,90 @@
 #include "core/mem.h"
 #include "io/mmio.h"
 
+/* gen:NAME:SIZES[:PECLET], parsed strictly: NAME one of the generators; SIZES one positive decimal integer
+ * per dimension (poisson2d: NX or NXxNY; the 3D problems: NX for a cube or NXxNYxNZ), nothing else; a
+ * Peclet number only for convdiff3d. Anything else is a usage error (exit 2) that says what was expected. */
 gs_status gs_app_matrix_from_spec(const char *spec, gs_csr *A, bool *is_gen)
 {
+    static const struct {
+        const char *name;
+        int dims; /* 2: NX or NXxNY; 3: NX or NXxNYxNZ */
+        bool peclet;
+    } gens[] = {{"poisson2d", 2, false}, {"poisson3d", 3, false}, {"laplace27", 3, false}, {"convdiff3d", 3, true}};
+    enum { NGENS = sizeof gens / sizeof gens[0] };
     *is_gen = strncmp(spec, "gen:", 4) == 0;
     if (!*is_gen) return gs_mm_read_matrix(spec, A, NULL);
-    char name[32];
-    long nx = 0, ny = 0, nz = 0;
-    double peclet = 1.0;
     const char *p = spec + 4, *colon = strchr(p, ':');
-    if (!colon || (size_t)(colon - p) >= sizeof name)
-        return GS_ERROR(GS_ERR_ARG, "matrix '%s': expected gen:NAME:NX[xNY[xNZ]][:PECLET], e.g. gen:poisson3d:100",
+    int g = -1;
+    for (int k = 0; k < NGENS && colon; k++)
+        if ((size_t)(colon - p) == strlen(gens[k].name) && strncmp(p, gens[k].name, (size_t)(colon - p)) == 0) g = k;
+    if (!colon)
+        return GS_ERROR(GS_ERR_ARG,
+                        "matrix '%s': expected gen:NAME:SIZE with NAME one of poisson2d, poisson3d, laplace27, "
+                        "convdiff3d and SIZE the grid points per side (e.g. gen:poisson3d:100 or gen:poisson2d:200x100)",
                         spec);
-    memcpy(name, p, (size_t)(colon - p));
-    name[colon - p] = '\0';
-    char *end;
-    nx = strtol(colon + 1, &end, 10);
-    if (*end == 'x') ny = strtol(end + 1, &end, 10);
-    if (*end == 'x') nz = strtol(end + 1, &end, 10);
-    if (*end == ':') peclet = strtod(end + 1, &end);
-    if (*end != '\0' || nx <= 0 || ny < 0 || nz < 0 || nx > GS_INT_MAX || ny > GS_INT_MAX || nz > GS_INT_MAX)
-        return GS_ERROR(GS_ERR_ARG, "matrix '%s': expected gen:NAME:NX[xNY[xNZ]][:PECLET] with positive sizes",
-                        spec);
-    return gs_gen_by_name(name, (gs_int)nx, (gs_int)ny, (gs_int)nz, peclet, A);
+    if (g < 0)
+        return GS_ERROR(GS_ERR_ARG,
+                        "matrix '%s': unknown generator '%.*s'; expected poisson2d, poisson3d, laplace27 or convdiff3d",
+                        spec, (int)(colon - p < 64 ? colon - p : 64), p);
+    const char *form = gens[g].dims == 2 ? "NX or NXxNY" : "NX (a cube) or NXxNYxNZ";
+    long long size[3] = {0, 0, 0};
+    int nd = 0;
+    const char *q = colon + 1;
+    for (;;) { /* one size per pass: digits only (no sign, no blanks), then 'x', ':' or the end */
+        const char *digits = q;
+        unsigned long long v = 0;
+        bool big = false;
+        while (*q >= '0' && *q <= '9') {
+            v = 10 * v + (unsigned long long)(*q - '0');
+            if (v > (unsigned long long)GS_INT_MAX) big = true, v = (unsigned long long)GS_INT_MAX + 1;
+            q++;
+        }
+        if (q == digits) {
+            char found[16] = "the end";
+            if (*q) snprintf(found, sizeof found, *q > ' ' && *q < 127 ? "'%c'" : "byte 0x%02x", (unsigned char)*q);
+            return GS_ERROR(GS_ERR_ARG,
+                            "matrix '%s': expected a size (a positive integer) at character %d, found %s; %s takes %s, "
+                            "e.g. %s",
+                            spec, (int)(q - spec) + 1, found, gens[g].name, form,
+                            gens[g].dims == 2 ? "gen:poisson2d:200x100" : "gen:poisson3d:60x40x20");
+        }
+        if (nd == 3)
+            return GS_ERROR(GS_ERR_ARG, "matrix '%s': more than three sizes; %s takes %s", spec, gens[g].name, form);
+        if (big)
+            return GS_ERROR(GS_ERR_ARG,
+                            "matrix '%s': size %.*s is beyond the 32-bit index limit GS_INT_MAX = %d; expected at most "
+                            "%d grid points per side",
+                            spec, (int)(q - digits < 40 ? q - digits : 40), digits, (int)GS_INT_MAX, (int)GS_INT_MAX);
+        if (v == 0)
+            return GS_ERROR(GS_ERR_ARG, "matrix '%s': size number %d is 0; every size must be at least 1", spec,
+                            nd + 1);
+        size[nd++] = (long long)v;
+        if (*q != 'x') break;
+        q++;
+    }
+    if (nd > gens[g].dims || (gens[g].dims == 3 && nd == 2))
+        return GS_ERROR(GS_ERR_ARG, "matrix '%s': %s takes %s, found %d sizes", spec, gens[g].name, form, nd);
+    double peclet = 1.0;
+    if (*q == ':') {
+        if (!gens[g].peclet)
+            return GS_ERROR(GS_ERR_ARG,
+                            "matrix '%s': %s takes no Peclet number (only convdiff3d does: gen:convdiff3d:SIZE:PECLET)",
+                            spec, gens[g].name);
+        char *end = NULL;
+        const char *num = q + 1;
+        peclet = (*num == ' ' || *num == '\t' || !*num) ? NAN : strtod(num, &end);
+        if (!end || end == num || *end || !isfinite(peclet))
+            return GS_ERROR(GS_ERR_ARG,
+                            "matrix '%s': the Peclet number after the second ':' is not a finite number; expected e.g. "
+                            "gen:convdiff3d:100:20",
+                            spec);
+    } else if (*q) {
+        return GS_ERROR(GS_ERR_ARG, "matrix '%s': unexpected text '%.20s' after the sizes; expected %s%s", spec, q, form,
+                        gens[g].peclet ? " then, optionally, :PECLET" : "");
+    }
+    /* 0 asks the generator for NX in the sizes not given */
+    return gs_gen_by_name(gens[g].name, (gs_int)size[0], (gs_int)size[1], (gs_int)size[2], peclet, A);
 }
 
 /* Deterministic uniform numbers in [-1, 1) (splitmix64). */

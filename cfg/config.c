@@ -24,17 +24,19 @@ typedef struct gs_cfg_value {
     char *origin; /* "FILE:LINE" or "-s" (owned); NULL: default */
 } gs_cfg_value;
 
-/* A key's sweep list: every value it takes, in order; vals[0] is also the key's value v[k].
- * n == 0: the key holds its single value v[k] only. */
+/* A key's sweep list: every value it takes, in order; vals[0] is also the key's value v[k]. A list is
+ * shared by the copies of a configuration (a sweep makes one copy per run: copying a long list for each
+ * would make a sweep quadratic) and copied before it changes; refs counts its holders. */
 typedef struct gs_cfg_list {
-    int n;
-    gs_cfg_value *vals; /* owned, like v[k] */
+    int refs;           /* configurations holding it (atomic) */
+    int n, cap;         /* values, room */
+    gs_cfg_value *vals; /* owned */
 } gs_cfg_list;
 
 struct gs_config {
-    int n;              /* rows of gs_cfg_schema */
-    gs_cfg_value *v;    /* v[k] is the value of gs_cfg_schema[k] */
-    gs_cfg_list *lists; /* lists[k]: the sweep list of key k (n == 0: none) */
+    int n;               /* rows of gs_cfg_schema */
+    gs_cfg_value *v;     /* v[k] is the value of gs_cfg_schema[k] */
+    gs_cfg_list **lists; /* lists[k]: the sweep list of key k (NULL: the single value v[k]) */
     bool allow_lists;   /* lists accepted (gs_config_allow_lists); refused otherwise */
 };
 
@@ -394,12 +396,48 @@ static void value_free(gs_cfg_value *v)
     gs_free(&v->origin);
 }
 
-static void list_clear(gs_cfg_list *l)
+/* Values in key k's list (0: none, the key holds its single value). */
+static int list_len(const gs_config *cfg, int k) { return cfg->lists[k] ? cfg->lists[k]->n : 0; }
+
+static void list_free(gs_cfg_list **l)
 {
-    if (l->vals)
-        for (int i = 0; i < l->n; i++) value_free(&l->vals[i]);
-    gs_free(&l->vals);
-    l->n = 0;
+    if (!*l) return;
+    if ((*l)->vals)
+        for (int i = 0; i < (*l)->n; i++) value_free(&(*l)->vals[i]);
+    gs_free(&(*l)->vals);
+    gs_free(l);
+}
+
+/* This holder lets go of the list (freed with its last holder). */
+static void list_clear(gs_cfg_list **l)
+{
+    if (*l && __atomic_sub_fetch(&(*l)->refs, 1, __ATOMIC_ACQ_REL) == 0) list_free(l);
+    *l = NULL;
+}
+
+/* A new list holding copies of vals[0..n) (strings and origins duplicated; origin, when not NULL,
+ * replaces every value's), with room for `cap` values. */
+static gs_status list_new(const gs_cfg_value *vals, int n, int cap, const char *origin, gs_cfg_list **out)
+{
+    gs_status st = GS_OK;
+    gs_cfg_list *nl = NULL;
+    GS_TRY(gs_calloc(&nl, 1, sizeof *nl));
+    nl->refs = 1;
+    GS_TRY(gs_calloc(&nl->vals, (size_t)(cap > n ? cap : n), sizeof *nl->vals));
+    nl->cap = cap > n ? cap : n;
+    nl->n = n; /* zeroed entries: list_free may free them all at any point */
+    for (int i = 0; i < n; i++) {
+        const char *o = origin ? origin : vals[i].origin;
+        nl->vals[i] = vals[i];
+        nl->vals[i].s = nl->vals[i].origin = NULL;
+        if (vals[i].s) GS_TRY(dup_string(vals[i].s, &nl->vals[i].s));
+        if (o) GS_TRY(dup_string(o, &nl->vals[i].origin));
+    }
+    *out = nl;
+    nl = NULL;
+cleanup:
+    list_free(&nl);
+    return st;
 }
 
 /* cfg->v[k] = val with origin (NULL: default); everything is allocated before the old value is
@@ -430,23 +468,50 @@ cleanup:
 static gs_status store_list(gs_config *cfg, int k, const gs_cfg_value *vals, int n, const char *origin)
 {
     gs_status st = GS_OK;
-    gs_cfg_list nl = {0, NULL};
+    gs_cfg_list *nl = NULL;
     if (n == 1) return store(cfg, k, &vals[0], origin ? origin : vals[0].origin);
-    GS_TRY(gs_calloc(&nl.vals, (size_t)n, sizeof *nl.vals));
-    nl.n = n; /* zeroed entries: list_clear may free them all at any point */
-    for (int i = 0; i < n; i++) {
-        const char *o = origin ? origin : vals[i].origin;
-        nl.vals[i] = vals[i];
-        nl.vals[i].s = nl.vals[i].origin = NULL;
-        if (vals[i].s) GS_TRY(dup_string(vals[i].s, &nl.vals[i].s));
-        if (o) GS_TRY(dup_string(o, &nl.vals[i].origin));
-    }
-    GS_TRY(store(cfg, k, &nl.vals[0], nl.vals[0].origin)); /* clears the old list */
+    GS_TRY(list_new(vals, n, n, origin, &nl));
+    GS_TRY(store(cfg, k, &nl->vals[0], nl->vals[0].origin)); /* clears the old list */
     cfg->lists[k] = nl;
-    nl.n = 0;
-    nl.vals = NULL;
+    nl = NULL;
 cleanup:
-    list_clear(&nl);
+    list_free(&nl);
+    return st;
+}
+
+/* Key k's values followed by vals[0..m) (strings borrowed: copied here), each with origin. Amortised
+ * O(m): the list grows in place (by doubling) unless another configuration shares it. A failure leaves
+ * the key as it was. */
+static gs_status append_list(gs_config *cfg, int k, const gs_cfg_value *vals, int m, const char *origin)
+{
+    gs_status st = GS_OK;
+    gs_cfg_list *l = cfg->lists[k];
+    if (!l || __atomic_load_n(&l->refs, __ATOMIC_ACQUIRE) > 1) { /* a list of its own first */
+        gs_cfg_list *nl = NULL;
+        int have = l ? l->n : 1;
+        GS_CALL(list_new(l ? l->vals : &cfg->v[k], have, 2 * (have + m), NULL, &nl));
+        if (l) list_clear(&cfg->lists[k]);
+        cfg->lists[k] = l = nl;
+    }
+    if (l->n + m > l->cap) {
+        int cap = l->cap;
+        while (cap < l->n + m) cap = cap > INT_MAX / 2 ? INT_MAX : 2 * cap;
+        GS_CALL(gs_realloc(&l->vals, (size_t)cap, sizeof *l->vals));
+        memset(l->vals + l->cap, 0, (size_t)(cap - l->cap) * sizeof *l->vals);
+        l->cap = cap;
+    }
+    int i = 0;
+    for (; i < m; i++) {
+        gs_cfg_value *d = &l->vals[l->n + i];
+        *d = vals[i];
+        d->s = d->origin = NULL;
+        if (vals[i].s) GS_TRY(dup_string(vals[i].s, &d->s));
+        if (origin) GS_TRY(dup_string(origin, &d->origin));
+    }
+    l->n += m;
+    return GS_OK;
+cleanup:
+    for (int j = 0; j <= i && j < m; j++) value_free(&l->vals[l->n + j]);
     return st;
 }
 
@@ -607,10 +672,11 @@ gs_status gs_config_copy(const gs_config *src, gs_config **dst)
     GS_TRY(config_alloc(&c));
     c->allow_lists = src->allow_lists;
     for (int k = 0; k < c->n; k++) {
-        if (src->lists[k].n > 1)
-            GS_TRY(store_list(c, k, src->lists[k].vals, src->lists[k].n, NULL));
-        else
-            GS_TRY(store(c, k, &src->v[k], src->v[k].origin));
+        GS_TRY(store(c, k, &src->v[k], src->v[k].origin));
+        if (src->lists[k]) { /* shared, not copied */
+            __atomic_add_fetch(&src->lists[k]->refs, 1, __ATOMIC_RELAXED);
+            c->lists[k] = src->lists[k];
+        }
     }
     *dst = c;
     c = NULL;
@@ -623,7 +689,7 @@ cleanup:
 static void swap_values(gs_config *a, gs_config *b)
 {
     gs_cfg_value *v = a->v;
-    gs_cfg_list *l = a->lists;
+    gs_cfg_list **l = a->lists;
     a->v = b->v;
     b->v = v;
     a->lists = b->lists;
@@ -860,10 +926,13 @@ cleanup:
     return st;
 }
 
+/* libconfig's message, made precise where it is vague. Most of these cases are caught before libconfig
+ * reads the text (gs_cfg_prescan), with the key or file named; these words remain for what slips past. */
 static gs_status parse_error(const config_t *lc, const char *name)
 {
     const char *file = config_error_file(lc) ? config_error_file(lc) : name;
     const char *text = config_error_text(lc) ? config_error_text(lc) : "unreadable";
+    int line = config_error_line(lc);
     if (config_error_type(lc) == CONFIG_ERR_FILE_IO)
         return GS_ERROR(GS_ERR_IO, "%s: cannot read configuration file (libconfig: %s)", file, text);
     /* a sweep list of numbers like [0, 1e-3] mixes an integer and a float, which arrays refuse */
@@ -871,150 +940,89 @@ static gs_status parse_error(const config_t *lc, const char *name)
         return GS_ERROR(GS_ERR_CONFIG,
                         "%s:%d: %s; the values of [ ... ] must all have one type: write floating-point values "
                         "with a decimal point or exponent ([0.0, 1e-3], not [0, 1e-3]), or use a list ( ... )",
-                        file, config_error_line(lc), text);
-    return GS_ERROR(GS_ERR_CONFIG, "%s:%d: %s", file, config_error_line(lc), text);
+                        file, line, text);
+    if (strcmp(text, "memory exhausted") == 0)
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "%s:%d: groups and lists are nested too deeply for libconfig's parser (libconfig: memory "
+                        "exhausted); a gpusolve configuration needs at most 4 levels",
+                        file, line);
+    if (strcmp(text, "duplicate setting name") == 0)
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "%s:%d: a setting is given twice in the same group (libconfig: duplicate setting name); give "
+                        "each setting once",
+                        file, line);
+    if (strcmp(text, "cannot open include file") == 0)
+        return GS_ERROR(GS_ERR_IO, "%s:%d: the file named by @include cannot be opened (libconfig: %s)", file, line,
+                        text);
+    if (strcmp(text, "include file nesting too deep") == 0)
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "%s:%d: include file nesting too deep: @include files nested more than %d deep (libconfig's "
+                        "limit); does a file include itself?",
+                        file, line, GS_CFG_INCLUDE_DEPTH_MAX);
+    if (strcmp(text, "syntax error") == 0)
+        return GS_ERROR(GS_ERR_CONFIG,
+                        "%s:%d: syntax error; expected settings written name = value; (strings in double quotes, "
+                        "groups in { }, lists in [ ] or ( ))",
+                        file, line);
+    return GS_ERROR(GS_ERR_CONFIG, "%s:%d: %s", file, line, text);
 }
 
-static gs_status check_includes(const char *text, const char *name, const char *dir);
-
-gs_status gs_config_load_string(gs_config *cfg, const char *text, const char *name)
+/* Parses text (named `name`, with its @include files resolved in dir) and applies it to cfg: checked
+ * first (gs_cfg_prescan), then parsed by libconfig, then its integer literals checked in every file it
+ * read, then every setting checked against the schema in a copy that is committed only when all pass. */
+static gs_status load_text(gs_config *cfg, const char *text, const char *name, const char *dir)
 {
     gs_status st = GS_OK;
     config_t lc;
-    if (!cfg || !text) return GS_ERROR(GS_ERR_ARG, "gs_config_load_string: cfg or text is NULL");
-    if (!name) name = "<string>";
-    GS_CALL(check_includes(text, name, NULL));
+    bool lc_init = false;
+    gs_cfg_sources src = {0, 0, NULL, NULL};
+    GS_TRY(gs_cfg_prescan(text, name, dir, &src));
     config_init(&lc);
+    lc_init = true;
+    if (dir) config_set_include_dir(&lc, dir); /* libconfig keeps its own copy */
     if (!config_read_string(&lc, text)) {
         st = parse_error(&lc, name);
         goto cleanup;
     }
     GS_TRY(check_int_literals(text, name));
+    for (int i = 0; i < src.n; i++) GS_TRY(check_int_literals(src.text[i], src.name[i]));
     GS_TRY(apply_tree(cfg, &lc, name));
 cleanup:
-    config_destroy(&lc);
+    if (lc_init) config_destroy(&lc);
+    gs_cfg_sources_free(&src);
     return st;
 }
 
-/* Reads a whole file into a NUL-terminated buffer (for the integer-literal check). */
-static gs_status read_text(const char *path, char **out)
+gs_status gs_config_load_string(gs_config *cfg, const char *text, const char *name)
 {
-    gs_status st = GS_OK;
-    char *buf = NULL;
-    size_t len = 0, cap = 4096;
-    FILE *f = fopen(path, "rb");
-    if (!f) return GS_ERROR(GS_ERR_IO, "%s: cannot open configuration file: %s", path, strerror(errno));
-    GS_TRY(gs_malloc(&buf, cap, 1));
-    for (;;) {
-        len += fread(buf + len, 1, cap - 1 - len, f);
-        if (ferror(f)) GS_FAIL(GS_ERR_IO, "%s: cannot read configuration file: %s", path, strerror(errno));
-        if (feof(f)) break;
-        if (len == cap - 1) {
-            GS_TRY(gs_realloc(&buf, cap * 2, 1));
-            cap *= 2;
-        }
-    }
-    buf[len] = '\0';
-    *out = buf;
-    buf = NULL;
-cleanup:
-    gs_free(&buf);
-    fclose(f);
-    return st;
-}
-
-/* libconfig 1.5 ends the whole process ("input in flex scanner failed", exit status 2) when an
- * @include names a folder: fopen() succeeds on a folder and the scanner's first read fails. So before
- * libconfig reads the text, follow its @include lines the way libconfig does (depth first; the name
- * resolved as dir + "/" + the name without a leading '/', or as is without an include folder, the same
- * folder at every depth) and refuse a folder, naming the line. Missing files and nesting deeper than
- * libconfig's limit are left to libconfig, which reports them: the walk stops (*deep) where libconfig
- * will stop, so a file including itself many times costs no more than libconfig's own attempt. */
-static gs_status walk_includes(const char *text, const char *name, const char *dir, int depth, bool *deep)
-{
-    enum { MAX_DEPTH = 10 }; /* libconfig's include nesting limit */
-    int line = 1;
-    for (const char *p = text; p && !*deep; line++) {
-        const char *q = p;
-        while (*q == ' ' || *q == '\t') q++;
-        if (strncmp(q, "@include", 8) == 0 && (q[8] == ' ' || q[8] == '\t')) {
-            char file[1024], full[2048];
-            size_t n = 0;
-            for (q += 8; *q == ' ' || *q == '\t'; q++) {}
-            if (*q == '"') {
-                if (depth + 1 >= MAX_DEPTH) {
-                    *deep = true;
-                    return GS_OK;
-                }
-                for (q++; *q && *q != '"' && *q != '\n'; q++) { /* escapes \\ and \" as libconfig */
-                    if (*q == '\\' && (q[1] == '\\' || q[1] == '"')) q++;
-                    if (n + 1 < sizeof file) file[n++] = *q;
-                }
-                file[n] = '\0';
-                if (dir)
-                    snprintf(full, sizeof full, "%s/%s", dir, file[0] == '/' ? file + 1 : file);
-                else
-                    snprintf(full, sizeof full, "%s", file);
-                struct stat sb;
-                if (stat(full, &sb) == 0 && S_ISDIR(sb.st_mode))
-                    return GS_ERROR(GS_ERR_CONFIG,
-                                    "%s:%d: @include \"%s\" names a folder (%s); expected a configuration file",
-                                    name, line, file, full);
-                if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
-                    char *sub = NULL;
-                    gs_status st = read_text(full, &sub);
-                    if (st == GS_OK) st = walk_includes(sub, full, dir, depth + 1, deep);
-                    gs_free(&sub);
-                    GS_CALL(st);
-                }
-            }
-        }
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
+    if (!cfg || !text) return GS_ERROR(GS_ERR_ARG, "gs_config_load_string: cfg or text is NULL");
+    if (!name) name = "<string>";
+    if (strlen(text) > GS_CFG_TEXT_MAX)
+        return GS_ERROR(GS_ERR_CONFIG, "%s: the configuration text is larger than %zu MiB (%zu bytes); a configuration "
+                        "holds a few settings", name, GS_CFG_TEXT_MAX >> 20, GS_CFG_TEXT_MAX);
+    GS_CALL(load_text(cfg, text, name, NULL));
     return GS_OK;
 }
 
-static gs_status check_includes(const char *text, const char *name, const char *dir)
-{
-    bool deep = false;
-    return walk_includes(text, name, dir, 0, &deep);
-}
-
+/* The file is read once, whatever it is (a FIFO like -c <(...) can be read only once), with a size
+ * limit (-c /dev/zero fails at once); libconfig then parses the text read, resolving @include beside
+ * the file, not in the current directory. */
 gs_status gs_config_load_file(gs_config *cfg, const char *path)
 {
     gs_status st = GS_OK;
-    config_t lc;
-    bool lc_init = false;
     char *text = NULL, *dir = NULL;
-    struct stat sb;
+    size_t len = 0;
     if (!cfg || !path) return GS_ERROR(GS_ERR_ARG, "gs_config_load_file: cfg or path is NULL");
-    if (stat(path, &sb) != 0)
-        return GS_ERROR(GS_ERR_IO, "%s: cannot open configuration file: %s", path, strerror(errno));
-    if (S_ISDIR(sb.st_mode))
-        return GS_ERROR(GS_ERR_IO, "%s: cannot open configuration file: %s", path, strerror(EISDIR));
-    GS_TRY(read_text(path, &text));
-
-    config_init(&lc);
-    lc_init = true;
-    /* @include "x.cfg" is resolved beside the including file, not in the current directory */
+    GS_TRY(gs_cfg_read_text(path, GS_CFG_TEXT_MAX, &text, &len));
     const char *slash = strrchr(path, '/');
     if (slash) {
         size_t n = (size_t)(slash - path);
         GS_TRY(gs_malloc(&dir, n + 2, 1));
         memcpy(dir, path, n ? n : 1); /* "/x.cfg" -> "/" */
         dir[n ? n : 1] = '\0';
-        config_set_include_dir(&lc, dir); /* libconfig keeps its own copy */
     }
-    GS_TRY(check_includes(text, path, dir));
-    if (!config_read_file(&lc, path)) {
-        st = parse_error(&lc, path);
-        goto cleanup;
-    }
-    GS_TRY(check_int_literals(text, path));
-    GS_TRY(apply_tree(cfg, &lc, path));
+    GS_TRY(load_text(cfg, text, path, dir));
 cleanup:
-    if (lc_init) config_destroy(&lc);
     gs_free(&text);
     gs_free(&dir);
     return st;
@@ -1098,13 +1106,12 @@ gs_status gs_config_set_list(gs_config *cfg, const char *assignment, bool append
     int pieces = 1;
     if (split)
         for (const char *c = text; *c; c++) pieces += *c == ',';
-    int have = append ? (cfg->lists[k].n > 1 ? cfg->lists[k].n : 1) : 0;
+    int have = append ? (list_len(cfg, k) > 1 ? list_len(cfg, k) : 1) : 0;
     if (have + pieces > 1 && !cfg->allow_lists)
         GS_FAIL(GS_ERR_CONFIG,
                 "%s: %s: lists are for sweeps and are not supported here; give a single value (%s)", where,
                 key->path, type_word(key->type));
-    GS_TRY(gs_calloc(&vals, (size_t)(have + pieces), sizeof *vals));
-    for (int i = 0; i < have; i++) vals[n++] = cfg->lists[k].n > 1 ? cfg->lists[k].vals[i] : cfg->v[k];
+    GS_TRY(gs_calloc(&vals, (size_t)pieces, sizeof *vals));
     char *piece = text;
     for (int p = 0; p < pieces; p++) {
         char *comma = split ? strchr(piece, ',') : NULL;
@@ -1122,7 +1129,10 @@ gs_status gs_config_set_list(gs_config *cfg, const char *assignment, bool append
         vals[n++].origin = (char *)"-s";
         piece = comma ? comma + 1 : piece + strlen(piece);
     }
-    GS_TRY(store_list(cfg, k, vals, n, NULL));
+    if (have > 0)
+        GS_TRY(append_list(cfg, k, vals, n, "-s")); /* -s KEY given again: amortised O(values added) */
+    else
+        GS_TRY(store_list(cfg, k, vals, n, NULL));
 cleanup:
     gs_free(&vals);
     gs_free(&copy);
@@ -1133,7 +1143,7 @@ int gs_config_count(const gs_config *cfg, const char *path)
 {
     int k = path ? key_index(path) : -1;
     if (!cfg || k < 0) return 0;
-    return cfg->lists[k].n > 1 ? cfg->lists[k].n : 1;
+    return list_len(cfg, k) > 1 ? list_len(cfg, k) : 1;
 }
 
 gs_status gs_config_pick(gs_config *cfg, const char *path, int index)
@@ -1144,7 +1154,7 @@ gs_status gs_config_pick(gs_config *cfg, const char *path, int index)
     if (index < 0 || index >= n)
         return GS_ERROR(GS_ERR_ARG, "gs_config_pick: %s holds %d value(s); asked for value %d", path, n, index);
     if (n == 1) return GS_OK;
-    const gs_cfg_value *v = &cfg->lists[k].vals[index];
+    const gs_cfg_value *v = &cfg->lists[k]->vals[index];
     GS_CALL(store(cfg, k, v, v->origin)); /* copies before the list is released */
     return GS_OK;
 }
@@ -1180,14 +1190,14 @@ void gs_config_print_value(const gs_config *cfg, const char *path, FILE *f)
 {
     int k = path ? key_index(path) : -1;
     if (!cfg || k < 0) return;
-    if (cfg->lists[k].n <= 1) {
+    if (list_len(cfg, k) <= 1) {
         write_one(f, k, &cfg->v[k]);
         return;
     }
     fputc('[', f);
-    for (int i = 0; i < cfg->lists[k].n; i++) {
+    for (int i = 0; i < cfg->lists[k]->n; i++) {
         if (i) fputs(", ", f);
-        write_one(f, k, &cfg->lists[k].vals[i]);
+        write_one(f, k, &cfg->lists[k]->vals[i]);
     }
     fputc(']', f);
 }

@@ -1,13 +1,20 @@
-/* SIGINT/SIGTERM handlers that only set a flag; the solve loop stops at the next iteration. */
+/* SIGINT/SIGTERM handlers that only record the signal; SIGPIPE ignored so that a broken pipe is a
+ * write error (EPIPE) that the writer reports. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/signal.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t count;
 
-static void on_signal(int sig) { interrupted = sig; }
+static void on_signal(int sig)
+{
+    interrupted = sig;
+    count++;
+}
 
 void gs_interrupt_install(void)
 {
@@ -15,10 +22,26 @@ void gs_interrupt_install(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: blocking calls return EINTR and the caller looks at the flag */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, NULL);
 }
 
 bool gs_interrupt_requested(void) { return interrupted != 0; }
 int gs_interrupt_signal(void) { return (int)interrupted; }
+unsigned gs_interrupt_count(void) { return (unsigned)count; }
 void gs_interrupt_reset(void) { interrupted = 0; }
+
+const char *gs_interrupt_name(int sig)
+{
+    static _Thread_local char buf[32]; /* only for an unexpected number */
+    if (sig == SIGINT) return "SIGINT";
+    if (sig == SIGTERM) return "SIGTERM";
+    snprintf(buf, sizeof buf, "signal %d", sig);
+    return buf;
+}

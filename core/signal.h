@@ -1,4 +1,5 @@
-/* Cooperative interruption: SIGINT/SIGTERM set a flag the Krylov loops poll once per iteration. */
+/* Cooperative interruption: SIGINT/SIGTERM set a flag that long phases poll (the Krylov loops once per
+ * iteration, the readers and writers at every buffer and at every system call a signal interrupts). */
 #ifndef GS_SIGNAL_H
 #define GS_SIGNAL_H
 
@@ -8,10 +9,19 @@
 extern "C" {
 #endif
 
-void gs_interrupt_install(void);   /* install handlers for SIGINT and SIGTERM */
+/* Installs handlers for SIGINT and SIGTERM that only record the signal (no SA_RESTART: a blocking read
+ * or write returns EINTR, so a slow pipe cannot hold a run hostage), and ignores SIGPIPE (writing to a
+ * pipe or FIFO whose reader has gone fails with EPIPE, which is reported, instead of killing the
+ * process). */
+void gs_interrupt_install(void);
 bool gs_interrupt_requested(void); /* true once a signal arrived */
 int gs_interrupt_signal(void);     /* which signal (0 when none) */
+/* How many SIGINT/SIGTERM arrived so far: a writer compares it with the count when it started, so a
+ * signal that arrives while it writes stops it. */
+unsigned gs_interrupt_count(void);
 void gs_interrupt_reset(void);
+/* "SIGINT", "SIGTERM" or "signal N", for messages. */
+const char *gs_interrupt_name(int sig);
 
 #ifdef __cplusplus
 }

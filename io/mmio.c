@@ -21,12 +21,13 @@
 
 #include "core/atomic_file.h"
 #include "core/mem.h"
+#include "core/signal.h"
 #include "io/mmio_testing.h"
 
 #define MM_BANNER_EXAMPLE "%%MatrixMarket matrix coordinate real general"
 #define MM_BUF_INITIAL    ((size_t)1 << 20) /* read buffer; grows only for longer lines */
 #define MM_LINE_MAX       ((size_t)1 << 26) /* a 64 MiB line is not Matrix Market */
-#define MM_GZ_BUFFER      (1u << 18)        /* zlib's own input buffer */
+#define MM_GZ_BUFFER      (1u << 18)        /* compressed input buffer */
 #define MM_COO_INITIAL    4096              /* first capacity of the triplet arrays */
 
 enum { FIELD_REAL, FIELD_INTEGER, FIELD_PATTERN };
@@ -83,57 +84,161 @@ static mm_quote quote(const char *s, size_t n)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Line reader over zlib (gzread reads plain files unchanged). */
+/* Line reader. Bytes come from read(2) on the descriptor, inflated by zlib when the file starts with
+ * the gzip magic bytes (whatever its name); the reading loop is ours so that a signal is honoured:
+ * read() interrupted by a signal (EINTR) is retried unless SIGINT/SIGTERM arrived, and a pending
+ * SIGINT/SIGTERM stops the reading at the next buffer (GS_ERR_INTERRUPTED). */
 
 typedef struct mm_reader {
     const char *path;
-    gzFile gz;
-    char *buf;      /* cap + 1 bytes: room to terminate a last line that has no newline */
-    size_t cap;     /* usable bytes of buf */
-    size_t pos;     /* start of the next line */
-    size_t scanned; /* buf[pos..scanned) holds no newline */
-    size_t end;     /* bytes of buf filled */
+    int fd;
+    bool gz;            /* gzip input: inflated through zs */
+    bool zs_ready;      /* zs initialised (inflateEnd due) */
+    bool raw_eof;       /* the descriptor has no more bytes */
+    bool gz_eof;        /* the last gzip member ended (what follows, if not another member, is ignored) */
+    z_stream zs;
+    unsigned char *zin; /* compressed bytes (MM_GZ_BUFFER) */
+    char *buf;          /* cap + 1 bytes: room to terminate a last line that has no newline */
+    size_t cap;         /* usable bytes of buf */
+    size_t pos;         /* start of the next line */
+    size_t scanned;     /* buf[pos..scanned) holds no newline */
+    size_t end;         /* bytes of buf filled */
     bool eof;
-    bool unterminated; /* the line last returned ended the file without a newline */
-    long long line;    /* number of the line last returned */
+    bool unterminated;  /* the line last returned ended the file without a newline */
+    long long line;     /* number of the line last returned */
+    long long underflows, underflow_line; /* values that underflowed to zero, and the first one's line */
+    char underflow_text[64];
 } mm_reader;
 
 static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
+static gs_status interrupted(const mm_reader *r, const char *file, int srcline)
+{
+    return gs_error_set(GS_ERR_INTERRUPTED, file, srcline,
+                        "%s: interrupted by %s while reading (line %lld); nothing was solved or written", r->path,
+                        gs_interrupt_name(gs_interrupt_signal()), r->line + 1);
+}
+
+/* Up to `want` bytes from the descriptor (*got = 0 at its end). */
+static gs_status raw_read(mm_reader *r, void *dst, size_t want, size_t *got)
+{
+    if (want > (size_t)INT_MAX) want = (size_t)INT_MAX;
+    for (;;) {
+        if (gs_interrupt_requested()) return interrupted(r, __FILE__, __LINE__);
+        ssize_t n = read(r->fd, dst, want);
+        if (n >= 0) {
+            *got = (size_t)n;
+            return GS_OK;
+        }
+        if (errno == EINTR) continue; /* the loop looks at the flag first */
+        return MM_FAIL(r, r->line + 1, "read error: %s; expected a complete, readable file", strerror(errno));
+    }
+}
+
+/* At least n compressed bytes at zs.next_in, unless the input ends first. */
+static gs_status gz_want(mm_reader *r, unsigned n)
+{
+    while (r->zs.avail_in < n && !r->raw_eof) {
+        if (r->zs.avail_in > 0) memmove(r->zin, r->zs.next_in, r->zs.avail_in);
+        size_t got = 0;
+        GS_CALL(raw_read(r, r->zin + r->zs.avail_in, MM_GZ_BUFFER - r->zs.avail_in, &got));
+        if (got == 0) r->raw_eof = true;
+        r->zs.next_in = r->zin;
+        r->zs.avail_in += (uInt)got;
+    }
+    return GS_OK;
+}
+
+/* Up to `want` bytes of the file's text (inflated when gzip); *got = 0 at its end. Members of a
+ * multi-member gzip file follow one another; bytes after the last member that do not start another
+ * are ignored (as gzip and zlib's gzread do). */
+static gs_status source_read(mm_reader *r, char *dst, size_t want, size_t *got)
+{
+    *got = 0;
+    if (!r->gz) return raw_read(r, dst, want, got);
+    if (r->gz_eof) return GS_OK;
+    if (want > (size_t)UINT_MAX) want = (size_t)UINT_MAX;
+    r->zs.next_out = (Bytef *)dst;
+    r->zs.avail_out = (uInt)want;
+    while (r->zs.avail_out == want) {
+        if (r->zs.avail_in == 0) GS_CALL(gz_want(r, 1));
+        int zst = inflate(&r->zs, Z_NO_FLUSH);
+        if (zst == Z_STREAM_END) {
+            GS_CALL(gz_want(r, 2));
+            if (r->zs.avail_in >= 2 && r->zs.next_in[0] == 0x1f && r->zs.next_in[1] == 0x8b) {
+                if (inflateReset(&r->zs) != Z_OK)
+                    return MM_FAIL(r, r->line + 1, "read error: zlib could not start the next gzip member");
+                continue;
+            }
+            r->gz_eof = true;
+            break;
+        }
+        if (zst == Z_OK) continue;
+        if (zst == Z_BUF_ERROR) {
+            if (r->raw_eof && r->zs.avail_in == 0)
+                return MM_FAIL(r, r->line + 1,
+                               "read error: the compressed data is truncated (unexpected end of file); expected a "
+                               "complete, readable file");
+            continue;
+        }
+        if (zst == Z_MEM_ERROR) return GS_ERROR(GS_ERR_MEM, "%s: out of host memory while decompressing", r->path);
+        return MM_FAIL(r, r->line + 1, "read error: the compressed data is corrupt (zlib: %s); expected a complete, "
+                       "readable gzip file", r->zs.msg ? r->zs.msg : "invalid data");
+    }
+    *got = want - r->zs.avail_out;
+    return GS_OK;
+}
+
 static gs_status reader_open(mm_reader *r, const char *path)
 {
     r->path = path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    r->fd = -1;
+    int fd;
+    do {
+        if (gs_interrupt_requested()) return interrupted(r, __FILE__, __LINE__);
+        fd = open(path, O_RDONLY | O_CLOEXEC); /* a FIFO waits for its writer: a signal ends the wait */
+    } while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return GS_ERROR(GS_ERR_IO,
                         "%s: cannot open for reading: %s; expected an existing, readable Matrix Market file",
                         path, strerror(errno));
+    r->fd = fd;
     struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
+    if (fstat(fd, &sb) != 0)
         return GS_ERROR(GS_ERR_IO, "%s: cannot examine the file: %s; expected a readable file", path,
-                        strerror(e));
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        close(fd);
-        return GS_ERROR(GS_ERR_IO, "%s: is a folder; expected a Matrix Market file", path);
-    }
-    r->gz = gzdopen(fd, "rb");
-    if (!r->gz) {
-        close(fd);
-        return GS_ERROR(GS_ERR_MEM, "%s: out of memory while opening the file through zlib", path);
-    }
-    gzbuffer(r->gz, MM_GZ_BUFFER); /* a failure only leaves zlib's default buffer size */
+                        strerror(errno));
+    if (S_ISDIR(sb.st_mode)) return GS_ERROR(GS_ERR_IO, "%s: is a folder; expected a Matrix Market file", path);
     GS_CALL(gs_malloc(&r->buf, MM_BUF_INITIAL + 1, 1));
     r->cap = MM_BUF_INITIAL;
+    GS_CALL(gs_malloc(&r->zin, MM_GZ_BUFFER, 1));
+    /* the first two bytes say whether the file is gzip-compressed */
+    r->zs.next_in = r->zin;
+    r->zs.avail_in = 0;
+    GS_CALL(gz_want(r, 2));
+    if (r->zs.avail_in >= 2 && r->zin[0] == 0x1f && r->zin[1] == 0x8b) {
+        r->gz = true;
+        int zst = inflateInit2(&r->zs, 16 + MAX_WBITS); /* gzip wrapper only */
+        if (zst != Z_OK)
+            return zst == Z_MEM_ERROR ? GS_ERROR(GS_ERR_MEM, "%s: out of host memory while opening zlib", path)
+                                      : GS_ERROR(GS_ERR_IO, "%s: zlib could not start: %s", path,
+                                                 r->zs.msg ? r->zs.msg : "error");
+        r->zs_ready = true;
+    } else { /* plain text: the bytes already read are its start */
+        memcpy(r->buf, r->zin, r->zs.avail_in);
+        r->end = r->zs.avail_in;
+        r->zs.avail_in = 0;
+        if (r->raw_eof) r->eof = true;
+    }
     return GS_OK;
 }
 
 static void reader_close(mm_reader *r)
 {
-    if (r->gz) gzclose(r->gz);
-    r->gz = NULL;
+    if (r->zs_ready) inflateEnd(&r->zs);
+    r->zs_ready = false;
+    if (r->fd >= 0) close(r->fd);
+    r->fd = -1;
+    gs_free(&r->zin);
     gs_free(&r->buf);
 }
 
@@ -155,18 +260,10 @@ static gs_status reader_fill(mm_reader *r)
         GS_CALL(gs_realloc(&r->buf, 2 * r->cap + 1, 1));
         r->cap *= 2;
     }
-    size_t want = r->cap - r->end;
-    if (want > INT_MAX) want = INT_MAX;
-    int got = gzread(r->gz, r->buf + r->end, (unsigned)want);
-    int errnum = Z_OK;
-    const char *zmsg = gzerror(r->gz, &errnum);
-    if (got < 0 || (got == 0 && errnum != Z_OK && errnum != Z_STREAM_END)) {
-        const char *why = errnum == Z_ERRNO ? strerror(errno) : zmsg;
-        if (errnum == Z_BUF_ERROR) why = "the compressed data is truncated (unexpected end of file)";
-        return MM_FAIL(r, r->line + 1, "read error: %s; expected a complete, readable file", why);
-    }
+    size_t got = 0;
+    GS_CALL(source_read(r, r->buf + r->end, r->cap - r->end, &got));
     if (got == 0) r->eof = true;
-    r->end += (size_t)got;
+    r->end += got;
     return GS_OK;
 }
 
@@ -183,6 +280,17 @@ static gs_status reader_next(mm_reader *r, char **line, size_t *len)
             r->pos = r->scanned = nl ? (size_t)(nl - r->buf) + 1 : r->end;
             r->unterminated = !nl;
             r->line++;
+            const unsigned char *u = (const unsigned char *)start;
+            if (r->line == 1 && n >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF)
+                return MM_FAIL(r, 1,
+                               "the file starts with a UTF-8 byte-order mark (bytes EF BB BF, written by some "
+                               "editors) before the banner; expected '%%%%MatrixMarket' as the very first bytes "
+                               "(save the file without a byte-order mark)");
+            if (r->line == 1 && n >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+                return MM_FAIL(r, 1,
+                               "the file starts with a UTF-16 byte-order mark (bytes %02X %02X): it is UTF-16 "
+                               "text; expected ASCII text (save it as ASCII or UTF-8)",
+                               u[0], u[1]);
             if (memchr(start, '\0', n))
                 return MM_FAIL(r, r->line, "found a NUL byte (binary data); expected a text file");
             while (n > 0 && is_blank(start[n - 1])) n--;
@@ -293,8 +401,18 @@ static gs_status parse_index(const mm_reader *r, mm_tok t, const char *what, lon
     return GS_OK;
 }
 
-/* A finite real number (field real) or an integer (field integer). */
-static gs_status parse_value(const mm_reader *r, const mm_header *h, mm_tok t, double *v)
+/* Whether a number's digits before any exponent are all zero ("0", "-0.000e5"): such a value is zero
+ * exactly, while a nonzero one that strtod returns as 0 has underflowed. */
+static bool zero_mantissa(mm_tok t)
+{
+    for (size_t k = 0; k < t.n && t.s[k] != 'e' && t.s[k] != 'E'; k++)
+        if (t.s[k] >= '1' && t.s[k] <= '9') return false;
+    return true;
+}
+
+/* A finite real number (field real) or an integer (field integer). A nonzero value below the smallest
+ * double (1e-400) becomes 0: counted, and reported once the file is read (gs_mm_read_*). */
+static gs_status parse_value(mm_reader *r, const mm_header *h, mm_tok t, double *v)
 {
     if (h->field == FIELD_INTEGER) {
         long long x = 0;
@@ -325,8 +443,27 @@ static gs_status parse_value(const mm_reader *r, const mm_header *h, mm_tok t, d
         return MM_FAIL(r, r->line, "value %s is not finite (NaN or Inf); expected a finite real number",
                        quote(t.s, t.n).s);
     }
+    if (x == 0.0 && !zero_mantissa(t)) {
+        if (r->underflows++ == 0) {
+            r->underflow_line = r->line;
+            snprintf(r->underflow_text, sizeof r->underflow_text, "%s", quote(t.s, t.n).s);
+        }
+    }
     *v = x;
     return GS_OK;
+}
+
+/* The warning for values that underflowed to zero (stderr: reading goes on, the entries stay as
+ * explicit zeros, which changes the matrix only below the precision of a double). */
+static void warn_underflow(const mm_reader *r)
+{
+    if (r->underflows == 0) return;
+    fprintf(stderr,
+            "gpusolve: warning: %s:%lld: value %s is below the smallest double (about 4.9e-324) and was read as "
+            "0 (kept as an explicit zero entry)",
+            r->path, r->underflow_line, r->underflow_text);
+    if (r->underflows > 1) fprintf(stderr, "; %lld values of this file underflowed to 0 in all", r->underflows);
+    fputc('\n', stderr);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -674,6 +811,19 @@ gs_status gs_mm_read_matrix(const char *path, gs_csr *A, gs_mm_info *info)
         goto cleanup;
     }
     GS_TRY(read_coordinate(&r, &h, &coo));
+    /* a square matrix with more rows than stored entries has a row without any entry: it is singular,
+     * and no solver can use it. Refused here, before anything of the declared size is allocated, so a
+     * tiny file declaring a huge size costs no more memory than its entries. */
+    if (h.nrows > coo.n) {
+        st = MM_FAIL(&r, h.size_line,
+                     "the size line declares %lld rows but the file stores only %lld entr%s%s: at least %lld rows "
+                     "hold no entry, so the matrix is singular (a row of zeros); expected at least one entry in "
+                     "every row (is the size line right?)",
+                     h.nrows, coo.n, coo.n == 1 ? "y" : "ies",
+                     h.symmetry != SYM_GENERAL && coo.n > h.entries ? " (counting both mirrored halves)" : "",
+                     h.nrows - coo.n);
+        goto cleanup;
+    }
     /* sizes and coo.n are at most index_limit <= GS_INT_MAX, checked above */
     GS_TRY(gs_csr_from_coo((gs_int)h.nrows, (gs_int)h.ncols, (gs_int)coo.n, coo.ri, coo.ci, coo.v, A));
     /* every value read is finite, but repeated entries are summed and the sum can overflow */
@@ -691,6 +841,7 @@ gs_status gs_mm_read_matrix(const char *path, gs_csr *A, gs_mm_info *info)
         info->ncols = (gs_int)h.ncols;
         info->entries_in_file = h.entries;
     }
+    warn_underflow(&r);
 cleanup:
     reader_close(&r);
     coo_free(&coo);
@@ -750,6 +901,7 @@ gs_status gs_mm_read_vector(const char *path, gs_int expected_n, double **x, gs_
     *x = xv;
     *n = (gs_int)h.nrows;
     xv = NULL;
+    warn_underflow(&r);
 cleanup:
     reader_close(&r);
     coo_free(&coo);
@@ -758,17 +910,21 @@ cleanup:
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Writer: through core/atomic_file ("<path>.tmp.<pid>", fsync, rename; removed on any error), gzip
- * compressed when the name ends in .gz. Values as %.17g, which reads back to the same double.
- * Non-finite values (a diverged solve's iterate) are written as nan/inf so the output still says
- * what happened; the reader refuses them as input. */
+/* Writer: through core/atomic_file (a regular file or a link's target replaced atomically: temporary
+ * file, fsync, rename, removed on any error; a device, FIFO or socket written in place), gzip
+ * compressed (deflate, gzip wrapper) when the name ends in .gz. Values as %.17g, which reads back to
+ * the same double. Non-finite values (a diverged solve's iterate) are written as nan/inf so the output
+ * still says what happened; the reader refuses them as input. */
 
 typedef struct mm_writer {
     gs_atomic_file af;
-    gzFile gz; /* NULL: plain text straight to af.f */
     bool opened;
+    bool gz;       /* compress through zs */
+    bool zs_ready; /* deflateEnd due */
+    z_stream zs;
     size_t len;
     char buf[1 << 16];
+    unsigned char zbuf[1 << 16];
 } mm_writer;
 
 static bool has_gz_suffix(const char *path)
@@ -777,44 +933,45 @@ static bool has_gz_suffix(const char *path)
     return n >= 3 && strcmp(path + n - 3, ".gz") == 0;
 }
 
-static gs_status writer_error(const mm_writer *w, const char *why, const char *file, int line)
-{
-    return gs_error_set(GS_ERR_IO, file, line,
-                        "%s: cannot write (through the temporary file %s, now removed): %s; expected a "
-                        "writable folder with free space",
-                        w->af.path, w->af.tmp, why);
-}
-
-#define WRITER_FAIL(w, why) writer_error((w), (why), __FILE__, __LINE__)
-
 static gs_status writer_open(mm_writer *w, const char *path)
 {
     GS_CALL(gs_atomic_open(&w->af, path));
     w->opened = true;
     if (has_gz_suffix(path)) {
-        /* zlib writes through its own descriptor on the same open file; the commit fsyncs it */
-        int fd = dup(fileno(w->af.f));
-        if (fd < 0) return WRITER_FAIL(w, strerror(errno));
-        w->gz = gzdopen(fd, "wb6");
-        if (!w->gz) {
-            close(fd);
-            return GS_ERROR(GS_ERR_MEM, "%s: out of memory while opening zlib for writing", path);
-        }
+        w->gz = true;
+        int zst = deflateInit2(&w->zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+        if (zst != Z_OK)
+            return zst == Z_MEM_ERROR ? GS_ERROR(GS_ERR_MEM, "%s: out of host memory while opening zlib for writing", path)
+                                      : GS_ERROR(GS_ERR_INTERNAL, "%s: zlib could not start compressing", path);
+        w->zs_ready = true;
     }
     return GS_OK;
+}
+
+/* Compresses what is in zs.next_in (flush: Z_NO_FLUSH, or Z_FINISH at the end) into the file. */
+static gs_status writer_deflate(mm_writer *w, int flush)
+{
+    for (;;) {
+        w->zs.next_out = w->zbuf;
+        w->zs.avail_out = sizeof w->zbuf;
+        int zst = deflate(&w->zs, flush);
+        if (zst == Z_STREAM_ERROR) return GS_ERROR(GS_ERR_INTERNAL, "%s: zlib failed while compressing", w->af.path);
+        size_t have = sizeof w->zbuf - w->zs.avail_out;
+        if (have > 0 && fwrite(w->zbuf, 1, have, w->af.f) != have)
+            return gs_atomic_write_error(&w->af, __FILE__, __LINE__);
+        if (flush == Z_FINISH ? zst == Z_STREAM_END : w->zs.avail_out != 0) return GS_OK;
+    }
 }
 
 static gs_status writer_flush(mm_writer *w)
 {
     if (w->len == 0) return GS_OK;
     if (w->gz) {
-        if (gzwrite(w->gz, w->buf, (unsigned)w->len) != (int)w->len) {
-            int errnum = Z_OK;
-            const char *zmsg = gzerror(w->gz, &errnum);
-            return WRITER_FAIL(w, errnum == Z_ERRNO ? strerror(errno) : zmsg);
-        }
+        w->zs.next_in = (Bytef *)w->buf;
+        w->zs.avail_in = (uInt)w->len;
+        GS_CALL(writer_deflate(w, Z_NO_FLUSH));
     } else if (fwrite(w->buf, 1, w->len, w->af.f) != w->len) {
-        return WRITER_FAIL(w, strerror(errno));
+        return gs_atomic_write_error(&w->af, __FILE__, __LINE__);
     }
     w->len = 0;
     return GS_OK;
@@ -834,17 +991,18 @@ static gs_status writer_text(mm_writer *w, const char *text)
     return GS_OK;
 }
 
-/* Finishes the file (st == GS_OK: flush, close zlib, commit) or removes it (any error). */
+/* Finishes the file (st == GS_OK: flush, end the gzip stream, commit) or removes it (any error). */
 static gs_status writer_close(mm_writer *w, gs_status st)
 {
     if (!w->opened) return st;
     if (st == GS_OK) st = writer_flush(w);
-    if (w->gz) {
-        int zst = gzclose(w->gz);
-        w->gz = NULL;
-        if (st == GS_OK && zst != Z_OK)
-            st = WRITER_FAIL(w, zst == Z_ERRNO ? strerror(errno) : "zlib could not finish the file");
+    if (st == GS_OK && w->gz) {
+        w->zs.next_in = NULL;
+        w->zs.avail_in = 0;
+        st = writer_deflate(w, Z_FINISH);
     }
+    if (w->zs_ready) deflateEnd(&w->zs);
+    w->zs_ready = false;
     if (st == GS_OK) st = gs_atomic_commit(&w->af);
     if (st != GS_OK) gs_atomic_abort(&w->af);
     w->opened = false;

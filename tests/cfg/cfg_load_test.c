@@ -332,7 +332,7 @@ static void syntax_error_has_line(void **state)
     assert_int_equal(gs_config_int(cfg, "solver.restart"), 30);
     GS_ASSERT_FAILS(gs_config_load_string(cfg, "a = 1;\nb = 2;\nc = {\n", "text"), GS_ERR_CONFIG, "text:");
     GS_ASSERT_FAILS(gs_config_load_string(cfg, "solver = {};\nsolver = {};\n", "dup"), GS_ERR_CONFIG,
-                    "dup:2: duplicate setting name");
+                    "dup:2: solver is set twice in the same group (first on line 1)");
     gs_config_destroy(&cfg);
 }
 
