@@ -7,7 +7,8 @@
 # OUT/layered_sweep.txt). The default environment forces syncfree's level order: with at most 4
 # dependencies per row and thin levels, its rule would merge levels (a different solve).
 # usage (repo root, GPU machine): bench/layered_sweep.sh [BUILD_DIR]
-#   CONFIGS  "LEVELS WIDTH DEPS MODE" entries separated by commas (default: the session-9 set)
+#   CONFIGS  "LEVELS WIDTH DEPS MODE" entries separated by commas
+#            (default: the set of docs/results/trisolve_layered_h100.txt)
 #   ENVS     environments separated by commas, each a list of VAR=value
 #            (default "GS_SYNCFREE_SCHEDULE=levels GS_SF_LANES_PER_ROW=1")
 #   TYPES    solver types (default syncfree,cusparse);  OUT  output folder (default trisolve-out)

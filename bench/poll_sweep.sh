@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sweep of the sync-free solver's measurement knobs (GS_SF_REM_PREFETCH, GS_SF_WARPS_PER_SM,
-# GS_SYNCFREE_SCHEDULE, GS_SYNCFREE_MERGE, GS_SF_TD_SYNC; docs/notes-trisolve.md) over the PDE factors: one
+# GS_SYNCFREE_SCHEDULE, GS_SYNCFREE_MERGE, GS_SF_TD_SYNC; docs/notes-trisolve.md section 6) over the PDE factors: one
 # bench_trisolve run per configuration and factor, syncfree only; prints
 # "config factor schedule L_us U_us L+U rel_err" (also in OUTFILE.jsonl.txt).
 # usage (repo root, GPU machine): bench/poll_sweep.sh BUILD_DIR OUTFILE.jsonl "CONFIG1" "CONFIG2" ...

@@ -477,11 +477,12 @@ static void cuda_free(gs_backend *be, void *p)
 }
 
 /* ---- Work space kept for reuse (gs_backend_cuda_work_alloc). A cudaMalloc of a few MiB costs 60-90 us
- * on the H100 and a cudaFree as much, after it has waited for the device: in the merged analysis of the
- * L of poisson3d 100^3, 27 allocations and 21 frees took 3.1 of its 6.3 ms (docs/performance.md, session
- * 13). A block given back stays idle and is handed out again to a later request that it fits (at most
- * twice the request); the work queued before it was given back and the work queued after it is handed out
- * again are ordered by the backend's stream, so no synchronization is needed. Sizes are rounded up to
+ * on the H100 and a cudaFree as much, after it has waited for the device: with plain allocations, the
+ * merged triangular-solve analysis of the L of poisson3d 100^3 spends 3.1 of its 6.3 ms in 27 allocations
+ * and 21 frees (docs/notes-trisolve.md section 3.3). A block given back stays idle and is handed out
+ * again to a later request that it fits (at most twice the request); the work queued before it was given
+ * back and the work queued after it is handed out again are ordered by the backend's stream, so no
+ * synchronization is needed. Sizes are rounded up to
  * 512 bytes, or to 2 MiB from 1 MiB on (the granularity the driver maps large allocations in anyway).
  * Idle blocks go back to CUDA when the backend is destroyed, on gs_backend_cuda_work_trim, before a
  * device allocation that failed is retried, and beyond WORK_IDLE_MAX blocks or held_cap bytes (the oldest

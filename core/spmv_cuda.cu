@@ -284,9 +284,9 @@ static gs_status launch_vector(const gs_spmv_plan *p, double alpha, const double
                                const spmv_dot &D, cudaStream_t s)
 {
     const long long nvb = vector_blocks(p);
-    /* one wave striding over the row blocks, for the plain SpMV too: measured on the H100
-     * (bench_spmv, median of 300) poisson3d 100^3 0.0426 -> 0.0403 ms (82% -> 86% of the copy
-     * bandwidth), laplace27 and poisson2d unchanged */
+    /* one wave striding over the row blocks, for the plain SpMV too: on the H100 (bench_spmv, median of
+     * 300) poisson3d 100^3 0.0403 ms (86% of the copy bandwidth) against 0.0426 ms (82%) with a block per
+     * row block; laplace27 and poisson2d the same either way */
     const unsigned blocks = p->fused_blocks > 0 ? p->fused_blocks : (unsigned)nvb;
     /* y = alpha A x + beta y over the short rows */
     if (beta == 0.0)

@@ -4,7 +4,7 @@
  * steps. Host work is O(1) besides the staging copy (parallel, core/staging_cuda.h) and O(levels) downloads.
  *
  * Where the time goes (poisson3d 100^3, L: n = 10^6, 40 MB of CSR): the upload is the floor; a
- * pageable cudaMemcpy moves ~6-7 GB/s on the H100 host (docs/notes-trisolve.md), because the driver
+ * pageable cudaMemcpy moves ~6-7 GB/s on the H100 host, because the driver
  * copies through its own pinned buffer with one thread. Here the OpenMP threads copy the arrays into a
  * pinned staging buffer of ST_SLOTS chunks while the DMA engine drains the chunks already filled, and
  * the level kernel runs while the values (60% of the bytes) are still on their way. Allocating pinned
@@ -30,7 +30,7 @@
 /* ================================================================ stream-ordered work space */
 
 /* By default (state -1) the backend's work space (gs_backend_cuda_work_alloc: blocks given back are kept
- * idle and handed out again, no cudaFree and no synchronization; session 13). Opt-in with
+ * idle and handed out again, no cudaFree and no synchronization). Opt-in with
  * GS_TS_WORK_POOL=1 instead: the default pool then keeps up
  * to GS_TS_POOL_KEEP bytes (at most 1/8 of the device) of freed blocks cached (the default threshold, 0,
  * returns them at every synchronization; a cudaMalloc that fails trims the pool and retries,
@@ -321,18 +321,13 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_run_levels_kernel(lv_lev
 }
 
 /* Persistent blocks of the warp level kernel per multiprocessor (at most): polling warps load L2, and
- * fewer of them finish sooner. H100, level_time ms L / U, `GS_LV_BLOCKS_PER_SM=b GS_SYNCFREE_SCHEDULE=levels
- * bench_trisolve --gen poisson3d --n 100 --device-factors --types syncfree --reps 50 --no-jacobi` (and
- * poisson2d 1024), measured with resident blocks capped (one block per ticket, before the kernel became
- * persistent), b = 8 (all resident), 4, 2, 1: poisson3d 100^3 1.06/1.33, 0.81/0.87, 1.14/1.21, 1.93/2.03;
- * poisson2d 1024^2 2.20/3.02, 1.53/1.61, 1.35/1.41, 1.30/1.35. Persistent with b = 4 (`--set`): poisson3d
- * 0.78/0.87, poisson2d 1.69/1.85. A 500 ns back-off after a fruitless poll instead of fewer blocks: 3D
- * 0.85/0.94, 2D 1.75/1.89 (not kept). With the lean rounds (session 15), b = 3 / 4 / 6 / 8, one factor:
- * poisson3d 0.62 / 0.55 / 0.53 / 0.52 (the other 0.65 / 0.57 / 0.59 / 0.59), laplace27 0.45 / 0.49 / 0.54 /
- * 0.54, poisson2d 0.87 / 0.92 / 1.02 / 1.02: 4 stays. Passing the levels of earlier warps of the block
- * through shared memory (blocks of 256 or 512; a model of the hops said 3D 500 -> ~250 hops) was slower:
- * with the lean rounds poisson3d 0.55 -> 0.61, poisson2d 0.93 -> 1.13 ms; before them no faster at the
- * same threads per SM and 2-10x slower with 1536-2048 threads per SM (session 15). */
+ * fewer of them finish sooner. H100, level_time ms of the level order from device factors
+ * (`GS_LV_BLOCKS_PER_SM=b GS_SYNCFREE_SCHEDULE=levels bench_trisolve --gen G --n N --device-factors --types
+ * syncfree --reps 50 --no-jacobi`), b = 3 / 4 / 6 / 8, one factor: poisson3d 100^3 0.62 / 0.55 / 0.53 / 0.52
+ * (the other 0.65 / 0.57 / 0.59 / 0.59), laplace27 64^3 0.45 / 0.49 / 0.54 / 0.54, poisson2d 1024^2 0.87 /
+ * 0.92 / 1.02 / 1.02: 4 is the best compromise. Neither a 500 ns back-off after a fruitless poll nor passing
+ * the levels of the block's earlier warps through shared memory is faster (docs/notes-trisolve.md section
+ * 3.3). */
 #define LV_WARP_BLOCKS_PER_SM 4
 
 /* One ticket's rows of lv_levels_warp_kernel: dependency index u for this thread (see below). */
@@ -484,16 +479,16 @@ static __device__ __forceinline__ void lv_warp_rows(const lv_level_args &A, cons
  *   3. lanes that became known publish their level.
  * Steps 2 and 3 change nothing in a round in which no lane got through its external entries, so such a
  * round goes straight back to polling. Most rounds are such rounds, and with ~1000 polling threads per SM
- * their instructions are what a hop costs: the skip and the kept window took the kernel, H100, level
- * order, device factors, ms for the two factors, from poisson3d 100^3 0.70 / 0.80 to 0.55 / 0.57,
- * laplace27 64^3 0.60 / 0.73 to 0.49 / 0.51, poisson2d 1024^2 1.43 / 1.62 to 0.92 / 0.94
- * (docs/notes-trisolve.md version 17).
+ * their instructions are what a hop costs: with the skip and the kept window the kernel takes, H100, level
+ * order, device factors, ms for the two factors, poisson3d 100^3 0.55 / 0.57, laplace27 64^3 0.49 / 0.51,
+ * poisson2d 1024^2 0.92 / 0.94, against 0.70 / 0.80, 0.60 / 0.73 and 1.43 / 1.62 without them
+ * (docs/notes-trisolve.md section 3.3).
  * The levels are kept by dependency index here (A.level[t], t = i for lower, n-1-i for upper), so that
- * lower and upper factors poll and publish in the same address order (upper by row index: its level
- * kernels took 2-20x longer than lower's, erratically, on the H100); lv_reverse_kernel gives them by row.
- * Lanes publish as soon as they are known, not when the whole warp is: a warp that spans the end of one
- * grid line and the start of the next must not chain the two (3D 100^3: 313 warps per plane would
- * otherwise form one chain through all planes; measured 16-22 ms instead of ~1). A persistent grid of
+ * lower and upper factors poll and publish in the same address order (by row index, the upper factors'
+ * level kernels take 2-20x longer than the lower ones', erratically, on the H100); lv_reverse_kernel
+ * gives them by row. Lanes publish as soon as they are known, not when the whole warp is: a warp that
+ * spans the end of one grid line and the start of the next must not chain the two (3D 100^3: 313 warps
+ * per plane would otherwise form one chain through all planes, 16-22 ms instead of ~1). A persistent grid of
  * LV_WARP_BLOCKS_PER_SM blocks per SM takes the tickets (a block finishes its ticket's rows before it takes
  * the next; tickets are taken in order, so every dependency is in a running or finished ticket). */
 template <bool LOWER>
@@ -931,7 +926,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             la.level = W.key;
             GS_TRY(TS_CUDA(cudaMemsetAsync(W.key, 0xFF, nn * sizeof(gs_int), s)));
             long long per_sm = LV_WARP_BLOCKS_PER_SM;
-            const char *knob = getenv("GS_LV_BLOCKS_PER_SM"); /* measurements (docs/notes-trisolve.md) */
+            const char *knob = getenv("GS_LV_BLOCKS_PER_SM"); /* measurements (docs/notes-trisolve.md section 6) */
             if (knob && atoi(knob) > 0) per_sm = atoi(knob);
             const unsigned pblocks = (unsigned)((long long)ublocks < per_sm * A->sms ? (long long)ublocks
                                                                                       : per_sm * A->sms);

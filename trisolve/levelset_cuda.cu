@@ -21,7 +21,7 @@
  *     values, 1/diagonal) three levels ahead are prefetched into L2, and the schedule of the next four
  *     levels is held in registers. So a level costs one L2 round trip for the x values and the row's
  *     data, issued together, plus the barrier.
- * Cost on the H100 (docs/notes-trisolve.md, version 19): ~1.8 us per level on the 3D Poisson factor,
+ * Cost on the H100 (docs/notes-trisolve.md section 4.1): ~1.8 us per level on the 3D Poisson factor,
  * ~1.4 us on the 2D one, ~2.8 us on the 27-point one; faster than cuSPARSE's SpSV on the 3D and 2D
  * factors, slower than the sync-free solver everywhere.
  *

@@ -9,7 +9,7 @@
  *     x = M^{-1} (T_D^{-1} b),   M = I + R (unit diagonal),
  * two triangular solves with m and ceil(levels / m) levels instead of one with `levels`. The price is
  * the fill of R (a 5-point 2D factor with m = 8: ~5 entries per row; a 7-point 3D factor with m = 4:
- * ~8; docs/notes-trisolve.md) and a different rounding: x is the same in exact arithmetic, and for a
+ * ~8; docs/notes-trisolve.md section 4.3) and a different rounding: x is the same in exact arithmetic, and for a
  * diagonally dominant T (sum_j |t_ij| < |t_ii|) every row of R has sum_j |R_ij| < 1 (the error analysis
  * of substitution applies to both solves).
  *

@@ -27,7 +27,7 @@
  * warp per run of up to GS_SF_WRUN_ROWS strictly linked rows, the run's recurrence solved by a scan over
  * the lanes; the GPU analysis builds the plan with run_rows = GS_SF_WRUN_ROWS.
  *
- * Run schedule (GS_SYNCFREE_SCHEDULE=runs only: measured slower than the level order everywhere):
+ * Run schedule (GS_SYNCFREE_SCHEDULE=runs only: slower than the level order on the benchmark factors):
  * the units renumbered level by level are runs of up to GS_SF_RUN_ROWS consecutive rows, each reading
  * the row before it (trisolve_impl.h; syncfree_ref.c is the host twin of the plan and of the
  * arithmetic). A thread takes a run and solves its rows in order, passing the value of a row to the
@@ -39,32 +39,35 @@
  * Merged schedule (trisolve_impl.h, merge_ref.c; chosen by gs_ts_syncfree_merge_rule in trisolve.c from
  * T's level plan): m consecutive levels form a group, x = M^{-1} (T_D^{-1} b) with M = I + T_D^{-1} T_O,
  * T_D and M built on the GPU (merge_cuda.cu); two stages, each a level-order plan solved by this kernel
- * (y between them), m and ceil(levels / m) levels instead of `levels` (poisson2d 1024^2 m = 16: 2047 ->
- * 16 + 128). A first stage of at most SF_TD_SYNC_LEVELS levels runs a plain launch per level, or one
+ * (y between them), m and ceil(levels / m) levels instead of `levels` (poisson2d 1024^2 m = 16: 16 + 128
+ * levels for 2047). A first stage of at most SF_TD_SYNC_LEVELS levels runs a plain launch per level, or one
  * launch for at most two (sf_td2_kernel, m = 2 on the 3D factors); and when its rows have at most
  * SF_FOLD_MAX entries (the 3D factors), it is folded into M's kernel instead: each M row forms its own
  * y_i from b and a fold table by M position (sf_fold_table_kernel, sf_chunk's FOLD; sf_td2_kernel's
- * operations, so the same bits), one launch per solve (H100, L+U: poisson3d 430 -> 375 us).
+ * operations, so the same bits), one launch per solve (H100, poisson3d with the merged schedule forced,
+ * L+U: 375 us folded, 430 with a launch of its own for the first stage).
  *
- * Wide rows (sf_grid's rules, measured in docs/notes-trisolve.md, version 9): rows of more than 8 ELL
+ * Wide rows (sf_grid's rules, docs/notes-trisolve.md section 4.2): rows of more than 8 ELL
  * entries are shared by 2 or 4 lanes (sf_split_chunk: each polls a slice of the entries, the partial sums
  * meet in a butterfly of shuffles), so a lane issues fewer polls per round; in large level-order plans
  * with a remainder, the first SF_REM_PREFETCH remainder entries (SF_SPLIT_REM_PREFETCH with lanes per row,
  * held by sub-lane 0) are polled with the ELL part (RP of sf_chunk, sf_split_chunk) instead of after it,
  * which keeps a row slightly longer than the ELL width from adding a round trip (2D merged M: every
- * critical row has 17 entries with an ELL width of 16; L+U 671 -> 581 us with lanes per row).
+ * critical row has 17 entries with an ELL width of 16; with lanes per row, L+U 581 us with the early
+ * remainder, 671 without).
  *
- * Cost: one dependency hop between SMs (store, polling load, return) is ~0.5-0.9 us on the H100, so a
- * solve costs ~levels x hop (docs/notes-trisolve.md); the bytes are a small term.
+ * Cost: one dependency hop between SMs (store, polling load, return) is ~0.4 us on the H100 in isolation
+ * and ~0.65 us per level at scale, so a solve costs ~levels x hop (docs/notes-trisolve.md section 1); the
+ * bytes are a small term.
  *
  * Precision (preconditioner.precision): the plan stores its values (ELL, remainder, 1/diagonal) in double,
  * or in float with "single" (the kernels are instantiated for both value types): each value is widened
  * to double where it is used, so b, x, the sums and the published ready values stay double,
  * x_i = (b_i - sum_j (double)l_ij_f x_j) * (double)dinv_f_i; only the value bytes read are halved.
  *
- * Tried and dropped (docs/notes-trisolve.md, version 3; code in commit 7cd9e0e): a chunked natural-order
- * schedule with dependencies inside a chunk through shared memory was slower on every benchmark factor
- * (a step through shared memory measured ~0.44 us, no cheaper than an L2 hop). */
+ * Not used (docs/notes-trisolve.md section 7): a chunked natural-order schedule with dependencies inside
+ * a chunk through shared memory is slower on every benchmark factor (a step inside a chunk that carries
+ * real row data costs about what an L2 hop costs). */
 #include <cuda_runtime.h>
 
 #include <stdio.h>
@@ -80,9 +83,9 @@
 
 #define SF_BLOCK 128       /* threads per block (4 warps) */
 #define SF_ELL_MAX 16      /* widest ELL part: entries a thread keeps in registers */
-/* persistent warps per multiprocessor (capped by occupancy). 12 since the lean polling round (session 10;
- * H100 L+U us, 8 -> 12, alternated three times: poisson3d 356.5 -> 349.4, convdiff3d 357.2 -> 350.5,
- * poisson2d 582.7 -> 563.8, laplace27 719.4 -> 717.7; 16 is slower again: 374.5, 584.5, 735.6) */
+/* persistent warps per multiprocessor (capped by occupancy). H100, level-order and merged schedules, L+U us
+ * with 8 / 12 / 16 warps: poisson3d 356.5 / 349.4 / 374.5, poisson2d 582.7 / 563.8 / 584.5, laplace27
+ * 719.4 / 717.7 / 735.6 (convdiff3d 357.2 / 350.5 with 8 / 12) */
 #define SF_WARPS_PER_SM 12
 #define SF_LANES_RULE_WARPS 8 /* the warps per multiprocessor sf_lanes_per_row's rule was measured with */
 #define SF_REM_PREFETCH 4  /* remainder entries per row polled with the ELL part (sf_chunk's RP) */
@@ -136,9 +139,9 @@ static __device__ __forceinline__ void sf_rem_head(const sf_dev<V> &S, gs_int p,
 
 /* s = s0 - v[0] g[0] - v[1] g[1] - ... in slot order, over ALL N slots: an unused slot holds v = +0 and
  * g = +0 (bits 0), whose product subtracts +0 and leaves s exactly as it is (also when s is -0), so the result
- * is the same bits as skipping it. No test per slot: a select after each product put a dependent FSEL pair
- * on the critical path of every row (warp runs, H100: laplace27 362 -> 288 us per factor, poisson3d
- * 171 -> 155; docs/notes-trisolve.md version 23). */
+ * is the same bits as skipping it. No test per slot: a select after each product would put a dependent
+ * FSEL pair on the critical path of every row (warp runs, H100, us per factor: laplace27 288 without the
+ * tests, 362 with them; poisson3d 155 and 171; docs/notes-trisolve.md section 1). */
 template <int N, typename V>
 static __device__ __forceinline__ double sf_sub_all(double s0, const V *v, const long long *g)
 {
@@ -215,7 +218,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
         if (!done) {
             /* A round: a slot still empty is polled into its own register (a predicated load, nothing
              * moved), then one compare per slot says whether all are there. A round's instructions are
-             * on the critical path (docs/notes-trisolve.md versions 11-12): no pending mask, no selects. */
+             * on the critical path (docs/notes-trisolve.md section 1): no pending mask, no selects. */
 #pragma unroll
             for (int k = 0; k < NS; k++)
                 if (sf_hi_empty(g[k])) g[k] = gs_gpu_ld_relaxed(cur + c[k]);
@@ -337,9 +340,9 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
             else done = true;
         }
         /* sub-lane 0: the remainder in order, as far as it is solved, 4 reads at a time. The loop is
-         * sf_chunk's, written out in both: moving it into a shared __forceinline__ helper made the
-         * level-order kernel 2.6% slower on poisson3d (L+U 436 -> 448 us, same H100, same run); this
-         * kernel's timings are that sensitive to code layout (docs/notes-trisolve.md, version 9). */
+         * sf_chunk's, written out in both on purpose: as a shared __forceinline__ helper it makes the
+         * level-order kernel 2.6% slower on poisson3d (L+U 448 against 436 us, same H100, same run); these
+         * kernels' timings are that sensitive to code layout (docs/notes-trisolve.md section 1). */
         if (comb && !done) {
             if constexpr (REM) while (rq < r1) {
                 gs_int j[4];
@@ -581,7 +584,8 @@ static sf_kernel_fn<V> sf_pick_once(int wmax)
 
 /* The level-order kernel of a plan: WMAX ELL slots, rem_prefetch: the remainder's first entries polled with
  * the ELL part (sf_grid), rem: the plan has a remainder at all (else the kernel has no remainder loop:
- * its mere presence slowed the warp-run kernel's rows by ~10-20%, docs/notes-trisolve.md version 23). */
+ * even when it runs zero times, its code and live registers slow the warp-run kernel's rows by ~10-20%,
+ * docs/notes-trisolve.md section 1). */
 template <typename V>
 static sf_kernel_fn<V> sf_pick(int wmax, int run_rows, bool rem_prefetch, int lpr, bool fold, bool rem)
 {
@@ -712,7 +716,8 @@ static __global__ void sf_fold_table_kernel(gs_int n, int tw, const gs_int *__re
 /* ================================================================ host side */
 
 #define SF_TD_SYNC_LEVELS 4 /* merged: T_D of at most this many levels solved level-synchronously */
-#define SF_WARPS_PER_SM_WIDE 4 /* with more than 8 ELL entries per row: fewer pollers (run 1: 527 vs 589 us) */
+#define SF_WARPS_PER_SM_WIDE 4 /* more than 8 ELL entries per row in one lane: fewer pollers (laplace27 L: 527 us
+                                  with 4 warps per SM, 589 with 8) */
 
 /* One solve of the plan: the persistent grid, the ready values and the ticket counter. */
 typedef struct sf_stage {
@@ -775,17 +780,17 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
 
 /* ================================================================ warp runs (GS_SF_WRUN_ROWS rows)
  *
- * The schedule of trisolve_impl.h's warp runs (docs/notes-trisolve.md version 21): a warp per run of up to
+ * The schedule of trisolve_impl.h's warp runs (docs/notes-trisolve.md section 4.4): a warp per run of up to
  * 32 rows that read the row before them, lane k holding the k-th row at position p = rp * 32 + k (the GPU
  * analysis's plan with run_rows = GS_SF_WRUN_ROWS). Every lane polls the ready values of its row's entries
- * outside the run (all at once, in warp-uniform rounds: a lane that left the polling loop on its own made
- * the scan wait for it, 1900-4100 cycles in the probe), forms c = (b - sum) * (1/t_kk) and
+ * outside the run (all at once, in warp-uniform rounds: a lane that leaves the polling loop on its own
+ * makes the scan wait for it, 1900-4100 cycles in the probe), forms c = (b - sum) * (1/t_kk) and
  * a = t_{k,k-1} * (1/t_kk) (the link: the entry whose column is the position before its own), and a
  * Kogge-Stone scan of the affine maps x -> -a x + c over the lanes gives x_k = B_k. Runs are taken by
  * ticket in run-level order (a run reads only runs of smaller level, hence of earlier tickets: no wait can
  * deadlock); generations and the reset of the other ready array as in sf_kernel. S.nunits = runs,
  * S.n = positions; values of type V widened to double. */
-#define SF_WR_WARPS_PER_SM 16      /* rows of at most 4 ELL entries (probe: 3D 545 -> 149 us from 1 to 16) */
+#define SF_WR_WARPS_PER_SM 16      /* rows of at most 4 ELL entries (probe, 3D: 545 us with 1, 149 with 16) */
 #define SF_WR_WARPS_PER_SM_WIDE 4  /* wider rows: their polls load L2 (probe: laplace27 best at 4) */
 
 template <int WMAX, typename V, bool REM>
@@ -894,9 +899,9 @@ static sf_kernel_fn<V> sf_pick_wrun(int wmax, bool rem)
 
 /* Lanes per row (sf_split_chunk) of a level-order plan. Rows of more than 8 ELL entries: 4 lanes when a
  * grid of SF_LANES_RULE_WARPS warps per multiprocessor then still holds two average levels, else 2 (the more
- * lanes per row, the fewer polls per lane and round, but the fewer rows in flight). H100, L+U us, level
- * width 593 / 8192 rows: laplace27 64^3 (13 entries) 1003 with a lane per row -> 807 (2 lanes) / 753 (4);
- * poisson2d 1024^2 merged M (up to 17) 733 -> 688 (2) / 785 (4). GS_SF_LANES_PER_ROW = 1, 2, 4 forces
+ * lanes per row, the fewer polls per lane and round, but the fewer rows in flight). H100, L+U us with 1 /
+ * 2 / 4 lanes per row, level width 593 / 8192 rows: laplace27 64^3 in the level order (13 entries) 1003 /
+ * 807 / 753; poisson2d 1024^2 merged M (up to 17) 733 / 688 / 785. GS_SF_LANES_PER_ROW = 1, 2, 4 forces
  * (measurements, tests) for rows of more than 4 entries. */
 static int sf_lanes_per_row(const gs_ts_analysis *A)
 {
@@ -957,7 +962,7 @@ static gs_status sf_grid(sf_stage *d)
                                    : (const void *)sf_pick<double>(d->wmax, d->run_rows, false, d->lpr, false, rem);
     GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
     long long want_per_sm = (d->wmax > 8 && d->lpr == 1 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
-    const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md) */
+    const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md section 6) */
     if (knob && atoi(knob) >= SF_BLOCK / 32) want_per_sm = atoi(knob) / (SF_BLOCK / 32);
     if (per_sm > 0 && want_per_sm > per_sm) want_per_sm = per_sm;
     if (want_per_sm < 1) want_per_sm = 1;
@@ -970,9 +975,9 @@ static gs_status sf_grid(sf_stage *d)
     /* The remainder's first entries polled with the ELL part (RP of sf_chunk / sf_split_chunk, whatever the
      * lanes per row) when the rows come in a wavefront (more than SF_REM_PREFETCH_WAVES times the rows the
      * grid holds at once): a row with a few entries past the ELL width then costs no extra round trip on its
-     * level (poisson2d 1024^2 merged m = 16: L+U 784 -> 734 us). When the grid holds (nearly) every row at
-     * once, every row polls from the start and the extra polls only load L2 (cage10: 141 -> 152 us), so not
-     * there. */
+     * level (poisson2d 1024^2 merged m = 16: L+U 734 us with it, 784 without). When the grid holds (nearly)
+     * every row at once, every row polls from the start and the extra polls only load L2 (cage10: 152 us
+     * with it, 141 without), so not there. */
     const char *knob_rp = getenv("GS_SF_REM_PREFETCH"); /* measurements and tests: 1 / 0 forces */
     d->rem_prefetch = D->run_rows == 1 && D->rem_nnz > 0 &&
                       (knob_rp && knob_rp[0] ? strcmp(knob_rp, "1") == 0

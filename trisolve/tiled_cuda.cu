@@ -15,7 +15,7 @@
  * instruction covers a whole tile column: 16 consecutive values), the half writes them to the warp's
  * shared buffer sx[k][c], and each lane applies its cached entries in order, reading x from shared
  * memory. So after the wait a batch costs shared-memory reads and FMAs, not dependent global reads per
- * tile (docs/notes-trisolve.md, version 18).
+ * tile (docs/notes-trisolve.md section 4.6).
  *
  * Two schedules of the same tile-row work (the variant, chosen in analyse by gs_tl_choose_variant:
  * the rule of tiled_ref.c, or forced by the environment variable GS_TILED_VARIANT=levelset|syncfree):

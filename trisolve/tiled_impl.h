@@ -125,8 +125,8 @@ void gs_tl_plan_view(const gs_tl_plan *P, gs_report *rep, const char *prefix);
  * GS_ERR_ARG naming it. */
 gs_status gs_tl_choose_variant(const gs_tl_plan *P, gs_tl_variant *variant, bool *forced);
 /* The documented rule alone (tiled_ref.c): levelset when the tile rows have no dependencies (one tile
- * level: one plain launch, no tickets), else syncfree. Measured on the H100 (docs/notes-trisolve.md,
- * version 18): the sync-free variant was faster on every factor with dependencies, 1.3-7.8x, including
+ * level: one plain launch, no tickets), else syncfree. Measured on the H100 (docs/notes-trisolve.md
+ * section 4.6): the sync-free variant is faster on every factor with dependencies, 1.3-7.8x, including
  * a single chain of thin levels that the level-set variant runs in one block (bidiagonal, 20000 rows). */
 gs_tl_variant gs_tl_variant_rule(const gs_tl_plan *P);
 const char *gs_tl_variant_name(gs_tl_variant v);

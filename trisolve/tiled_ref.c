@@ -474,9 +474,9 @@ const char *gs_tl_variant_name(gs_tl_variant v) { return v == GS_TL_SYNCFREE ? "
 
 /* The level-set variant pays one launch per chain (thin levels share one block, each wide level is a
  * multi-block launch); the sync-free variant pays none (tile rows poll their inputs' ready values). The
- * rule (measured, docs/notes-trisolve.md version 18): sync-free whenever the tile rows have dependencies
- * -- it was faster on every factor measured, a single chain included; level-set only for one tile level,
- * which is one plain launch. GS_TILED_VARIANT forces either. */
+ * rule (docs/notes-trisolve.md section 4.6): sync-free whenever the tile rows have dependencies -- it is
+ * faster on every factor measured, a single chain of thin levels included; level-set only for one tile
+ * level, which is one plain launch. GS_TILED_VARIANT forces either. */
 gs_tl_variant gs_tl_variant_rule(const gs_tl_plan *P)
 {
     return P->nlevels <= 1 ? GS_TL_LEVELSET : GS_TL_SYNCFREE; /* no dependencies: one plain launch */

@@ -26,17 +26,17 @@
  * A type the schema lists but this build does not implement fails with GS_ERR_UNSUPPORTED
  * "trisolve type X is not available yet".
  *
- * auto rule (from bench/bench_trisolve on an H100, docs/notes-trisolve.md):
+ * auto rule (bench/trisolve_set.sh on an H100 and an H200; docs/notes-trisolve.md section 5):
  *   host backend  -> levelset (the host twin; each level is an OpenMP loop where OpenMP is present).
- *   cuda backend  -> syncfree: it beat levelset and cuSPARSE SpSV on every benchmark factor (3D/2D
- *                    Poisson, 27-point Laplace, convection-diffusion); its levels are computed in its
- *                    analysis, on the GPU. Exception, from those levels: cusparse for a factor with fewer
- *                    than AUTO_CUSPARSE_LEVELS levels and at most AUTO_CUSPARSE_ROWS rows. A fit of
- *                    the benchmark set (bayer10 8+5 levels, cage10 50+50) gives per triangular solve
- *                    syncfree ~9.3 us + 1.22 us/level and SpSV ~3.4 us + 1.81 us/level: syncfree's
- *                    fixed cost (one persistent launch over a one-wave grid, ticket hand-out) loses
- *                    below ~10 levels, where SpSV's cheaper launch wins (bayer10: 34.6 vs 30.4 us).
- *                    The extra SpSV analysis is paid only on such small, shallow factors. No host level pass is made here: it would cost more than
+ *   cuda backend  -> syncfree: it is faster than levelset, tiled and cuSPARSE SpSV on every PDE factor of
+ *                    the benchmark set (3D/2D Poisson, 27-point Laplace, convection-diffusion); its levels
+ *                    are computed in its analysis, on the GPU. Exception, from those levels: cusparse for
+ *                    a factor with fewer than AUTO_CUSPARSE_LEVELS levels and at most AUTO_CUSPARSE_ROWS
+ *                    rows, where syncfree's fixed cost per solve (one persistent launch over a one-wave
+ *                    grid, the ticket hand-out) weighs most against SpSV's launch; on the benchmark set
+ *                    the two are close to even there (bayer10, 8 + 5 levels: syncfree 32.7, SpSV 34.6 us
+ *                    L+U on the H100; 31.9 and 31.6 on the H200). The extra SpSV analysis is paid only on
+ *                    such small, shallow factors. No host level pass is made here: it would cost more than
  *                    the whole GPU analysis. syncfree's analysis then picks its schedule (levels,
  *                    merged or warp runs) from the row statistics and levels it computes on the GPU:
  *                    gs_ts_syncfree_rule and gs_ts_syncfree_merge_rule below.
@@ -510,20 +510,19 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
  * syncfree on cuda runs one of these schedules (trisolve_impl.h): "levels" (a thread per row, rows in
  * level order), "merged" (two level-order solves, T = T_D + T_O, m levels per group: the merge rule below),
  * "wruns" (a warp per run of up to 32 consecutive rows, each reading the row before it, the run's
- * recurrence solved by a scan over the lanes) and "runs" (a thread per run of 4; measured slower than
- * levels everywhere -- L+U of poisson3d 100^3 1334 vs 486 us, poisson2d 1024^2 6501 vs 2647 us (H100,
- * 2026-11-22) -- and kept for GS_SYNCFREE_SCHEDULE=runs only). The cost of each is about
+ * recurrence solved by a scan over the lanes) and "runs" (a thread per run of 4; slower than the level
+ * order on the benchmark factors, selected by GS_SYNCFREE_SCHEDULE=runs only). The cost of each is about
  * (levels of its units) x (one cross-SM hop) while the grid keeps up; warp runs cut the levels where rows
  * read their predecessor, i.e. along the grid lines of a PDE factor in natural order (3D 7-point 100^3:
- * 298 row levels -> 202 run levels; 2D 5-point 1024^2 2047 -> 1055), merging cuts them by m.
+ * 202 run levels for 298 row levels; 2D 5-point 1024^2: 1055 for 2047), merging cuts them by m.
  *
- * Rule (H100, docs/notes-trisolve.md versions 21-23): warp runs when the factor has a long critical path
+ * Rule (docs/notes-trisolve.md sections 4.4 and 5): warp runs when the factor has a long critical path
  * (at least 64 row levels), at least GS_SF_WRUN_MIN_LINKED of its rows linked by the strict link (a run
  * then averages many rows and holes cost at most 4.1 n positions), no row of more than GS_SF_WRUN_MAX_ROW
  * off-diagonal entries (the kernel's ELL slots), and merging does not pay more than m = 2 (the merge rule's
- * m for wide levels). Version 23 (rows summed without a test per slot, no remainder loop where the plan has
- * none), L us: poisson3d 100^3 133 (wruns) vs 179 (levels); laplace27 64^3 (rows of 13, 4 warps per SM)
- * 250 vs 302 (levels). Not chosen: poisson2d 1024^2 (merged at m = 16, 261 us). */
+ * m for wide levels). H100, L us: poisson3d 100^3 133 with warp runs against 179 in the level order;
+ * laplace27 64^3 (rows of 13, 4 warps per SM) 250 against 302. Not chosen: poisson2d 1024^2, whose
+ * merged schedule (m = 16, 16 + 128 levels, 261 us) walks fewer levels than its 1055 run levels. */
 
 gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s, gs_int nlevels, gs_int merge_m)
 {
@@ -548,16 +547,19 @@ gs_status gs_ts_syncfree_forced(gs_int *run_rows)
 
 gs_int gs_ts_syncfree_merge_rule(gs_int n, gs_int levels, gs_int max_row_length)
 {
-    /* Measured on the H100 (docs/notes-trisolve.md, version 7; bench_trisolve --merge-stages): merging pays
-     * where the level order pays many thin levels, and the fill of R stays small (short rows):
-     *   poisson2d 1024^2 (2047 levels of 512 rows, 2 entries per row): L+U 2654 us levels -> 1079 (m = 4),
-     *     832 (m = 8), 786 (m = 16);
+    /* Merging pays where the level order pays many thin levels and the fill of R stays small (short rows);
+     * H100, bench_trisolve --merge-stages (docs/notes-trisolve.md section 4.3,
+     * docs/results/trisolve_merge_stages_h100.txt):
+     *   poisson2d 1024^2 (2047 levels of 512 rows, 2 entries per row): L+U 2654 us in the level order,
+     *     1079 with m = 4, 832 with m = 8, 786 with m = 16;
      *   poisson3d / convdiff3d 100^3 (298 levels of 3356 rows), both solves sync-free: no gain (m = 2, 4:
-     *     485-504 vs 489 us; m = 8: 1505: the second solve's wide levels cost ~2.6 us each);
-     *   laplace27 64^3 (13 entries per row): R's fill makes it slower at every m (m = 2: 2575 vs 1004 us).
+     *     485-504 against 489 us; m = 8: 1505: the second solve's wide levels cost ~2.6 us each);
+     *   laplace27 64^3 (13 entries per row): R's fill makes it slower at every m (m = 2: 2575 against
+     *     1004 us).
      * m is chosen so that a level of M holds ~8192 rows (2D: 16). With wide levels (3D) m = 2, where the
      * first solve (2 levels) runs level-synchronously (syncfree_cuda.cu) and the second has half the levels:
-     * poisson3d / convdiff3d L+U 485 -> 438 us (m = 3: 479, m = 4: 473). */
+     * poisson3d / convdiff3d L+U 438 us, against 485 with a sync-free first stage (m = 3: 479, m = 4: 473).
+     * (Where the rows are strictly linked, gs_ts_syncfree_rule takes warp runs instead.) */
     if (n <= 0 || levels < 64 || max_row_length > 4) return 1;
     if ((double)n / (double)levels > 1024.0) return 2;
     const double want = 8192.0 * (double)levels / (double)n;

@@ -115,9 +115,9 @@ void gs_ls_plan_view(const gs_ls_plan *P, gs_report *rep, const char *prefix);
  * renumbered level by level of the run graph (level(run) = 1 + max level of the runs its rows read
  * outside the run). A chain of linked rows is cut into runs of GS_SF_RUN_ROWS from its first row. On
  * PDE factors in natural order (chains along the grid lines) the run levels are fewer than the row
- * levels: 2D 5-point 1024^2 2047 -> 1279, 3D 7-point 100^3 298 -> 223 (docs/notes-trisolve.md). */
+ * levels: 2D 5-point 1024^2 1279 run levels for 2047 row levels, 3D 7-point 100^3 223 for 298. */
 #define GS_SF_RUN_ROWS 4 /* rows per run */
-/* Warp runs (run_rows = GS_SF_WRUN_ROWS; docs/notes-trisolve.md version 21): a WARP per run of up to 32
+/* Warp runs (run_rows = GS_SF_WRUN_ROWS; docs/notes-trisolve.md section 4.4): a WARP per run of up to 32
  * rows, lane k holding the run's k-th row. A row is linked only when it reads the row before it AND every
  * other entry lies at least GS_SF_WRUN_ROWS rows back in dependency order, so that no row reads a row of
  * its own run but its predecessor: with c_k = (b_k - the entries outside the run) / t_kk and
