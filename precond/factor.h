@@ -37,7 +37,7 @@ typedef struct gs_factor_opts {
     const gs_int *row_names; /* if non-NULL, message row i is reported as row_names[i] (0-based) */
     double perm_tol;     /* ILUTP: exchange columns i and j when perm_tol * |w_j| > |w_i| (0: ILUT) */
     bool milu;           /* modified ILU (ILU numeric, ILUT, ILUTP): each row's dropped part is summed
-                          * into its pivot, so that (L U) 1 = A 1 (docs/algorithms.md#milu) */
+                          * into its pivot, so that (L U) 1 = A 1 (docs/algorithms.md, "MILU") */
     double min_pivot;    /* grow policy: smallest accepted |u_ii| / s_i */
 } gs_factor_opts;
 

@@ -90,11 +90,9 @@ static double csr_norm_inf(const gs_csr *A)
 static gs_status stability_estimate(gs_pc *pc, const gs_csr *A, double *est)
 {
     const gs_int n = pc->n;
-    if (!pc->est_in) {
-        GS_CALL(gs_vec_create(pc->be, n, &pc->est_in));
-        GS_CALL(gs_vec_create(pc->be, n, &pc->est_out));
-        GS_CALL(GS_MALLOC(pc->est_host, n > 0 ? (size_t)n : 1));
-    }
+    if (!pc->est_in) GS_CALL(gs_vec_create(pc->be, n, &pc->est_in));
+    if (!pc->est_out) GS_CALL(gs_vec_create(pc->be, n, &pc->est_out));
+    if (!pc->est_host) GS_CALL(GS_MALLOC(pc->est_host, n > 0 ? (size_t)n : 1));
     GS_CALL(gs_vec_set(pc->est_in, 1.0));
     GS_CALL(pc->ops->apply(pc, pc->est_in, pc->est_out));
     GS_CALL(gs_vec_download(pc->est_out, pc->est_host));
@@ -123,7 +121,7 @@ gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A)
     pc->stability_estimated = false;
     GS_CALL(pc->ops->setup_numeric(pc, A));
     if (!pc->identity) {
-        if (pc->est_in && pc->est_in->n != pc->n) {
+        if ((pc->est_in && pc->est_in->n != pc->n) || (pc->est_out && pc->est_out->n != pc->n)) {
             gs_vec_destroy(&pc->est_in);
             gs_vec_destroy(&pc->est_out);
             gs_free(&pc->est_host);
@@ -135,9 +133,9 @@ gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A)
         if (limit > 0.0 && !(est <= limit))
             return GS_ERROR(GS_ERR_NUMERIC,
                             "preconditioner %s: unstable factors: ||M^-1 1||_inf * ||A||_inf = %.3g %s "
-                            "preconditioner.stability_limit = %g; try zero_pivot = \"grow\", ilutp, a "
-                            "smaller drop tolerance, or matching/scaling",
-                            pc->type, est, isfinite(est) ? "exceeds" : "is not finite, against", limit);
+                            "preconditioner.stability_limit = %g; try ilutp, system.matching, a smaller drop "
+                            "tolerance or another preconditioner",
+                            pc->type, est, isfinite(est) ? "exceeds" : "is not finite; limit:", limit);
     }
     GS_CALL(gs_backend_synchronize(pc->be));
     pc->state = GS_PC_READY;
