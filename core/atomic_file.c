@@ -137,7 +137,9 @@ gs_status gs_output_probe(const char *path, gs_output_target *t)
         t->dev = sb.st_dev;
         t->ino = sb.st_ino;
         t->mode = sb.st_mode;
-        if (S_ISDIR(sb.st_mode)) return GS_ERROR(GS_ERR_IO, "%s: is a folder; expected a file name for the output", path);
+        if (S_ISDIR(sb.st_mode))
+            return GS_ERROR(GS_ERR_IO, "%s: is a folder (%s); expected a file name for the output", path,
+                            strerror(EISDIR));
         if (S_ISBLK(sb.st_mode))
             return GS_ERROR(GS_ERR_IO,
                             "%s: is a block device; outputs go to regular files, FIFOs, sockets and character "

@@ -1180,6 +1180,111 @@ static void test_large_file(void **state) {
   gs_csr_free(&A);
 }
 
+
+/* ------------------------------------------------------------------------------------------------
+ */
+/* Encodings, values and sizes that prove the file unusable. */
+
+static void test_byte_order_marks(void **state) {
+  (void)state;
+  const char *p = tmpfile_path("bom.mtx");
+  write_file(p, "\xEF\xBB\xBF%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n");
+  MATRIX_ERROR(p, 1, "UTF-8 byte-order mark", "'%%MatrixMarket' as the very first bytes");
+  VECTOR_ERROR(p, 0, 1, "byte-order mark");
+  /* UTF-16 (FF FE, then every character followed by a NUL byte) */
+  const char *q = tmpfile_path("utf16.mtx");
+  FILE *f = fopen(q, "wb");
+  assert_non_null(f);
+  const char *text = "%%MatrixMarket matrix coordinate real general\n";
+  fputc(0xFF, f);
+  fputc(0xFE, f);
+  for (const char *c = text; *c; c++) {
+    fputc(*c, f);
+    fputc(0, f);
+  }
+  assert_int_equal(fclose(f), 0);
+  MATRIX_ERROR(q, 1, "UTF-16");
+  /* the same compressed */
+  const char *g = tmpfile_path("bom.mtx.gz");
+  write_gz(g, "\xEF\xBB\xBF%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n");
+  MATRIX_ERROR(g, 1, "byte-order mark");
+}
+
+static void test_underflow_read_as_zero(void **state) {
+  (void)state;
+  const char *p = tmpfile_path("underflow.mtx");
+  write_file(p, "%%MatrixMarket matrix coordinate real general\n2 2 4\n1 1 2\n1 2 1e-400\n2 1 -0.0\n2 2 3\n");
+  gs_csr A = {0};
+  GS_ASSERT_OK(gs_mm_read_matrix(p, &A, NULL));
+  assert_int_equal(A.nnz, 4); /* kept as explicit zeros */
+  assert_true(A.val[1] == 0.0);
+  gs_csr_free(&A);
+  /* a subnormal value is kept as it is */
+  write_file(p, "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e-310\n");
+  GS_ASSERT_OK(gs_mm_read_matrix(p, &A, NULL));
+  assert_true(A.val[0] > 0.0 && A.val[0] < 1e-300);
+  gs_csr_free(&A);
+}
+
+static void test_more_rows_than_entries(void **state) {
+  (void)state;
+  const char *p = tmpfile_path("fewer_entries_than_rows.mtx");
+  write_file(p, "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 1\n1 1 1.0\n");
+  MATRIX_ERROR(p, 2, "declares 2147483647 rows but the file stores only 1 entry",
+               "at least 2147483646 rows hold no entry", "singular");
+  /* symmetric: the mirrored halves count */
+  write_file(p, "%%MatrixMarket matrix coordinate real symmetric\n4 4 2\n2 1 1\n3 3 1\n");
+  MATRIX_ERROR(p, 2, "stores only 3 entries", "counting both mirrored halves");
+  write_file(p, "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 3 1\n");
+  gs_csr A = {0};
+  GS_ASSERT_OK(gs_mm_read_matrix(p, &A, NULL)); /* 3 entries for 3 rows: read (row 1..3 covered) */
+  gs_csr_free(&A);
+  /* a vector may miss entries: they are 0 */
+  double *x = NULL;
+  gs_int n = 0;
+  write_file(p, "%%MatrixMarket matrix coordinate real general\n5 1 1\n3 1 2.5\n");
+  GS_ASSERT_OK(gs_mm_read_vector(p, 5, &x, &n));
+  assert_true(x[2] == 2.5 && x[0] == 0.0);
+  gs_free(&x);
+}
+
+static void test_gz_members_and_trailing_bytes(void **state) {
+  (void)state;
+  /* two gzip members one after the other (cat a.gz b.gz) read as one text */
+  const char *a = tmpfile_path("part_a.gz"), *b = tmpfile_path("part_b.gz");
+  write_gz(a, "%%MatrixMarket matrix coordinate real general\n2 2 2\n");
+  write_gz(b, "1 1 1.5\n2 2 2.5\n");
+  const char *cat = tmpfile_path("members.mtx.gz");
+  FILE *out = fopen(cat, "wb");
+  assert_non_null(out);
+  for (int k = 0; k < 2; k++) {
+    FILE *in = fopen(k ? b : a, "rb");
+    assert_non_null(in);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+  }
+  /* then bytes that are not gzip: ignored, as gzip and zlib do */
+  fputs("trailing garbage\n", out);
+  assert_int_equal(fclose(out), 0);
+  gs_csr A = {0};
+  GS_ASSERT_OK(gs_mm_read_matrix(cat, &A, NULL));
+  assert_int_equal(A.nrows, 2);
+  assert_true(A.val[0] == 1.5 && A.val[1] == 2.5);
+  gs_csr_free(&A);
+  /* corrupt compressed data: a message, not garbage text */
+  FILE *f = fopen(cat, "r+b");
+  assert_non_null(f);
+  fseek(f, 12, SEEK_SET);
+  for (int k = 0; k < 8; k++) fputc(0xFF, f);
+  fclose(f);
+  gs_error_clear();
+  assert_int_equal(gs_mm_read_matrix(cat, &A, NULL), GS_ERR_IO);
+  assert_non_null(strstr(gs_error_message(), "members.mtx.gz"));
+  gs_error_clear();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_error_empty_file),
@@ -1222,6 +1327,10 @@ int main(void) {
       cmocka_unit_test(test_write_atomic),
       cmocka_unit_test(test_allocation_failures),
       cmocka_unit_test(test_large_file),
+      cmocka_unit_test(test_byte_order_marks),
+      cmocka_unit_test(test_underflow_read_as_zero),
+      cmocka_unit_test(test_more_rows_than_entries),
+      cmocka_unit_test(test_gz_members_and_trailing_bytes),
   };
   return cmocka_run_group_tests_name("io_mmio", tests, group_setup,
                                      group_teardown);
