@@ -168,10 +168,11 @@ cleanup:
 
 /* A converged reason stated in the original system's terms when the system was scaled (the solver's
  * detail speaks of the scaled one). */
-static void restate_converged(gs_attempt *out, double target, bool scaled)
+static void restate_converged(gs_attempt *out, double target, bool scaled, gs_reason met)
 {
     if (!gs_reason_converged(out->res.reason) || out->res.reason == GS_CONVERGED_ZERO_RHS) return;
     if (out->residual_true_abs <= target) {
+        out->res.reason = met; /* a re-solve's inner tolerance is absolute: the user's bound decides */
         if (scaled)
             snprintf(out->detail, sizeof out->detail,
                      "true ||b - Ax|| = %.3e <= %.3e in the original (unscaled) system after %d iterations%s",
@@ -253,7 +254,9 @@ gs_status gs_attempt_run(gs_backend *be, const gs_csr *A, const double *b, const
     const double target = fmax(prm.rtol * (prm.baseline == GS_BASELINE_R0 ? r0 : out->bnorm), prm.atol);
     GS_TRY(solve_and_refine(ksp, cache, pc, vb, vy, vr, host, target, mon, out));
     snprintf(out->detail, sizeof out->detail, "%s", out->res.detail);
-    restate_converged(out, target, cache->T.dr != NULL);
+    restate_converged(out, target, cache->T.dr != NULL,
+                      prm.rtol * (prm.baseline == GS_BASELINE_R0 ? r0 : out->bnorm) >= prm.atol ? GS_CONVERGED_RTOL
+                                                                                                : GS_CONVERGED_ATOL);
     out->residual_true = out->bnorm > 0 ? out->residual_true_abs / out->bnorm : out->residual_true_abs;
     {
         double base = prm.baseline == GS_BASELINE_R0 ? out->res.r0norm : out->res.bnorm;

@@ -22,7 +22,7 @@
 
 const gs_cfg_key gs_cfg_schema[] = {
     /* solver */
-    CHOICE_KEY("solver.type", "gmres", "auto|cg|bicgstab|gmres|fgmres",
+    CHOICE_KEY("solver.type", "auto", "auto|cg|bicgstab|gmres|fgmres",
                "Krylov method (auto: chosen from the matrix, see docs/algorithms.md#automatic-choice)"),
     INT_KEY("solver.restart", "30", 1, 10000, "GMRES/FGMRES restart length m"),
     DBL_KEY("solver.rtol", "1e-8", 0, 1, "stop when ||r|| <= rtol * baseline"),
@@ -47,7 +47,7 @@ const gs_cfg_key gs_cfg_schema[] = {
             "fallback: no new attempt starts once this many seconds of setup and solve are spent (0: no limit)"),
 
     /* preconditioner */
-    CHOICE_KEY("preconditioner.type", "none",
+    CHOICE_KEY("preconditioner.type", "auto",
                "auto|none|jacobi|ilu0|iluk|ilut|ilutp|ic0|bilu|bilut|ras|parilu",
                "preconditioner (auto: chosen from the matrix, see docs/algorithms.md#automatic-choice)"),
     INT_KEY("preconditioner.fill_level", "0", 0, 1000000, "ILU(k)/BILU(k)/RAS: level of fill k"),
@@ -96,14 +96,14 @@ const gs_cfg_key gs_cfg_schema[] = {
     STR_KEY("system.rhs", "ones", "right-hand side: ones | random | Ax | a Matrix Market file path"),
     CHOICE_KEY("system.xstar", "ones", "ones|random", "rhs = Ax: the known solution x*"),
     STR_KEY("system.x0", "zero", "initial guess: zero | a Matrix Market file path"),
-    CHOICE_KEY("system.scaling", "none", "auto|none|ruiz|rowcol|matching",
+    CHOICE_KEY("system.scaling", "auto", "auto|none|ruiz|rowcol|matching",
                "row and column scaling before setup: ruiz (iterated infinity-norm), rowcol (one row then column "
                "pass), matching (the maximum-weight matching's: matched entries +-1, others <= 1); auto: the "
                "matching's where matching is on, else the strategy's choice"),
-    CHOICE_KEY("system.matching", "none", "auto|none|mwm",
+    CHOICE_KEY("system.matching", "auto", "auto|none|mwm",
                "row permutation before setup: mwm (maximum-weight matching, the largest product of |diagonal| "
                "entries) or none; auto: mwm where the diagonal is zero or weak, when the strategy chooses"),
-    CHOICE_KEY("system.reorder", "none", "auto|none|rcm|nd",
+    CHOICE_KEY("system.reorder", "auto", "auto|none|rcm|nd",
                "symmetric reordering applied before setup: rcm (reverse Cuthill-McKee), nd (METIS nested "
                "dissection); auto: the strategy's choice"),
     INT_KEY("system.seed", "1", 0, 2147483647, "seed for random rhs / x*"),

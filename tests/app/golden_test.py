@@ -20,7 +20,11 @@ for c in cases:
     m = c["matrix"]
     if not m.startswith("gen:"):
         m = os.path.join(src, m)
+    # a golden case is the configuration it names: no fallback to another one (cases with "auto" test
+    # the automatic choice and its ladder, and set solver.fallback themselves)
     args = [exe, m, "--json", "-s", f"device.backend={backend}"]
+    if not c.get("fallback"):
+        args += ["-s", "solver.fallback=none"]
     for kv in c.get("set", []):
         args += ["-s", kv]
     p = subprocess.run(args, capture_output=True, text=True, timeout=600)

@@ -98,7 +98,7 @@ if runs:
     check("lab4 local factors grow", nnz == sorted(nnz) and nnz[-1] > nnz[0], nnz)
     b = runs[0]["config"]["preconditioner"]["blocks"]
     bilu = subprocess.run([exe, runs[0]["matrix"]["source"], "--json", "-s", "device.backend=host", "-s",
-                           "preconditioner.type=bilu", "-s", f"preconditioner.blocks={b}", "-s", "solver.restart=50",
+                           "preconditioner.type=bilu", "-s", f"preconditioner.blocks={b}", "-s", "solver.type=gmres", "-s", "solver.restart=50",
                            "-s", "system.rhs=Ax"], capture_output=True, text=True, timeout=300)
     check("lab4 overlap 0 = BILU", json.loads(bilu.stdout)["solve"]["iterations"] == its[0], (bilu.stdout[:200], its[0]))
 

@@ -42,7 +42,7 @@ static void defaults_match_schema(void **state)
     assert_int_equal(gs_config_int(cfg, "solver.restart"), 30);
     assert_true(gs_config_double(cfg, "solver.rtol") == 1e-8);
     assert_true(gs_config_double(cfg, "solver.atol") == 0.0);
-    assert_string_equal(gs_config_string(cfg, "solver.type"), "gmres");
+    assert_string_equal(gs_config_string(cfg, "solver.type"), "auto");
     assert_false(gs_config_bool(cfg, "trisolve.lower.deterministic"));
     assert_string_equal(gs_config_string(cfg, "trisolve.upper.type"), "auto");
     assert_string_equal(gs_config_string(cfg, "output.history"), "");
@@ -356,7 +356,7 @@ static void scalar_and_group_mismatch(void **state)
     assert_load_fails("m3.cfg", "trisolve = { lower = \"levelset\"; };\n", 1, "trisolve.lower is a group, not a key",
                       "type");
     assert_load_fails("m4.cfg", "solver = { type = { a = 1; }; };\n", 1, "solver.type is a key, not a group",
-                      "type = \"gmres\";");
+                      "type = \"auto\";");
 }
 
 static void lists_are_rejected(void **state)

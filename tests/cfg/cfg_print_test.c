@@ -190,7 +190,7 @@ static void schema_table_is_aligned(void **state)
     assert_non_null(strstr(text, "solver.restart"));
     assert_non_null(strstr(text, "[1, 10000]"));
     assert_non_null(strstr(text, "cg|bicgstab|gmres|fgmres"));
-    assert_non_null(strstr(text, "\"gmres\""));
+    assert_non_null(strstr(text, "\"auto\""));
     assert_non_null(strstr(text, "[0, inf]"));
     assert_non_null(strstr(text, "GMRES/FGMRES restart length m"));
     free(text);
@@ -214,7 +214,7 @@ static void schema_markdown_is_a_table(void **state)
     int n = 0;
     while (gs_cfg_schema[n].path) n++;
     assert_int_equal(lines, n + 2);
-    assert_non_null(strstr(text, "| `solver.type` | choice | `\"gmres\"` | `cg`, `bicgstab`, `gmres`, `fgmres` | Krylov method |"));
+    assert_non_null(strstr(text, "| `solver.type` | choice | `\"auto\"` | `auto`, `cg`, `bicgstab`, `gmres`, `fgmres` | Krylov method"));
     assert_non_null(strstr(text, "| `solver.restart` | int | `30` | `[1, 10000]` |"));
     assert_non_null(strstr(text, "ones \\| random \\| Ax")); /* a '|' in help is escaped */
     free(text);
