@@ -131,7 +131,8 @@ static gs_status fix_zero_pivot(const gs_factor_opts *o, gs_factor_info *info, g
     if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
         return GS_ERROR(GS_ERR_NUMERIC,
                         "zero pivot at row %d (1-based) of the factorization: u_ii = %g%s; set "
-                        "preconditioner.zero_pivot = \"shift\" to perturb it, or reorder",
+                        "preconditioner.zero_pivot = \"grow\" or \"shift\" to perturb it, or system.matching = \"mwm\" to put "
+                        "large entries on the diagonal",
                         (int)r, *piv, has_diag ? "" : " (A stores no diagonal entry in this row)");
     double s = o->shift * row_inf;
     if (!(s >= DBL_MIN)) s = o->shift; /* zero row of A (or an underflowing product) */

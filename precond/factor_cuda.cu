@@ -1018,7 +1018,8 @@ static gs_status fc_factor_error(cudaStream_t s, unsigned long long key, const g
         for (gs_int p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) has_diag |= A->colind[p] == r;
         return GS_ERROR(GS_ERR_NUMERIC,
                         "zero pivot at row %d (1-based) of the factorization: u_ii = %g%s; set "
-                        "preconditioner.zero_pivot = \"shift\" to perturb it, or reorder",
+                        "preconditioner.zero_pivot = \"grow\" or \"shift\" to perturb it, or system.matching = \"mwm\" to put "
+                        "large entries on the diagonal",
                         (int)rr, v, has_diag ? "" : " (A stores no diagonal entry in this row)");
     }
     return GS_ERROR(GS_ERR_NUMERIC,

@@ -1036,7 +1036,8 @@ static gs_status sweeps_error(const gs_parilu *p, unsigned long long key)
                         (int)r, s, p->o.sweeps);
     return GS_ERROR(GS_ERR_NUMERIC,
                     "ParILU: zero pivot u_ii at row %d (1-based) in sweep %llu of %d (|u_ii| < %g or not a number); "
-                    "set preconditioner.zero_pivot = \"shift\" to perturb it, or reorder",
+                    "set preconditioner.zero_pivot = \"shift\" to perturb it, or system.matching = \"mwm\" to put large entries "
+                    "on the diagonal",
                     (int)r, s, p->o.sweeps, DBL_MIN);
 }
 
