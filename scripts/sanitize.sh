@@ -48,7 +48,7 @@ if [ "$what" = all ] || [ "$what" = valgrind ]; then
   # host tests that exercise parsing, configuration, CSR utilities and whole runs
   tests=(io/mmio_test cfg/cfg_load cfg/cfg_set cfg/cfg_print unit/csr_test unit/mem_status_test
          unit/report_test fuzz/fuzz_replay_mm fuzz/fuzz_replay_cfg_load fuzz/fuzz_replay_cfg_set
-         reliability/config_hostile_test reliability/alloc_fail_test)
+         reliability/config_hostile_test reliability/output_files_test reliability/alloc_fail_test)
   cmake --build build-valgrind -j"$jobs" --target gpusolve "${tests[@]##*/}" >build-valgrind/build.log 2>&1 \
     || { tail -40 build-valgrind/build.log; exit 1; }
   vg=(valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99

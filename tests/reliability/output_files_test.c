@@ -2,7 +2,8 @@
  * the API that the run and the Matrix Market writer use. A regular file is replaced atomically and
  * keeps its permissions; a symbolic link stays a link and its target is replaced; a dangling link gets
  * its target created; a FIFO is written in place (its reader gets every byte, the FIFO stays a FIFO); a
- * FIFO whose reader goes away is a write error (EPIPE), not a dead process (SIGPIPE); a signal that
+ * FIFO whose reader goes away is a write error (EPIPE), not a dead process (SIGPIPE); a Unix socket is
+ * connected to and written; a signal that
  * arrives while a file is written leaves the old file untouched (GS_ERR_INTERRUPTED), while one that was
  * already pending when the file was opened does not stop it (a run writes the history of an
  * interrupted solve); an existing "<name>.tmp.<pid>" is never overwritten; a folder or a missing folder
@@ -16,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/atomic_file.h"
@@ -273,6 +276,54 @@ static void descriptor_paths_written_in_place(void **state)
     close(fds[0]);
 }
 
+
+/* A Unix socket's server in a thread: accepts one connection and reads it to the end. */
+typedef struct {
+    int listener;
+    char got[256];
+    size_t n;
+} socket_server;
+
+static void *serve_once(void *arg)
+{
+    socket_server *sv = arg;
+    int c = accept(sv->listener, NULL, NULL);
+    if (c < 0) return NULL;
+    ssize_t k;
+    while ((k = read(c, sv->got + sv->n, sizeof sv->got - 1 - sv->n)) > 0) sv->n += (size_t)k;
+    sv->got[sv->n] = '\0';
+    close(c);
+    return NULL;
+}
+
+static void socket_written_in_place(void **state)
+{
+    (void)state;
+    const char *p = in_dir("out.sock");
+    static socket_server sv;
+    memset(&sv, 0, sizeof sv);
+    sv.listener = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(sv.listener >= 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", p);
+    assert_int_equal(bind(sv.listener, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(sv.listener, 1), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, serve_once, &sv), 0);
+    gs_output_target t;
+    GS_ASSERT_OK(gs_output_probe(p, &t));
+    assert_int_equal(t.kind, GS_OUTPUT_STREAM);
+    write_through(p, "to the socket\n");
+    pthread_join(th, NULL);
+    close(sv.listener);
+    assert_string_equal(sv.got, "to the socket\n");
+    struct stat sb;
+    assert_int_equal(lstat(p, &sb), 0);
+    assert_true(S_ISSOCK(sb.st_mode));
+}
+
 static void signal_while_writing_leaves_the_file(void **state)
 {
     (void)state;
@@ -352,6 +403,7 @@ int main(void)
         cmocka_unit_test(fifo_reader_gone_is_a_write_error),
         cmocka_unit_test(character_devices_written_in_place),
         cmocka_unit_test(descriptor_paths_written_in_place),
+        cmocka_unit_test(socket_written_in_place),
         cmocka_unit_test(signal_while_writing_leaves_the_file),
         cmocka_unit_test(pending_signal_does_not_stop_a_new_file),
         cmocka_unit_test(abort_leaves_target_and_is_idempotent),
