@@ -341,6 +341,9 @@ gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, co
         /* with a fallback, a solve that cannot converge in time at its current rate gives way early */
         if (fallback && gs_config_is_default(cfg, "solver.projected_limit"))
             GS_TRY(gs_config_set(c, "solver.projected_limit=" GS_STRATEGY_PROJECTED_LIMIT));
+        /* and factors whose stability estimate shows explosive growth are refused before iterating */
+        if (fallback && gs_config_is_default(cfg, "preconditioner.stability_limit"))
+            GS_TRY(gs_config_set(c, "preconditioner.stability_limit=" GS_STRATEGY_STABILITY_LIMIT));
         if (trial) {
             char lim[64];
             snprintf(lim, sizeof lim, "solver.max_iterations=%d", GS_TRIAL_ITERATIONS);

@@ -20,6 +20,10 @@ extern "C" {
 #define GS_RUNG_MAX_SETTINGS 12
 /* solver.projected_limit of the attempts when a fallback may follow (unless the user set it). */
 #define GS_STRATEGY_PROJECTED_LIMIT "2"
+/* preconditioner.stability_limit of those attempts (unless the user set it): ||M^-1 1||_inf ||A||_inf
+ * beyond this means factors with explosive growth (west2021's ILU(0): 1e22; converging factors of the
+ * development set stay below 1e12). */
+#define GS_STRATEGY_STABILITY_LIMIT "1e16"
 #define GS_STRATEGY_MAX_ATTEMPTS 10
 
 /* One rung of a ladder: configuration settings "key=value" (NULL-terminated). */

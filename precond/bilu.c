@@ -41,14 +41,9 @@ gs_status gs_blockdiag_init(gs_blockdiag *bd, const gs_config *cfg, gs_block_loc
     memset(bd, 0, sizeof *bd);
     bd->local = local;
     bd->name = name;
-    const char *zp = gs_config_string(cfg, "preconditioner.zero_pivot");
-    bd->opts.zero_pivot = strcmp(zp, "shift") == 0 ? GS_ZERO_PIVOT_SHIFT : GS_ZERO_PIVOT_ERROR;
-    bd->opts.shift = gs_config_double(cfg, "preconditioner.shift");
-    bd->opts.fill_level = (int)gs_config_int(cfg, "preconditioner.fill_level");
-    bd->opts.drop_tol = gs_config_double(cfg, "preconditioner.drop_tolerance");
-    bd->opts.max_fill = (int)gs_config_int(cfg, "preconditioner.max_fill");
-    bd->opts.row_offset = 0;
-    bd->opts.row_names = NULL;
+    /* every block is an ILU(k) or ILUT: the zero-pivot policy (grow included) and MILU apply per block */
+    GS_CALL(gs_factor_opts_from_config(cfg, &bd->opts));
+    bd->opts.perm_tol = 0.0;
     return GS_OK;
 }
 

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 
+#include "cfg/config.h"
 #include "core/csr.h"
 #include "core/status.h"
 
@@ -40,6 +41,11 @@ typedef struct gs_factor_opts {
                           * into its pivot, so that (L U) 1 = A 1 (docs/algorithms.md, "MILU") */
     double min_pivot;    /* grow policy: smallest accepted |u_ii| / s_i */
 } gs_factor_opts;
+
+/* The options every factorization reads from preconditioner.{zero_pivot, shift, min_pivot,
+ * pivot_tolerance, milu, fill_level, drop_tolerance, max_fill} (row_offset 0, row_names NULL); a caller
+ * keeps only what its method uses. */
+gs_status gs_factor_opts_from_config(const gs_config *cfg, gs_factor_opts *o);
 
 typedef struct gs_factor_info {
     gs_int nshifted;       /* pivots shifted (shift policy) */

@@ -302,3 +302,22 @@ gs_status gs_fi_factor_with_policy(const gs_csr *A, const gs_factor_opts *o, gs_
                     "system.matching, ilutp, or a larger preconditioner.shift",
                     why, GS_FACTOR_GROW_MAX, o->shift, alpha / 10.0);
 }
+
+gs_status gs_factor_opts_from_config(const gs_config *cfg, gs_factor_opts *o)
+{
+    if (!cfg) return GS_ERROR(GS_ERR_ARG, "factorization options: no configuration given");
+    memset(o, 0, sizeof *o);
+    const char *zp = gs_config_string(cfg, "preconditioner.zero_pivot");
+    o->zero_pivot = strcmp(zp, "shift") == 0  ? GS_ZERO_PIVOT_SHIFT
+                    : strcmp(zp, "grow") == 0 ? GS_ZERO_PIVOT_GROW
+                                              : GS_ZERO_PIVOT_ERROR;
+    o->shift = gs_config_double(cfg, "preconditioner.shift");
+    o->min_pivot = gs_config_double(cfg, "preconditioner.min_pivot");
+    o->perm_tol = gs_config_double(cfg, "preconditioner.pivot_tolerance");
+    o->milu = gs_config_bool(cfg, "preconditioner.milu");
+    o->fill_level = (int)gs_config_int(cfg, "preconditioner.fill_level");
+    o->drop_tol = gs_config_double(cfg, "preconditioner.drop_tolerance");
+    long long p = gs_config_int(cfg, "preconditioner.max_fill");
+    o->max_fill = p > 2147483647LL ? 2147483647 : (int)p;
+    return GS_OK;
+}

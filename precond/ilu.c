@@ -85,26 +85,13 @@ static gs_status read_factor_on(const gs_pc *pc, ilu_data *d)
 static gs_status read_options(const gs_pc *pc, ilu_data *d)
 {
     if (!pc->cfg) return GS_ERROR(GS_ERR_ARG, "preconditioner %s: no configuration given", pc->type);
-    memset(&d->opts, 0, sizeof d->opts);
-    const char *zp = gs_config_string(pc->cfg, "preconditioner.zero_pivot");
-    d->opts.zero_pivot = !zp                         ? GS_ZERO_PIVOT_ERROR
-                         : strcmp(zp, "shift") == 0 ? GS_ZERO_PIVOT_SHIFT
-                         : strcmp(zp, "grow") == 0  ? GS_ZERO_PIVOT_GROW
-                                                    : GS_ZERO_PIVOT_ERROR;
-    d->opts.shift = gs_config_double(pc->cfg, "preconditioner.shift");
-    d->opts.min_pivot = gs_config_double(pc->cfg, "preconditioner.min_pivot");
-    d->opts.perm_tol = d->kind == KIND_ILUTP ? gs_config_double(pc->cfg, "preconditioner.pivot_tolerance") : 0.0;
-    d->opts.milu = gs_config_bool(pc->cfg, "preconditioner.milu");
+    GS_CALL(gs_factor_opts_from_config(pc->cfg, &d->opts));
+    if (d->kind != KIND_ILUTP) d->opts.perm_tol = 0.0;
+    if (d->kind != KIND_ILUK) d->opts.fill_level = 0;
     if (d->opts.milu && d->kind == KIND_IC0)
         return GS_ERROR(GS_ERR_CONFIG,
                         "preconditioner.milu = true: IC(0) has no modified (MIC) variant here; use ilu0 or iluk "
                         "with milu, or set preconditioner.milu = false");
-    d->opts.fill_level = d->kind == KIND_ILUK ? (int)gs_config_int(pc->cfg, "preconditioner.fill_level") : 0;
-    d->opts.drop_tol = gs_config_double(pc->cfg, "preconditioner.drop_tolerance");
-    long long p = gs_config_int(pc->cfg, "preconditioner.max_fill");
-    d->opts.max_fill = p > 2147483647LL ? 2147483647 : (int)p;
-    d->opts.row_offset = 0;
-    d->opts.row_names = NULL;
     GS_CALL(read_factor_on(pc, d));
     return GS_OK;
 }

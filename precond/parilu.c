@@ -95,8 +95,13 @@ gs_status gs_parilu_opts_from_config(const gs_config *cfg, gs_parilu_opts *o)
     o->fill_level = (int)gs_config_int(cfg, "preconditioner.fill_level");
     o->seed = (unsigned)gs_config_int(cfg, "preconditioner.seed");
     o->diagnostics = gs_config_bool(cfg, "preconditioner.diagnostics");
-    o->zero_pivot = strcmp(gs_config_string(cfg, "preconditioner.zero_pivot"), "shift") == 0 ? GS_ZERO_PIVOT_SHIFT
-                                                                                           : GS_ZERO_PIVOT_ERROR;
+    const char *zp = gs_config_string(cfg, "preconditioner.zero_pivot");
+    if (strcmp(zp, "grow") == 0)
+        return GS_ERROR(GS_ERR_CONFIG, "ParILU/ParIC: preconditioner.zero_pivot = \"grow\" (refactoring with growing "
+                                       "shifts) is for the exact incomplete factorizations; use \"shift\" or \"error\"");
+    if (gs_config_bool(cfg, "preconditioner.milu"))
+        return GS_ERROR(GS_ERR_CONFIG, "ParILU/ParIC has no modified (MILU) variant: set preconditioner.milu = false");
+    o->zero_pivot = strcmp(zp, "shift") == 0 ? GS_ZERO_PIVOT_SHIFT : GS_ZERO_PIVOT_ERROR;
     o->shift = gs_config_double(cfg, "preconditioner.shift");
     return GS_OK;
 }
