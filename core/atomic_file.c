@@ -373,7 +373,7 @@ gs_status gs_atomic_open(gs_atomic_file *af, const char *path)
     case GS_OUTPUT_FILE:
         af->fd = create_temporary(af, &err);
         /* an existing file keeps its permissions (umask applied to a new one by open) */
-        if (af->fd >= 0 && af->t.exists) (void)fchmod(af->fd, af->t.mode & 07777);
+        if (af->fd >= 0 && af->t.exists) (void)fchmod(af->fd, af->t.mode & 0777); /* not set-id bits */
         break;
     }
     if (af->fd < 0) {
