@@ -14,47 +14,46 @@
 
 #define NO_PREPROCESS "system.matching=none", "system.scaling=none", "system.reorder=none"
 #define MATCHED(reorder) "system.matching=mwm", "system.scaling=matching", "system.reorder=" reorder
+#define GROW "preconditioner.zero_pivot=grow"
 
-/* Nonsymmetric systems, from the cheapest preconditioner to a nearly exact pivoting factorization.
- * Systems with a weak or zero diagonal start at rung 1 (the matching puts large entries on it). */
-static const gs_rung ladder_general[] = {
-    {"ilu0", {"solver.type=gmres", "preconditioner.type=ilu0", "preconditioner.zero_pivot=grow", NO_PREPROCESS}},
-    {"mwm-ilu0", {"solver.type=gmres", "preconditioner.type=ilu0", "preconditioner.zero_pivot=grow", MATCHED("none")}},
-    {"mwm-iluk1",
-     {"solver.type=gmres", "preconditioner.type=iluk", "preconditioner.fill_level=1", "preconditioner.zero_pivot=grow",
-      MATCHED("rcm")}},
-    {"mwm-ilut",
-     {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilut", "preconditioner.drop_tolerance=1e-3",
-      "preconditioner.max_fill=20", "preconditioner.zero_pivot=grow", MATCHED("rcm")}},
-    {"mwm-ilutp",
-     {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-4",
-      "preconditioner.max_fill=50", "preconditioner.pivot_tolerance=0.1", "preconditioner.zero_pivot=grow",
-      MATCHED("rcm")}},
-    {"mwm-ilutp-deep",
-     {"solver.type=gmres", "solver.restart=100", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-7",
-      "preconditioner.max_fill=400", "preconditioner.pivot_tolerance=0.5", "preconditioner.zero_pivot=grow",
-      MATCHED("rcm")}},
-};
+/* The rungs, from the cheapest preconditioner to a nearly exact pivoting factorization. BiCGStab where
+ * one preconditioner application per half step is cheap and restarts would stall GMRES(30); GMRES(50)
+ * with the stronger factorizations, whose residual never grows. */
+static const gs_rung rung_ic0 = {"ic0", {"solver.type=cg", "preconditioner.type=ic0", GROW, NO_PREPROCESS}};
+static const gs_rung rung_ilu0 = {"ilu0", {"solver.type=bicgstab", "preconditioner.type=ilu0", GROW, NO_PREPROCESS}};
+static const gs_rung rung_iluk1 = {
+    "iluk1",
+    {"solver.type=bicgstab", "preconditioner.type=iluk", "preconditioner.fill_level=1", GROW, NO_PREPROCESS}};
+static const gs_rung rung_mwm_ilu0 = {
+    "mwm-ilu0", {"solver.type=bicgstab", "preconditioner.type=ilu0", GROW, MATCHED("none")}};
+static const gs_rung rung_mwm_ilut = {
+    "mwm-ilut",
+    {"solver.type=bicgstab", "preconditioner.type=ilut", "preconditioner.drop_tolerance=1e-3",
+     "preconditioner.max_fill=20", GROW, MATCHED("rcm")}};
+static const gs_rung rung_mwm_iluk1 = {
+    "mwm-iluk1",
+    {"solver.type=gmres", "solver.restart=50", "preconditioner.type=iluk", "preconditioner.fill_level=1", GROW,
+     MATCHED("rcm")}};
+static const gs_rung rung_mwm_ilutp = {
+    "mwm-ilutp",
+    {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-4",
+     "preconditioner.max_fill=50", "preconditioner.pivot_tolerance=0.1", GROW, MATCHED("rcm")}};
+static const gs_rung rung_mwm_ilutp_deep = {
+    "mwm-ilutp-deep",
+    {"solver.type=gmres", "solver.restart=100", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-7",
+     "preconditioner.max_fill=400", "preconditioner.pivot_tolerance=0.5", GROW, MATCHED("rcm")}};
 
-/* Symmetric positive-diagonal systems: CG first, then the general ladder. */
-static const gs_rung ladder_spd[] = {
-    {"ic0", {"solver.type=cg", "preconditioner.type=ic0", "preconditioner.zero_pivot=grow", NO_PREPROCESS}},
-    {"ilu0", {"solver.type=gmres", "preconditioner.type=ilu0", "preconditioner.zero_pivot=grow", NO_PREPROCESS}},
-    {"mwm-iluk1",
-     {"solver.type=gmres", "preconditioner.type=iluk", "preconditioner.fill_level=1", "preconditioner.zero_pivot=grow",
-      MATCHED("rcm")}},
-    {"mwm-ilut",
-     {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilut", "preconditioner.drop_tolerance=1e-3",
-      "preconditioner.max_fill=20", "preconditioner.zero_pivot=grow", MATCHED("rcm")}},
-    {"mwm-ilutp",
-     {"solver.type=gmres", "solver.restart=50", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-4",
-      "preconditioner.max_fill=50", "preconditioner.pivot_tolerance=0.1", "preconditioner.zero_pivot=grow",
-      MATCHED("rcm")}},
-    {"mwm-ilutp-deep",
-     {"solver.type=gmres", "solver.restart=100", "preconditioner.type=ilutp", "preconditioner.drop_tolerance=1e-7",
-      "preconditioner.max_fill=400", "preconditioner.pivot_tolerance=0.5", "preconditioner.zero_pivot=grow",
-      MATCHED("rcm")}},
-};
+/* The ladders: each class starts at its first rung (GS_CLASS_* below) and climbs. */
+static const gs_rung *const ladder_spd[] = {&rung_ic0,       &rung_ilu0,      &rung_mwm_ilut,      &rung_iluk1,
+                                            &rung_mwm_iluk1, &rung_mwm_ilutp, &rung_mwm_ilutp_deep};
+static const gs_rung *const ladder_nonsym[] = {&rung_ilu0,      &rung_mwm_ilut,  &rung_mwm_iluk1,
+                                               &rung_iluk1,     &rung_mwm_ilutp, &rung_mwm_ilutp_deep};
+static const gs_rung *const ladder_weak[] = {&rung_mwm_ilut,  &rung_mwm_iluk1,      &rung_iluk1,
+                                             &rung_mwm_ilutp, &rung_mwm_ilutp_deep};
+/* saddle points: the matching breaks the symmetric structure the factorization can use, so without it
+ * first */
+static const gs_rung *const ladder_indef[] = {&rung_iluk1,     &rung_mwm_ilut,  &rung_mwm_ilu0,
+                                              &rung_mwm_iluk1, &rung_mwm_ilutp, &rung_mwm_ilutp_deep};
 
 #define NRUNGS(l) ((int)(sizeof(l) / sizeof((l)[0])))
 
@@ -92,35 +91,34 @@ void gs_strategy_rule(const gs_csr_stats *s, gs_backend_kind kind, gs_auto_choic
     const gs_int bad = s->diag_missing + s->diag_zero;
     const double spread = s->row_norm_min > 0 ? s->row_norm_max / s->row_norm_min : 1.0;
     const bool weak = (double)s->diag_weak > GS_RULE_WEAK_FRACTION * (double)n;
+    c->first = 0;
     if (s->sym_numerical && bad == 0 && s->diag_negative == 0 && n > 0) {
         c->cls = GS_CLASS_SPD;
         c->ladder = ladder_spd;
         c->nrungs = NRUNGS(ladder_spd);
-        c->first = 0;
         snprintf(c->why, sizeof c->why,
                  "numerically symmetric with every diagonal entry positive (possibly SPD): CG + IC(0)");
-        return;
-    }
-    c->ladder = ladder_general;
-    c->nrungs = NRUNGS(ladder_general);
-    if (s->sym_numerical) {
+    } else if (s->sym_numerical) {
         c->cls = GS_CLASS_SYM_INDEF;
-        c->first = 1;
+        c->ladder = ladder_indef;
+        c->nrungs = NRUNGS(ladder_indef);
         snprintf(c->why, sizeof c->why,
-                 "symmetric with %d zero or missing and %d negative diagonal entries (indefinite): GMRES + ILU(0) "
-                 "after a maximum-weight matching",
+                 "symmetric with %d zero or missing and %d negative diagonal entries (indefinite, e.g. a saddle "
+                 "point): BiCGStab + ILU(1), the pivots of zero diagonal entries made by the fill",
                  (int)bad, (int)s->diag_negative);
     } else if (bad > 0 || weak || spread > GS_RULE_SCALE_SPREAD) {
         c->cls = GS_CLASS_WEAK_DIAG;
-        c->first = 1;
+        c->ladder = ladder_weak;
+        c->nrungs = NRUNGS(ladder_weak);
         snprintf(c->why, sizeof c->why,
                  "nonsymmetric with %d zero or missing and %d weak diagonal entries, row norms spread over %.1e: "
-                 "GMRES + ILU(0) after a maximum-weight matching and its scaling",
+                 "BiCGStab + ILUT after a maximum-weight matching and its scaling",
                  (int)bad, (int)s->diag_weak, spread);
     } else {
         c->cls = GS_CLASS_NONSYM;
-        c->first = 0;
-        snprintf(c->why, sizeof c->why, "nonsymmetric with a usable diagonal: GMRES + ILU(0)");
+        c->ladder = ladder_nonsym;
+        c->nrungs = NRUNGS(ladder_nonsym);
+        snprintf(c->why, sizeof c->why, "nonsymmetric with a usable diagonal: BiCGStab + ILU(0)");
     }
 }
 
@@ -246,7 +244,7 @@ static gs_status attempt_config(const gs_config *user, const gs_strategy_result 
     }
     if (k == 0) return gs_config_copy(user, c);
     for (; *next < out->choice.nrungs; (*next)++) {
-        const gs_rung *r = &out->choice.ladder[*next];
+        const gs_rung *r = out->choice.ladder[*next];
         gs_preprocess p;
         char method[160];
         GS_CALL(gs_config_copy(user, c));
@@ -297,7 +295,7 @@ static const gs_rung *trial_verdict(const trial_monitor *m, double target, gs_st
              keep ? "it continues from here" : "the rule's preconditioner starts from here");
     if (keep) return &rung_cg_none; /* then, on failure, the rule's first rung */
     *next = out->choice.first + 1;
-    return &out->choice.ladder[out->choice.first];
+    return out->choice.ladder[out->choice.first];
 }
 
 gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
@@ -320,7 +318,7 @@ gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, co
     }
     GS_TRY(GS_MALLOC(xt, A->nrows));
     const double t0 = gs_wtime(), budget = gs_config_double(cfg, "solver.fallback_budget");
-    const gs_rung *pending = out->automatic ? &out->choice.ladder[out->choice.first] : NULL;
+    const gs_rung *pending = out->automatic ? out->choice.ladder[out->choice.first] : NULL;
     int next = out->automatic ? out->choice.first + 1 : 0;
     if (out->choice.trial) {
         pending = &rung_cg_none;

@@ -46,7 +46,7 @@ typedef enum gs_matrix_class {
 
 typedef struct gs_auto_choice {
     gs_matrix_class cls;
-    const gs_rung *ladder; /* the class's ladder */
+    const gs_rung *const *ladder; /* the class's ladder */
     int nrungs;
     int first;             /* the rung the first attempt uses */
     bool trial;            /* CG without a preconditioner is tried first (gs_strategy_wants_trial) */

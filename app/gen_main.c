@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/generate.h"
+#include "core/signal.h"
 #include "io/mmio.h"
 
 static int usage(FILE *f, int code)
@@ -43,12 +44,14 @@ int main(int argc, char **argv)
     }
     if (!name || nd == 0 || !out) return usage(stderr, 2);
     gs_csr A = {0};
+    gs_interrupt_install(); /* a signal ends the writing with exit 6, the output left as it was */
     if (gs_gen_by_name(name, (gs_int)dims[0], (gs_int)dims[1], (gs_int)dims[2], peclet, &A) != GS_OK ||
         gs_mm_write_matrix(out, &A) != GS_OK) {
+        gs_status st = gs_error_status();
         fputs("gpusolve-gen: error: ", stderr);
         gs_error_print(stderr);
         gs_csr_free(&A);
-        return gs_error_status() == GS_ERR_IO ? 3 : 2;
+        return st == GS_ERR_IO ? 3 : st == GS_ERR_INTERRUPTED ? 6 : st == GS_ERR_MEM ? 5 : 2;
     }
     printf("%s: %d x %d, %d nonzeros\n", out, A.nrows, A.ncols, A.nnz);
     gs_csr_free(&A);

@@ -10,6 +10,7 @@
 #include "app/app.h"
 #include "core/mem.h"
 #include "core/report.h"
+#include "core/signal.h"
 #include "io/mmio.h"
 #include "precond/ordering.h"
 
@@ -222,6 +223,7 @@ int gs_app_inspect(const char *spec, bool json, FILE *out)
         GS_TRY(gs_mm_read_matrix(spec, &A, &info));
     GS_TRY(GS_CALLOC(f, 1));
     GS_TRY(gs_matrix_inspect(&A, f));
+    if (gs_interrupt_requested()) GS_FAIL(GS_ERR_INTERRUPTED, "interrupted by signal %d", gs_interrupt_signal());
     if (json)
         print_json(out, spec, is_gen ? NULL : &info, f);
     else

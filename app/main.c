@@ -261,6 +261,7 @@ int main(int argc, char **argv)
     if (inspect) {
         gs_free(&ov);
         if (!o.matrix) return usage_error("%s", "--inspect needs a matrix");
+        gs_interrupt_install(); /* a signal ends it with exit 6, nothing printed */
         return gs_app_inspect(o.matrix, o.json, stdout);
     }
 

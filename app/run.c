@@ -325,7 +325,7 @@ static gs_status report_outcome(gs_report *rep, const gs_strategy_result *sr, co
 
 /* The run's closing: status, exit code, total time, and the report printed (text or JSON). */
 static int finish_run(gs_status st, int code, gs_report *rep, const gs_config *cfg, const gs_strategy_result *sr,
-                      const gs_app_run_ctx *ctx, bool json, double t_start, double time_read, bool interrupted_solve,
+                      const gs_app_run_ctx *ctx, bool json, double t_start, double time_read, bool interrupted,
                       gs_app_outcome *out)
 {
     char prefix[1024] = "";
@@ -373,9 +373,14 @@ static int finish_run(gs_status st, int code, gs_report *rep, const gs_config *c
     } else {
         print_text(rep, cfg, sr ? sr->cfg : NULL, sr, in_sweep || gs_config_bool(cfg, "output.quiet"), prefix);
     }
-    if (interrupted_solve)
-        fprintf(stderr, "gpusolve: interrupted by signal %d after %lld iterations; no solution written\n",
-                gs_interrupt_signal(), rep_i(rep, "solve.iterations"));
+    if (interrupted) {
+        if (gs_report_find(rep, "solve.iterations"))
+            fprintf(stderr, "gpusolve: interrupted by signal %d after %lld iterations; nothing written\n",
+                    gs_interrupt_signal(), rep_i(rep, "solve.iterations"));
+        else
+            fprintf(stderr, "gpusolve: interrupted by signal %d during the setup; nothing written\n",
+                    gs_interrupt_signal());
+    }
     return code;
 }
 
@@ -390,7 +395,7 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     double *x = NULL;
     history hist = {0};
     gs_strategy_result sr;
-    bool have_sr = false;
+    bool have_sr = false, interrupted = false;
     gs_app_run_ctx single = {0, 1, NULL, NULL, NULL};
     if (!ctx) ctx = &single;
     const bool json = strcmp(gs_config_string(cfg, "output.format"), "json") == 0;
@@ -442,9 +447,16 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     GS_TRY(report_outcome(rep, &sr, &sys, x, A->nrows));
     const gs_attempt *fa = &sr.final;
     code = gs_exit_code_for_reason(fa->res.reason);
+    /* a signal that arrived in any phase (the last attempt's setup, after its solve) ends the run here:
+     * exit 6, no output written */
+    if (gs_interrupt_requested()) {
+        code = GS_EXIT_INTERRUPTED;
+        interrupted = true;
+        goto cleanup;
+    }
 
-    /* outputs (atomic); an interrupted or failed solve writes no solution */
-    if (sol_path[0] && fa->solved && fa->res.reason != GS_DIVERGED_INTERRUPTED) {
+    /* outputs (atomic); a failed solve writes no solution */
+    if (sol_path[0] && fa->solved) {
         GS_TRY(gs_mm_write_vector(sol_path, A->nrows, x));
         GS_TRY(gs_report_string(rep, "output.solution", sol_path));
     }
@@ -455,8 +467,7 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     }
 
 cleanup:
-    code = finish_run(st, code, rep, cfg, have_sr ? &sr : NULL, ctx, json, t_start, p->time_read,
-                      have_sr && sr.final.solved && sr.final.res.reason == GS_DIVERGED_INTERRUPTED, out);
+    code = finish_run(st, code, rep, cfg, have_sr ? &sr : NULL, ctx, json, t_start, p->time_read, interrupted, out);
     out->exit_code = code;
     out->solved = have_sr && sr.final.solved;
     fflush(stdout);

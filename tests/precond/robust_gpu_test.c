@@ -94,12 +94,15 @@ static void compare(const char *label, const char *type, const char *const *sett
     run_on(dev, type, settings, A, r, &d);
     double diff = gs_test_rel_diff(n, d.z, h.z), tol = 16.0 * n * DBL_EPSILON;
     fprintf(stderr,
-            "%-28s n %5d: device vs host rel diff %.3g (tol %.3g); estimate %.4g / %.4g; shift %g / %g after %lld / "
+            "%-28s n %5d: device vs host rel diff %.3g (tol %.3g); estimate %.17g / %.17g; shift %g / %g after %lld / "
             "%lld; exchanges %lld; factor_on %s / %s\n",
             label, (int)n, diff, tol, d.estimate, h.estimate, d.shift_used, h.shift_used, d.refactorizations,
             h.refactorizations, h.exchanges, d.factor_on, h.factor_on);
     assert_true(diff <= tol);
-    assert_true(fabs(d.estimate - h.estimate) <= tol * fabs(h.estimate));
+    /* the estimate solves with the ones vector, where a shifted pivot (1e-8) amplifies the cancellation
+     * in its row: device and host summation orders then agree to far fewer digits than z does (whose
+     * largest entry is that amplified row); an estimate for a rejection threshold needs a few digits */
+    assert_true(fabs(d.estimate - h.estimate) <= 1e-6 * fabs(h.estimate));
     assert_true(d.shift_used == h.shift_used);
     assert_int_equal(d.refactorizations, h.refactorizations);
     assert_int_equal(d.exchanges, h.exchanges);

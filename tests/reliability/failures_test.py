@@ -189,7 +189,7 @@ for sig in (signal.SIGINT, signal.SIGTERM):
         out, err = p.communicate()
         check(f"signal {sig.name}: stops within 60 s", False, "killed")
     check(f"signal {sig.name}: exit 6", p.returncode == 6, f"exit {p.returncode}: {err[-300:]}")
-    check(f"signal {sig.name}: message", f"interrupted by signal {int(sig)}" in err and "no solution written" in err,
+    check(f"signal {sig.name}: message", f"interrupted by signal {int(sig)}" in err and "nothing written" in err,
           err[-300:])
     check(f"signal {sig.name}: reason", "reason=diverged_interrupted" in out, out[-300:])
     check(f"signal {sig.name}: no solution file", not os.path.exists(sol), sol)
