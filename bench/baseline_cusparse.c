@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "core/csr.h"
+#include "core/cuda_check.h"
 #include "core/generate.h"
 #include "core/mem.h"
 #include "core/status.h"
@@ -43,33 +44,6 @@
 
 enum { EXIT_CONVERGED = 0, EXIT_NOT_CONVERGED = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_NUMERICAL = 4,
        EXIT_DEVICE = 5, EXIT_NO_GPU = 77 };
-
-/* ---- vendor return codes as gs_status, with the library's error name ---- */
-
-static gs_status cuda_st(cudaError_t e, const char *expr, const char *file, int line)
-{
-    if (e == cudaSuccess) return GS_OK;
-    return gs_error_set(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA, file, line,
-                        "CUDA call %s failed: %s (%s)", expr, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
-static gs_status cusparse_st(cusparseStatus_t s, const char *expr, const char *file, int line)
-{
-    if (s == CUSPARSE_STATUS_SUCCESS) return GS_OK;
-    return gs_error_set(s == CUSPARSE_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEM : GS_ERR_CUSPARSE, file, line,
-                        "cuSPARSE call %s failed: %s (%s)", expr, cusparseGetErrorName(s), cusparseGetErrorString(s));
-}
-
-static gs_status cublas_st(cublasStatus_t s, const char *expr, const char *file, int line)
-{
-    if (s == CUBLAS_STATUS_SUCCESS) return GS_OK;
-    return gs_error_set(s == CUBLAS_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEM : GS_ERR_CUBLAS, file, line,
-                        "cuBLAS call %s failed: status %d", expr, (int)s);
-}
-
-#define CU(call) cuda_st((call), #call, __FILE__, __LINE__)
-#define SP(call) cusparse_st((call), #call, __FILE__, __LINE__)
-#define BL(call) cublas_st((call), #call, __FILE__, __LINE__)
 
 /* ---- options ---- */
 
@@ -228,50 +202,50 @@ static gs_status run(const baseline_opts *o, const gs_csr *A, baseline_result *r
     GS_TRY(GS_MALLOC(bh, n));
     for (gs_int i = 0; i < n; i++) ones[i] = 1.0;
     gs_csr_spmv(1.0, A, ones, 0.0, bh);
-    GS_TRY(CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)));
-    for (int k = 0; k < 4; k++) GS_TRY(CU(cudaEventCreate(&ev[k])));
-    GS_TRY(SP(cusparseCreate(&sp)));
-    GS_TRY(SP(cusparseSetStream(sp, stream)));
-    GS_TRY(BL(cublasCreate(&bl)));
-    GS_TRY(BL(cublasSetStream(bl, stream)));
-    GS_TRY(BL(cublasSetPointerMode(bl, CUBLAS_POINTER_MODE_HOST)));
-    GS_TRY(CU(cudaMalloc((void **)&d_rowptr, ((size_t)n + 1) * sizeof(gs_int))));
-    GS_TRY(CU(cudaMalloc((void **)&d_colind, (size_t)nnz * sizeof(gs_int))));
-    GS_TRY(CU(cudaMalloc((void **)&d_val, (size_t)nnz * sizeof(double))));
-    GS_TRY(CU(cudaMalloc((void **)&d_lu, (size_t)nnz * sizeof(double))));
-    GS_TRY(CU(cudaMemcpy(d_rowptr, A->rowptr, ((size_t)n + 1) * sizeof(gs_int), cudaMemcpyHostToDevice)));
-    GS_TRY(CU(cudaMemcpy(d_colind, A->colind, (size_t)nnz * sizeof(gs_int), cudaMemcpyHostToDevice)));
-    GS_TRY(CU(cudaMemcpy(d_val, A->val, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice)));
-    GS_TRY(CU(cudaMemcpy(d_lu, A->val, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice)));
+    GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)));
+    for (int k = 0; k < 4; k++) GS_TRY(GS_CUDA(cudaEventCreate(&ev[k])));
+    GS_TRY(GS_CUSPARSE(cusparseCreate(&sp)));
+    GS_TRY(GS_CUSPARSE(cusparseSetStream(sp, stream)));
+    GS_TRY(GS_CUBLAS(cublasCreate(&bl)));
+    GS_TRY(GS_CUBLAS(cublasSetStream(bl, stream)));
+    GS_TRY(GS_CUBLAS(cublasSetPointerMode(bl, CUBLAS_POINTER_MODE_HOST)));
+    GS_TRY(GS_CUDA(cudaMalloc((void **)&d_rowptr, ((size_t)n + 1) * sizeof(gs_int))));
+    GS_TRY(GS_CUDA(cudaMalloc((void **)&d_colind, (size_t)nnz * sizeof(gs_int))));
+    GS_TRY(GS_CUDA(cudaMalloc((void **)&d_val, (size_t)nnz * sizeof(double))));
+    GS_TRY(GS_CUDA(cudaMalloc((void **)&d_lu, (size_t)nnz * sizeof(double))));
+    GS_TRY(GS_CUDA(cudaMemcpy(d_rowptr, A->rowptr, ((size_t)n + 1) * sizeof(gs_int), cudaMemcpyHostToDevice)));
+    GS_TRY(GS_CUDA(cudaMemcpy(d_colind, A->colind, (size_t)nnz * sizeof(gs_int), cudaMemcpyHostToDevice)));
+    GS_TRY(GS_CUDA(cudaMemcpy(d_val, A->val, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice)));
+    GS_TRY(GS_CUDA(cudaMemcpy(d_lu, A->val, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice)));
     for (int k = 0; k < NVEC; k++) {
-        GS_TRY(CU(cudaMalloc((void **)&vec[k], (size_t)n * sizeof(double))));
-        GS_TRY(CU(cudaMemset(vec[k], 0, (size_t)n * sizeof(double))));
-        GS_TRY(SP(cusparseCreateDnVec(&dv[k], n, vec[k], CUDA_R_64F)));
+        GS_TRY(GS_CUDA(cudaMalloc((void **)&vec[k], (size_t)n * sizeof(double))));
+        GS_TRY(GS_CUDA(cudaMemset(vec[k], 0, (size_t)n * sizeof(double))));
+        GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&dv[k], n, vec[k], CUDA_R_64F)));
     }
-    GS_TRY(CU(cudaMemcpy(vec[V_B], bh, (size_t)n * sizeof(double), cudaMemcpyHostToDevice)));
-    GS_TRY(SP(cusparseCreateCsr(&matA, n, n, nnz, d_rowptr, d_colind, d_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+    GS_TRY(GS_CUDA(cudaMemcpy(vec[V_B], bh, (size_t)n * sizeof(double), cudaMemcpyHostToDevice)));
+    GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&matA, n, n, nnz, d_rowptr, d_colind, d_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                 CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
-    GS_TRY(SP(cusparseCreateCsr(&matL, n, n, nnz, d_rowptr, d_colind, d_lu, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+    GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&matL, n, n, nnz, d_rowptr, d_colind, d_lu, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                 CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
-    GS_TRY(SP(cusparseSpMatSetAttribute(matL, CUSPARSE_SPMAT_FILL_MODE, &lower, sizeof lower)));
-    GS_TRY(SP(cusparseSpMatSetAttribute(matL, CUSPARSE_SPMAT_DIAG_TYPE, &unit, sizeof unit)));
-    GS_TRY(SP(cusparseCreateCsr(&matU, n, n, nnz, d_rowptr, d_colind, d_lu, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+    GS_TRY(GS_CUSPARSE(cusparseSpMatSetAttribute(matL, CUSPARSE_SPMAT_FILL_MODE, &lower, sizeof lower)));
+    GS_TRY(GS_CUSPARSE(cusparseSpMatSetAttribute(matL, CUSPARSE_SPMAT_DIAG_TYPE, &unit, sizeof unit)));
+    GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&matU, n, n, nnz, d_rowptr, d_colind, d_lu, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                 CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
-    GS_TRY(SP(cusparseSpMatSetAttribute(matU, CUSPARSE_SPMAT_FILL_MODE, &upper, sizeof upper)));
-    GS_TRY(SP(cusparseSpMatSetAttribute(matU, CUSPARSE_SPMAT_DIAG_TYPE, &non_unit, sizeof non_unit)));
-    GS_TRY(SP(cusparseCreateMatDescr(&descr_ilu)));
-    GS_TRY(SP(cusparseSetMatType(descr_ilu, CUSPARSE_MATRIX_TYPE_GENERAL)));
-    GS_TRY(SP(cusparseSetMatIndexBase(descr_ilu, CUSPARSE_INDEX_BASE_ZERO)));
-    GS_TRY(SP(cusparseCreateCsrilu02Info(&ilu)));
-    GS_TRY(SP(cusparseSpSV_createDescr(&spsvL)));
-    GS_TRY(SP(cusparseSpSV_createDescr(&spsvU)));
-    GS_TRY(CU(cudaDeviceSynchronize()));
+    GS_TRY(GS_CUSPARSE(cusparseSpMatSetAttribute(matU, CUSPARSE_SPMAT_FILL_MODE, &upper, sizeof upper)));
+    GS_TRY(GS_CUSPARSE(cusparseSpMatSetAttribute(matU, CUSPARSE_SPMAT_DIAG_TYPE, &non_unit, sizeof non_unit)));
+    GS_TRY(GS_CUSPARSE(cusparseCreateMatDescr(&descr_ilu)));
+    GS_TRY(GS_CUSPARSE(cusparseSetMatType(descr_ilu, CUSPARSE_MATRIX_TYPE_GENERAL)));
+    GS_TRY(GS_CUSPARSE(cusparseSetMatIndexBase(descr_ilu, CUSPARSE_INDEX_BASE_ZERO)));
+    GS_TRY(GS_CUSPARSE(cusparseCreateCsrilu02Info(&ilu)));
+    GS_TRY(GS_CUSPARSE(cusparseSpSV_createDescr(&spsvL)));
+    GS_TRY(GS_CUSPARSE(cusparseSpSV_createDescr(&spsvU)));
+    GS_TRY(GS_CUDA(cudaDeviceSynchronize()));
 
     /* ---- setup: ILU(0) in place on d_lu, then the SpSV analyses of L and U, the SpMV buffer ---- */
-    GS_TRY(CU(cudaEventRecord(ev[0], stream)));
-    GS_TRY(SP(cusparseDcsrilu02_bufferSize(sp, n, nnz, descr_ilu, d_lu, d_rowptr, d_colind, ilu, &ilu_bytes)));
-    GS_TRY(CU(cudaMalloc(&buf_ilu, ilu_bytes > 0 ? (size_t)ilu_bytes : 1)));
-    GS_TRY(SP(cusparseDcsrilu02_analysis(sp, n, nnz, descr_ilu, d_lu, d_rowptr, d_colind, ilu,
+    GS_TRY(GS_CUDA(cudaEventRecord(ev[0], stream)));
+    GS_TRY(GS_CUSPARSE(cusparseDcsrilu02_bufferSize(sp, n, nnz, descr_ilu, d_lu, d_rowptr, d_colind, ilu, &ilu_bytes)));
+    GS_TRY(GS_CUDA(cudaMalloc(&buf_ilu, ilu_bytes > 0 ? (size_t)ilu_bytes : 1)));
+    GS_TRY(GS_CUSPARSE(cusparseDcsrilu02_analysis(sp, n, nnz, descr_ilu, d_lu, d_rowptr, d_colind, ilu,
                                          CUSPARSE_SOLVE_POLICY_USE_LEVEL, buf_ilu)));
     /* structural zero: a row without a stored diagonal entry */
     zp = cusparseXcsrilu02_zeroPivot(sp, ilu, &pivot);
@@ -279,8 +253,8 @@ static gs_status run(const baseline_opts *o, const gs_csr *A, baseline_result *r
         snprintf(res->reason, sizeof res->reason, "structural zero pivot: row %d has no diagonal entry", pivot);
         GS_FAIL(GS_ERR_NUMERIC, "ILU(0) analysis: %s", res->reason);
     }
-    GS_TRY(SP(zp));
-    GS_TRY(SP(cusparseDcsrilu02(sp, n, nnz, descr_ilu, d_lu, d_rowptr, d_colind, ilu, CUSPARSE_SOLVE_POLICY_USE_LEVEL,
+    GS_TRY(GS_CUSPARSE(zp));
+    GS_TRY(GS_CUSPARSE(cusparseDcsrilu02(sp, n, nnz, descr_ilu, d_lu, d_rowptr, d_colind, ilu, CUSPARSE_SOLVE_POLICY_USE_LEVEL,
                                 buf_ilu)));
     /* numerical zero: U(k,k) == 0 (the factor would divide by it in the solve) */
     zp = cusparseXcsrilu02_zeroPivot(sp, ilu, &pivot);
@@ -289,44 +263,44 @@ static gs_status run(const baseline_opts *o, const gs_csr *A, baseline_result *r
                  pivot);
         GS_FAIL(GS_ERR_NUMERIC, "ILU(0) factorization: %s", res->reason);
     }
-    GS_TRY(SP(zp));
-    GS_TRY(SP(cusparseSpSV_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matL, dv[V_P], dv[V_TMP],
+    GS_TRY(GS_CUSPARSE(zp));
+    GS_TRY(GS_CUSPARSE(cusparseSpSV_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matL, dv[V_P], dv[V_TMP],
                                       CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, spsvL, &L_bytes)));
-    GS_TRY(SP(cusparseSpSV_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matU, dv[V_TMP], dv[V_PHAT],
+    GS_TRY(GS_CUSPARSE(cusparseSpSV_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matU, dv[V_TMP], dv[V_PHAT],
                                       CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, spsvU, &U_bytes)));
-    GS_TRY(CU(cudaMalloc(&buf_L, L_bytes > 0 ? L_bytes : 1)));
-    GS_TRY(CU(cudaMalloc(&buf_U, U_bytes > 0 ? U_bytes : 1)));
-    GS_TRY(SP(cusparseSpSV_analysis(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matL, dv[V_P], dv[V_TMP], CUDA_R_64F,
+    GS_TRY(GS_CUDA(cudaMalloc(&buf_L, L_bytes > 0 ? L_bytes : 1)));
+    GS_TRY(GS_CUDA(cudaMalloc(&buf_U, U_bytes > 0 ? U_bytes : 1)));
+    GS_TRY(GS_CUSPARSE(cusparseSpSV_analysis(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matL, dv[V_P], dv[V_TMP], CUDA_R_64F,
                                     CUSPARSE_SPSV_ALG_DEFAULT, spsvL, buf_L)));
-    GS_TRY(SP(cusparseSpSV_analysis(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matU, dv[V_TMP], dv[V_PHAT],
+    GS_TRY(GS_CUSPARSE(cusparseSpSV_analysis(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matU, dv[V_TMP], dv[V_PHAT],
                                     CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, spsvU, buf_U)));
-    GS_TRY(SP(cusparseSpMV_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matA, dv[V_PHAT], &zero, dv[V_V],
+    GS_TRY(GS_CUSPARSE(cusparseSpMV_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matA, dv[V_PHAT], &zero, dv[V_V],
                                       CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &mv_bytes)));
-    GS_TRY(CU(cudaMalloc(&buf_mv, mv_bytes > 0 ? mv_bytes : 1)));
-    GS_TRY(CU(cudaEventRecord(ev[1], stream)));
-    GS_TRY(CU(cudaEventSynchronize(ev[1])));
-    GS_TRY(CU(cudaEventElapsedTime(&ms, ev[0], ev[1])));
+    GS_TRY(GS_CUDA(cudaMalloc(&buf_mv, mv_bytes > 0 ? mv_bytes : 1)));
+    GS_TRY(GS_CUDA(cudaEventRecord(ev[1], stream)));
+    GS_TRY(GS_CUDA(cudaEventSynchronize(ev[1])));
+    GS_TRY(GS_CUDA(cudaEventElapsedTime(&ms, ev[0], ev[1])));
     res->setup_s = 1e-3 * (double)ms;
 
 /* z = M^{-1} y = U^{-1} (L^{-1} y), through V_TMP */
 #define PRECONDITION(y, z)                                                                                       \
     do {                                                                                                         \
-        GS_TRY(SP(cusparseSpSV_solve(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matL, dv[y], dv[V_TMP], CUDA_R_64F, \
+        GS_TRY(GS_CUSPARSE(cusparseSpSV_solve(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matL, dv[y], dv[V_TMP], CUDA_R_64F, \
                                      CUSPARSE_SPSV_ALG_DEFAULT, spsvL)));                                        \
-        GS_TRY(SP(cusparseSpSV_solve(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matU, dv[V_TMP], dv[z], CUDA_R_64F, \
+        GS_TRY(GS_CUSPARSE(cusparseSpSV_solve(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matU, dv[V_TMP], dv[z], CUDA_R_64F, \
                                      CUSPARSE_SPSV_ALG_DEFAULT, spsvU)));                                        \
     } while (0)
 /* w = A y */
 #define MATVEC(y, w)                                                                                             \
-    GS_TRY(SP(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matA, dv[y], &zero, dv[w], CUDA_R_64F,      \
+    GS_TRY(GS_CUSPARSE(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matA, dv[y], &zero, dv[w], CUDA_R_64F,      \
                            CUSPARSE_SPMV_ALG_DEFAULT, buf_mv)))
 
     /* ---- solve: right-preconditioned BiCGStab on A M^{-1} u = b, x = M^{-1} u, x0 = 0 ---- */
-    GS_TRY(CU(cudaEventRecord(ev[2], stream)));
-    GS_TRY(BL(cublasDnrm2(bl, n, vec[V_B], 1, &bnorm)));
+    GS_TRY(GS_CUDA(cudaEventRecord(ev[2], stream)));
+    GS_TRY(GS_CUBLAS(cublasDnrm2(bl, n, vec[V_B], 1, &bnorm)));
     /* r = b - A x0 = b (x0 = 0), rhat = r */
-    GS_TRY(BL(cublasDcopy(bl, n, vec[V_B], 1, vec[V_R], 1)));
-    GS_TRY(BL(cublasDcopy(bl, n, vec[V_B], 1, vec[V_RHAT], 1)));
+    GS_TRY(GS_CUBLAS(cublasDcopy(bl, n, vec[V_B], 1, vec[V_R], 1)));
+    GS_TRY(GS_CUBLAS(cublasDcopy(bl, n, vec[V_B], 1, vec[V_RHAT], 1)));
     rnorm = bnorm;
     snprintf(res->reason, sizeof res->reason, "max_iterations");
     if (bnorm == 0.0) { /* b = 0: x = 0 is exact */
@@ -336,35 +310,35 @@ static gs_status run(const baseline_opts *o, const gs_csr *A, baseline_result *r
     for (long it = 1; !res->converged && it <= o->max_it; it++) {
         res->iterations = it;
         /* rho = rhat' r */
-        GS_TRY(BL(cublasDdot(bl, n, vec[V_RHAT], 1, vec[V_R], 1, &rho)));
+        GS_TRY(GS_CUBLAS(cublasDdot(bl, n, vec[V_RHAT], 1, vec[V_R], 1, &rho)));
         if (rho == 0.0 || !isfinite(rho)) {
             snprintf(res->reason, sizeof res->reason, "breakdown: rhat'r = %g at iteration %ld", rho, it);
             break;
         }
         if (it == 1) {
-            GS_TRY(BL(cublasDcopy(bl, n, vec[V_R], 1, vec[V_P], 1))); /* p = r */
+            GS_TRY(GS_CUBLAS(cublasDcopy(bl, n, vec[V_R], 1, vec[V_P], 1))); /* p = r */
         } else {
             /* p = r + beta (p - omega v), beta = (rho / rho_old) (alpha / omega) */
             beta = (rho / rho_old) * (alpha / omega);
             tmp = -omega;
-            GS_TRY(BL(cublasDaxpy(bl, n, &tmp, vec[V_V], 1, vec[V_P], 1)));
-            GS_TRY(BL(cublasDscal(bl, n, &beta, vec[V_P], 1)));
-            GS_TRY(BL(cublasDaxpy(bl, n, &one, vec[V_R], 1, vec[V_P], 1)));
+            GS_TRY(GS_CUBLAS(cublasDaxpy(bl, n, &tmp, vec[V_V], 1, vec[V_P], 1)));
+            GS_TRY(GS_CUBLAS(cublasDscal(bl, n, &beta, vec[V_P], 1)));
+            GS_TRY(GS_CUBLAS(cublasDaxpy(bl, n, &one, vec[V_R], 1, vec[V_P], 1)));
         }
         PRECONDITION(V_P, V_PHAT); /* phat = M^{-1} p */
         MATVEC(V_PHAT, V_V);       /* v = A phat */
-        GS_TRY(BL(cublasDdot(bl, n, vec[V_RHAT], 1, vec[V_V], 1, &tmp)));
+        GS_TRY(GS_CUBLAS(cublasDdot(bl, n, vec[V_RHAT], 1, vec[V_V], 1, &tmp)));
         if (tmp == 0.0 || !isfinite(tmp)) {
             snprintf(res->reason, sizeof res->reason, "breakdown: rhat'v = %g at iteration %ld", tmp, it);
             break;
         }
         alpha = rho / tmp;
         /* s = r - alpha v; x = x + alpha phat */
-        GS_TRY(BL(cublasDcopy(bl, n, vec[V_R], 1, vec[V_S], 1)));
+        GS_TRY(GS_CUBLAS(cublasDcopy(bl, n, vec[V_R], 1, vec[V_S], 1)));
         tmp = -alpha;
-        GS_TRY(BL(cublasDaxpy(bl, n, &tmp, vec[V_V], 1, vec[V_S], 1)));
-        GS_TRY(BL(cublasDaxpy(bl, n, &alpha, vec[V_PHAT], 1, vec[V_X], 1)));
-        GS_TRY(BL(cublasDnrm2(bl, n, vec[V_S], 1, &rnorm)));
+        GS_TRY(GS_CUBLAS(cublasDaxpy(bl, n, &tmp, vec[V_V], 1, vec[V_S], 1)));
+        GS_TRY(GS_CUBLAS(cublasDaxpy(bl, n, &alpha, vec[V_PHAT], 1, vec[V_X], 1)));
+        GS_TRY(GS_CUBLAS(cublasDnrm2(bl, n, vec[V_S], 1, &rnorm)));
         if (rnorm < o->rtol * bnorm) { /* converged half way: r = s */
             res->converged = true;
             break;
@@ -372,19 +346,19 @@ static gs_status run(const baseline_opts *o, const gs_csr *A, baseline_result *r
         PRECONDITION(V_S, V_SHAT); /* shat = M^{-1} s */
         MATVEC(V_SHAT, V_T);       /* t = A shat */
         /* omega = t's / t't */
-        GS_TRY(BL(cublasDdot(bl, n, vec[V_T], 1, vec[V_S], 1, &ts)));
-        GS_TRY(BL(cublasDdot(bl, n, vec[V_T], 1, vec[V_T], 1, &tt)));
+        GS_TRY(GS_CUBLAS(cublasDdot(bl, n, vec[V_T], 1, vec[V_S], 1, &ts)));
+        GS_TRY(GS_CUBLAS(cublasDdot(bl, n, vec[V_T], 1, vec[V_T], 1, &tt)));
         if (tt == 0.0 || !isfinite(tt) || !isfinite(ts)) {
             snprintf(res->reason, sizeof res->reason, "breakdown: t't = %g at iteration %ld", tt, it);
             break;
         }
         omega = ts / tt;
         /* x = x + omega shat; r = s - omega t */
-        GS_TRY(BL(cublasDaxpy(bl, n, &omega, vec[V_SHAT], 1, vec[V_X], 1)));
-        GS_TRY(BL(cublasDcopy(bl, n, vec[V_S], 1, vec[V_R], 1)));
+        GS_TRY(GS_CUBLAS(cublasDaxpy(bl, n, &omega, vec[V_SHAT], 1, vec[V_X], 1)));
+        GS_TRY(GS_CUBLAS(cublasDcopy(bl, n, vec[V_S], 1, vec[V_R], 1)));
         tmp = -omega;
-        GS_TRY(BL(cublasDaxpy(bl, n, &tmp, vec[V_T], 1, vec[V_R], 1)));
-        GS_TRY(BL(cublasDnrm2(bl, n, vec[V_R], 1, &rnorm)));
+        GS_TRY(GS_CUBLAS(cublasDaxpy(bl, n, &tmp, vec[V_T], 1, vec[V_R], 1)));
+        GS_TRY(GS_CUBLAS(cublasDnrm2(bl, n, vec[V_R], 1, &rnorm)));
         if (!isfinite(rnorm)) {
             snprintf(res->reason, sizeof res->reason, "diverged: ||r|| = %g at iteration %ld", rnorm, it);
             break;
@@ -401,18 +375,18 @@ static gs_status run(const baseline_opts *o, const gs_csr *A, baseline_result *r
     }
     if (res->converged && strncmp(res->reason, "converged", 9) != 0)
         snprintf(res->reason, sizeof res->reason, "converged");
-    GS_TRY(CU(cudaEventRecord(ev[3], stream)));
-    GS_TRY(CU(cudaEventSynchronize(ev[3])));
-    GS_TRY(CU(cudaEventElapsedTime(&ms, ev[2], ev[3])));
+    GS_TRY(GS_CUDA(cudaEventRecord(ev[3], stream)));
+    GS_TRY(GS_CUDA(cudaEventSynchronize(ev[3])));
+    GS_TRY(GS_CUDA(cudaEventElapsedTime(&ms, ev[2], ev[3])));
     res->solve_s = 1e-3 * (double)ms;
 #undef PRECONDITION
 #undef MATVEC
 
     /* ---- the true residual, recomputed: r = b - A x ---- */
-    GS_TRY(BL(cublasDcopy(bl, n, vec[V_B], 1, vec[V_R], 1)));
-    GS_TRY(SP(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &minus_one, matA, dv[V_X], &one, dv[V_R], CUDA_R_64F,
+    GS_TRY(GS_CUBLAS(cublasDcopy(bl, n, vec[V_B], 1, vec[V_R], 1)));
+    GS_TRY(GS_CUSPARSE(cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &minus_one, matA, dv[V_X], &one, dv[V_R], CUDA_R_64F,
                            CUSPARSE_SPMV_ALG_DEFAULT, buf_mv)));
-    GS_TRY(BL(cublasDnrm2(bl, n, vec[V_R], 1, &rnorm)));
+    GS_TRY(GS_CUBLAS(cublasDnrm2(bl, n, vec[V_R], 1, &rnorm)));
     res->true_rel = bnorm > 0.0 ? rnorm / bnorm : rnorm;
 
 cleanup:

@@ -11,16 +11,9 @@
 #include <cusparse.h>
 
 #include "core/backend_cuda.h"
+#include "core/cuda_check.h"
 #include "core/mem.h"
 #include "precond/factor.h"
-
-static gs_status csp_status(cusparseStatus_t s, const char *what)
-{
-    if (s == CUSPARSE_STATUS_SUCCESS) return GS_OK;
-    return GS_ERROR(GS_ERR_CUSPARSE, "cuSPARSE %s failed: %s (%s)", what, cusparseGetErrorName(s),
-                    cusparseGetErrorString(s));
-}
-#define CSP(call) csp_status((call), #call)
 
 /* max |out - ref| / max |ref| over A's pattern, ref the host factors (ic: L in the lower triangle;
  * else L\U, the unit diagonal of L not stored). */
@@ -62,11 +55,11 @@ gs_status bench_cusparse_factor(gs_backend *be, const gs_csr *A, bool ic, int wa
     const cusparseSolvePolicy_t pol = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
     const size_t vbytes = (size_t)nnz * sizeof(double);
 
-    GS_TRY(CSP(cusparseCreate(&h)));
-    GS_TRY(CSP(cusparseSetStream(h, (cudaStream_t)gs_backend_cuda_stream(be))));
-    GS_TRY(CSP(cusparseCreateMatDescr(&descr)));
-    GS_TRY(CSP(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO)));
-    GS_TRY(CSP(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL)));
+    GS_TRY(GS_CUSPARSE(cusparseCreate(&h)));
+    GS_TRY(GS_CUSPARSE(cusparseSetStream(h, (cudaStream_t)gs_backend_cuda_stream(be))));
+    GS_TRY(GS_CUSPARSE(cusparseCreateMatDescr(&descr)));
+    GS_TRY(GS_CUSPARSE(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO)));
+    GS_TRY(GS_CUSPARSE(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL)));
     GS_TRY(gs_backend_alloc(be, (void **)&d_ptr, ((size_t)m + 1) * sizeof(gs_int)));
     GS_TRY(gs_backend_alloc(be, (void **)&d_ind, (size_t)nnz * sizeof(gs_int)));
     GS_TRY(gs_backend_alloc(be, (void **)&d_val, vbytes));
@@ -78,28 +71,28 @@ gs_status bench_cusparse_factor(gs_backend *be, const gs_csr *A, bool ic, int wa
         double t_a = 0.0, t_f = 0.0;
         /* a fresh info each time: the analysis is part of what is timed */
         if (ic) {
-            GS_TRY(CSP(cusparseCreateCsric02Info(&icinfo)));
-            GS_TRY(CSP(cusparseDcsric02_bufferSize(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, &bytes)));
+            GS_TRY(GS_CUSPARSE(cusparseCreateCsric02Info(&icinfo)));
+            GS_TRY(GS_CUSPARSE(cusparseDcsric02_bufferSize(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, &bytes)));
         } else {
-            GS_TRY(CSP(cusparseCreateCsrilu02Info(&iluinfo)));
-            GS_TRY(CSP(cusparseDcsrilu02_bufferSize(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, &bytes)));
+            GS_TRY(GS_CUSPARSE(cusparseCreateCsrilu02Info(&iluinfo)));
+            GS_TRY(GS_CUSPARSE(cusparseDcsrilu02_bufferSize(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, &bytes)));
         }
         if (!buf) GS_TRY(gs_backend_alloc(be, &buf, (size_t)bytes)); /* same pattern: same size */
         GS_TRY(gs_backend_upload(be, d_val, A->val, vbytes));         /* factored in place: A again */
         GS_TRY(gs_backend_synchronize(be));
         GS_TRY(gs_timer_start(be, &tm));
-        if (ic) GS_TRY(CSP(cusparseDcsric02_analysis(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, pol, buf)));
-        else GS_TRY(CSP(cusparseDcsrilu02_analysis(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, pol, buf)));
+        if (ic) GS_TRY(GS_CUSPARSE(cusparseDcsric02_analysis(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, pol, buf)));
+        else GS_TRY(GS_CUSPARSE(cusparseDcsrilu02_analysis(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, pol, buf)));
         GS_TRY(gs_timer_stop(&tm, &t_a));
         GS_TRY(gs_timer_start(be, &tm));
-        if (ic) GS_TRY(CSP(cusparseDcsric02(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, pol, buf)));
-        else GS_TRY(CSP(cusparseDcsrilu02(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, pol, buf)));
+        if (ic) GS_TRY(GS_CUSPARSE(cusparseDcsric02(h, m, nnz, descr, d_val, d_ptr, d_ind, icinfo, pol, buf)));
+        else GS_TRY(GS_CUSPARSE(cusparseDcsrilu02(h, m, nnz, descr, d_val, d_ptr, d_ind, iluinfo, pol, buf)));
         GS_TRY(gs_timer_stop(&tm, &t_f));
         cusparseStatus_t zs =
             ic ? cusparseXcsric02_zeroPivot(h, icinfo, &pos) : cusparseXcsrilu02_zeroPivot(h, iluinfo, &pos);
         if (zs == CUSPARSE_STATUS_ZERO_PIVOT)
             GS_FAIL(GS_ERR_NUMERIC, "cuSPARSE reports a zero pivot at row %d (1-based)", pos + 1);
-        GS_TRY(CSP(zs));
+        GS_TRY(GS_CUSPARSE(zs));
         if (icinfo) cusparseDestroyCsric02Info(icinfo);
         if (iluinfo) cusparseDestroyCsrilu02Info(iluinfo);
         icinfo = NULL;

@@ -32,92 +32,10 @@
 
 #include "core/backend.h"
 #include "core/backend_cuda.h"
+#include "core/cuda_check.h"
 #include "core/kstate_logic.h"
 #include "core/mem.h"
 #include "core/spmv_cuda.h"
-
-/* ------------------------------------------------------------------------------------------------ */
-/* Error mapping: every vendor return code becomes a gs_status with the library's own error name.   */
-
-static const char *cublas_status_name(cublasStatus_t s)
-{
-    switch (s) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
-    }
-    return "CUBLAS_STATUS_<unknown>";
-}
-
-static gs_status cuda_status(cudaError_t e, const char *expr, const char *file, int line)
-{
-    if (e == cudaSuccess) return GS_OK;
-    (void)cudaGetLastError(); /* clear a non-sticky error so that later launch checks do not see it */
-    gs_status st = e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA;
-    return gs_error_set(st, file, line, "CUDA call %s failed: %s (%s)", expr, cudaGetErrorName(e),
-                        cudaGetErrorString(e));
-}
-
-static gs_status cublas_status(cublasStatus_t s, const char *expr, const char *file, int line)
-{
-    if (s == CUBLAS_STATUS_SUCCESS) return GS_OK;
-    gs_status st = s == CUBLAS_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEM : GS_ERR_CUBLAS;
-    return gs_error_set(st, file, line, "cuBLAS call %s failed: %s (%d)", expr, cublas_status_name(s), (int)s);
-}
-
-static gs_status cusparse_status(cusparseStatus_t s, const char *expr, const char *file, int line)
-{
-    if (s == CUSPARSE_STATUS_SUCCESS) return GS_OK;
-    gs_status st = s == CUSPARSE_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEM : GS_ERR_CUSPARSE;
-    return gs_error_set(st, file, line, "cuSPARSE call %s failed: %s (%s)", expr, cusparseGetErrorName(s),
-                        cusparseGetErrorString(s));
-}
-
-/* X_CALL returns the failure; X_TRY stores it in `st` and jumps to `cleanup`. */
-#define CUDA_CALL(call)                                                                       \
-    do {                                                                                      \
-        gs_status cu_st_ = cuda_status((call), #call, __FILE__, __LINE__);                    \
-        if (cu_st_ != GS_OK) return cu_st_;                                                   \
-    } while (0)
-#define CUDA_TRY(call)                                                                        \
-    do {                                                                                      \
-        st = cuda_status((call), #call, __FILE__, __LINE__);                                  \
-        if (st != GS_OK) goto cleanup;                                                        \
-    } while (0)
-#define CUBLAS_CALL(call)                                                                     \
-    do {                                                                                      \
-        gs_status cb_st_ = cublas_status((call), #call, __FILE__, __LINE__);                  \
-        if (cb_st_ != GS_OK) return cb_st_;                                                   \
-    } while (0)
-#define CUBLAS_TRY(call)                                                                      \
-    do {                                                                                      \
-        st = cublas_status((call), #call, __FILE__, __LINE__);                                \
-        if (st != GS_OK) goto cleanup;                                                        \
-    } while (0)
-#define CUSPARSE_CALL(call)                                                                   \
-    do {                                                                                      \
-        gs_status cs_st_ = cusparse_status((call), #call, __FILE__, __LINE__);                \
-        if (cs_st_ != GS_OK) return cs_st_;                                                   \
-    } while (0)
-#define CUSPARSE_TRY(call)                                                                    \
-    do {                                                                                      \
-        st = cusparse_status((call), #call, __FILE__, __LINE__);                              \
-        if (st != GS_OK) goto cleanup;                                                        \
-    } while (0)
-/* After every kernel launch: a bad configuration or an earlier asynchronous fault shows up here. */
-#define LAUNCH_CALL(kernel_name)                                                              \
-    do {                                                                                      \
-        gs_status kl_st_ = cuda_status(cudaGetLastError(), "launch of kernel " kernel_name,   \
-                                       __FILE__, __LINE__);                                   \
-        if (kl_st_ != GS_OK) return kl_st_;                                                   \
-    } while (0)
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Backend state.                                                                                    */
@@ -374,13 +292,13 @@ template <int MODE> static __global__ void k_reduce_final(int nparts, const doub
 static gs_status fetch_results(cuda_ctx *c, gs_int m, double *out)
 {
     size_t bytes = RES_HEADER + (size_t)m * sizeof(double);
-    CUDA_CALL(cudaMemcpyAsync(c->res_host, c->res_dev, bytes, cudaMemcpyDeviceToHost, c->stream));
-    CUDA_CALL(cudaStreamSynchronize(c->stream));
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(c->res_host, c->res_dev, bytes, cudaMemcpyDeviceToHost, c->stream)));
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(c->stream)));
     map_flag f;
     memcpy(&f, c->res_host, sizeof f);
     if (f.pos >= 0) {
         /* clear it so the next check starts clean, then report */
-        CUDA_CALL(cudaMemsetAsync(c->res_dev, 0xff, sizeof(map_flag), c->stream));
+        GS_CALL(GS_CUDA(cudaMemsetAsync(c->res_dev, 0xff, sizeof(map_flag), c->stream)));
         return GS_ERROR(GS_ERR_ARG,
                         "%s: index %d at position %d of the index map is outside the %s vector of length "
                         "%d (detected on the device at the next synchronization after gs_vec_%s)",
@@ -401,13 +319,13 @@ static gs_status launch_reduce(cuda_ctx *c, gs_int n, const double *a, const dou
     int blocks = (int)(want < 1 ? 1 : (want > RED_MAX_BLOCKS ? RED_MAX_BLOCKS : want));
     if (blocks == 1) { /* one block covers it: write the result directly, skip stage 2 */
         k_reduce_partial<MODE><<<1, THREADS, 0, c->stream>>>(n, a, b, cc, d, scale, dst);
-        LAUNCH_CALL("k_reduce_partial");
+        GS_CALL(GS_CUDA_LAUNCHED("k_reduce_partial"));
         return GS_OK;
     }
     k_reduce_partial<MODE><<<blocks, THREADS, 0, c->stream>>>(n, a, b, cc, d, scale, c->partials);
-    LAUNCH_CALL("k_reduce_partial");
+    GS_CALL(GS_CUDA_LAUNCHED("k_reduce_partial"));
     k_reduce_final<MODE><<<1, RED_FINAL_THREADS, 0, c->stream>>>(blocks, c->partials, dst);
-    LAUNCH_CALL("k_reduce_final");
+    GS_CALL(GS_CUDA_LAUNCHED("k_reduce_final"));
     return GS_OK;
 }
 
@@ -595,8 +513,8 @@ static gs_status cuda_upload(gs_backend *be, void *dst, const void *src, size_t 
 {
     cuda_ctx *c = ctx_of(be);
     if (!bytes) return GS_OK;
-    CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream));
-    CUDA_CALL(cudaStreamSynchronize(c->stream)); /* the caller may reuse src at once */
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream)));
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(c->stream))); /* the caller may reuse src at once */
     return GS_OK;
 }
 
@@ -604,8 +522,8 @@ static gs_status cuda_download(gs_backend *be, void *dst, const void *src, size_
 {
     cuda_ctx *c = ctx_of(be);
     if (!bytes) return GS_OK;
-    CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream));
-    CUDA_CALL(cudaStreamSynchronize(c->stream));
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream)));
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(c->stream)));
     return GS_OK;
 }
 
@@ -613,7 +531,7 @@ static gs_status cuda_copy(gs_backend *be, void *dst, const void *src, size_t by
 {
     cuda_ctx *c = ctx_of(be);
     if (!bytes || dst == src) return GS_OK;
-    CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream));
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream)));
     return GS_OK;
 }
 
@@ -626,7 +544,7 @@ static gs_status cuda_synchronize(gs_backend *be)
 
 static gs_status cuda_mem_info(gs_backend *be, size_t *free_bytes, size_t *total_bytes)
 {
-    CUDA_CALL(cudaMemGetInfo(free_bytes, total_bytes));
+    GS_CALL(GS_CUDA(cudaMemGetInfo(free_bytes, total_bytes)));
     return GS_OK;
 }
 
@@ -639,7 +557,7 @@ static gs_status cuda_set(gs_vector *x, double alpha)
     if (x->n == 0) return GS_OK;
     /* x = alpha */
     k_set<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, alpha, x->data);
-    LAUNCH_CALL("k_set");
+    GS_CALL(GS_CUDA_LAUNCHED("k_set"));
     return GS_OK;
 }
 
@@ -649,7 +567,7 @@ static gs_status cuda_scale(gs_vector *x, double alpha)
     if (x->n == 0) return GS_OK;
     /* x = alpha x (IEEE: 0 * NaN stays NaN, as on the host) */
     k_scale<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, alpha, x->data);
-    LAUNCH_CALL("k_scale");
+    GS_CALL(GS_CUDA_LAUNCHED("k_scale"));
     return GS_OK;
 }
 
@@ -659,7 +577,7 @@ static gs_status cuda_axpy(double alpha, const gs_vector *x, gs_vector *y)
     if (x->n == 0) return GS_OK;
     /* y = y + alpha x */
     k_axpy<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, alpha, x->data, y->data);
-    LAUNCH_CALL("k_axpy");
+    GS_CALL(GS_CUDA_LAUNCHED("k_axpy"));
     return GS_OK;
 }
 
@@ -669,7 +587,7 @@ static gs_status cuda_axpby(double alpha, const gs_vector *x, double beta, gs_ve
     if (x->n == 0) return GS_OK;
     /* y = alpha x + beta y */
     k_axpby<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, alpha, x->data, beta, y->data);
-    LAUNCH_CALL("k_axpby");
+    GS_CALL(GS_CUDA_LAUNCHED("k_axpby"));
     return GS_OK;
 }
 
@@ -680,7 +598,7 @@ static gs_status cuda_axpbypcz(double a, const gs_vector *x, double b, const gs_
     if (x->n == 0) return GS_OK;
     /* z = a x + b y + c z */
     k_axpbypcz<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, a, x->data, b, y->data, cz, z->data);
-    LAUNCH_CALL("k_axpbypcz");
+    GS_CALL(GS_CUDA_LAUNCHED("k_axpbypcz"));
     return GS_OK;
 }
 
@@ -690,7 +608,7 @@ static gs_status cuda_pointwise_mult(const gs_vector *x, const gs_vector *y, gs_
     if (x->n == 0) return GS_OK;
     /* z = x .* y */
     k_pointwise_mult<<<grid_for(c, x->n), THREADS, 0, c->stream>>>(x->n, x->data, y->data, z->data);
-    LAUNCH_CALL("k_pointwise_mult");
+    GS_CALL(GS_CUDA_LAUNCHED("k_pointwise_mult"));
     return GS_OK;
 }
 
@@ -752,10 +670,10 @@ static gs_status ensure_results(cuda_ctx *c, gs_int m)
     GS_CALL(fetch_results(c, 0, NULL));
     while (cap < m) cap = cap > GS_INT_MAX / 2 ? m : 2 * cap;
     size_t bytes = RES_HEADER + (size_t)cap * sizeof(double);
-    CUDA_TRY(cudaMalloc((void **)&dev, bytes));
-    CUDA_TRY(cudaMallocHost((void **)&host, bytes));
-    CUDA_TRY(cudaMemsetAsync(dev, 0xff, sizeof(map_flag), c->stream)); /* pos = -1: no bad index */
-    CUDA_TRY(cudaStreamSynchronize(c->stream));
+    GS_TRY(GS_CUDA(cudaMalloc((void **)&dev, bytes)));
+    GS_TRY(GS_CUDA(cudaMallocHost((void **)&host, bytes)));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(dev, 0xff, sizeof(map_flag), c->stream))); /* pos = -1: no bad index */
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(c->stream)));
     cudaFree(c->res_dev);
     cudaFreeHost(c->res_host);
     c->res_dev = dev;
@@ -779,8 +697,8 @@ static gs_status cuda_mdot(const gs_mvec *V, gs_int k, const gs_vector *w, doubl
     }
     GS_CALL(ensure_results(c, k));
     /* h = V(:,0:k)' w, V column-major n x k with leading dimension n: one gemv */
-    CUBLAS_CALL(cublasDgemv(c->cublas, CUBLAS_OP_T, V->n, k, &one, V->data, V->n, w->data, 1, &zero,
-                            res_values(c->res_dev), 1));
+    GS_CALL(GS_CUBLAS(cublasDgemv(c->cublas, CUBLAS_OP_T, V->n, k, &one, V->data, V->n, w->data, 1, &zero,
+                            res_values(c->res_dev), 1)));
     GS_CALL(fetch_results(c, k, h));
     return GS_OK;
 }
@@ -792,9 +710,9 @@ static gs_status ensure_stage(cuda_ctx *c, gs_int k)
     gs_int cap = c->stage_cap;
     if (k <= cap) return GS_OK;
     while (cap < k) cap = cap > GS_INT_MAX / 2 ? k : 2 * cap;
-    CUDA_CALL(cudaStreamSynchronize(c->stream)); /* the old buffers may still be read */
-    CUDA_TRY(cudaMalloc((void **)&dev, (size_t)cap * sizeof(double)));
-    CUDA_TRY(cudaMallocHost((void **)&host, (size_t)cap * sizeof(double)));
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(c->stream))); /* the old buffers may still be read */
+    GS_TRY(GS_CUDA(cudaMalloc((void **)&dev, (size_t)cap * sizeof(double))));
+    GS_TRY(GS_CUDA(cudaMallocHost((void **)&host, (size_t)cap * sizeof(double))));
     cudaFree(c->stage_dev);
     cudaFreeHost(c->stage_host);
     c->stage_dev = dev;
@@ -814,14 +732,14 @@ static gs_status cuda_mgemv(double alpha, const gs_mvec *V, gs_int k, const doub
     GS_CALL(ensure_stage(c, k));
     /* h goes through pinned memory so the copy is truly asynchronous; the previous copy out of the
      * staging buffer must be done before it is overwritten (normally long done: no wait) */
-    CUDA_CALL(cudaEventSynchronize(c->stage_free));
+    GS_CALL(GS_CUDA(cudaEventSynchronize(c->stage_free)));
     memcpy(c->stage_host, h, (size_t)k * sizeof(double));
-    CUDA_CALL(cudaMemcpyAsync(c->stage_dev, c->stage_host, (size_t)k * sizeof(double), cudaMemcpyHostToDevice,
-                              c->stream));
-    CUDA_CALL(cudaEventRecord(c->stage_free, c->stream));
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(c->stage_dev, c->stage_host, (size_t)k * sizeof(double), cudaMemcpyHostToDevice,
+                              c->stream)));
+    GS_CALL(GS_CUDA(cudaEventRecord(c->stage_free, c->stream)));
     /* y = alpha V(:,0:k) h + beta y (cuBLAS does not read y when beta == 0) */
-    CUBLAS_CALL(cublasDgemv(c->cublas, CUBLAS_OP_N, V->n, k, &alpha, V->data, V->n, c->stage_dev, 1, &beta,
-                            y->data, 1));
+    GS_CALL(GS_CUBLAS(cublasDgemv(c->cublas, CUBLAS_OP_N, V->n, k, &alpha, V->data, V->n, c->stage_dev, 1, &beta,
+                            y->data, 1)));
     return GS_OK;
 }
 
@@ -832,7 +750,7 @@ static gs_status cuda_gather(const gs_vector *x, const gs_ivec *idx, gs_vector *
     /* y[i] = x[idx[i]] */
     k_gather<<<grid_for(c, idx->n), THREADS, 0, c->stream>>>(idx->n, x->data, x->n, idx->data, y->data,
                                                              (map_flag *)c->res_dev);
-    LAUNCH_CALL("k_gather");
+    GS_CALL(GS_CUDA_LAUNCHED("k_gather"));
     return GS_OK;
 }
 
@@ -843,7 +761,7 @@ static gs_status cuda_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector 
     /* y[idx[i]] = x[i] where idx[i] >= 0 (a map with repeated targets leaves any one of them) */
     k_scatter<<<grid_for(c, idx->n), THREADS, 0, c->stream>>>(idx->n, x->data, idx->data, y->n, y->data,
                                                               (map_flag *)c->res_dev);
-    LAUNCH_CALL("k_scatter");
+    GS_CALL(GS_CUDA_LAUNCHED("k_scatter"));
     return GS_OK;
 }
 
@@ -882,13 +800,13 @@ static gs_status cuda_mat_create(gs_backend *be, const gs_csr *A, gs_matrix *M)
     GS_TRY(cuda_alloc(be, (void **)&m->rowptr, ((size_t)A->nrows + 1) * sizeof(gs_int)));
     GS_TRY(cuda_alloc(be, (void **)&m->colind, (size_t)A->nnz * sizeof(gs_int)));
     GS_TRY(cuda_alloc(be, (void **)&m->val, (size_t)A->nnz * sizeof(double)));
-    CUDA_TRY(cudaMemcpyAsync(m->rowptr, A->rowptr, ((size_t)A->nrows + 1) * sizeof(gs_int),
-                             cudaMemcpyHostToDevice, c->stream));
+    GS_TRY(GS_CUDA(cudaMemcpyAsync(m->rowptr, A->rowptr, ((size_t)A->nrows + 1) * sizeof(gs_int),
+                             cudaMemcpyHostToDevice, c->stream)));
     if (A->nnz > 0) {
-        CUDA_TRY(cudaMemcpyAsync(m->colind, A->colind, (size_t)A->nnz * sizeof(gs_int), cudaMemcpyHostToDevice,
-                                 c->stream));
-        CUDA_TRY(cudaMemcpyAsync(m->val, A->val, (size_t)A->nnz * sizeof(double), cudaMemcpyHostToDevice,
-                                 c->stream));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(m->colind, A->colind, (size_t)A->nnz * sizeof(gs_int), cudaMemcpyHostToDevice,
+                                 c->stream)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(m->val, A->val, (size_t)A->nnz * sizeof(double), cudaMemcpyHostToDevice,
+                                 c->stream)));
     }
     m->empty = A->nrows == 0 || A->ncols == 0 || A->nnz == 0;
     if (!c->spmv_own)
@@ -900,26 +818,26 @@ static gs_status cuda_mat_create(gs_backend *be, const gs_csr *A, gs_matrix *M)
     } else if (!m->empty) {
         GS_TRY(cuda_alloc(be, (void **)&tx, (size_t)A->ncols * sizeof(double)));
         GS_TRY(cuda_alloc(be, (void **)&ty, (size_t)A->nrows * sizeof(double)));
-        CUDA_TRY(cudaMemsetAsync(tx, 0, (size_t)A->ncols * sizeof(double), c->stream));
-        CUDA_TRY(cudaMemsetAsync(ty, 0, (size_t)A->nrows * sizeof(double), c->stream));
-        CUSPARSE_TRY(cusparseCreateCsr(&m->mat, A->nrows, A->ncols, A->nnz, m->rowptr, m->colind, m->val,
+        GS_TRY(GS_CUDA(cudaMemsetAsync(tx, 0, (size_t)A->ncols * sizeof(double), c->stream)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(ty, 0, (size_t)A->nrows * sizeof(double), c->stream)));
+        GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&m->mat, A->nrows, A->ncols, A->nnz, m->rowptr, m->colind, m->val,
                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                       CUDA_R_64F));
-        CUSPARSE_TRY(cusparseCreateDnVec(&m->vx, A->ncols, tx, CUDA_R_64F));
-        CUSPARSE_TRY(cusparseCreateDnVec(&m->vy, A->nrows, ty, CUDA_R_64F));
-        CUSPARSE_TRY(cusparseSpMV_bufferSize(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->mat, m->vx,
-                                             &zero, m->vy, CUDA_R_64F, c->spmv_alg, &buf_bytes));
+                                       CUDA_R_64F)));
+        GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&m->vx, A->ncols, tx, CUDA_R_64F)));
+        GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&m->vy, A->nrows, ty, CUDA_R_64F)));
+        GS_TRY(GS_CUSPARSE(cusparseSpMV_bufferSize(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->mat, m->vx,
+                                             &zero, m->vy, CUDA_R_64F, c->spmv_alg, &buf_bytes)));
         if (buf_bytes > 0) GS_TRY(cuda_alloc(be, &m->buffer, buf_bytes));
         /* analysis of the pattern, reused by every later SpMV with this buffer; an algorithm without
          * a preprocessing step may answer NOT_SUPPORTED, which only means there is nothing to reuse */
         pre = cusparseSpMV_preprocess(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->mat, m->vx, &zero,
                                       m->vy, CUDA_R_64F, c->spmv_alg, m->buffer);
         if (pre != CUSPARSE_STATUS_NOT_SUPPORTED) {
-            st = cusparse_status(pre, "cusparseSpMV_preprocess(...)", __FILE__, __LINE__);
+            st = gs_cusparse_check(pre, "cusparseSpMV_preprocess(...)", __FILE__, __LINE__);
             if (st != GS_OK) goto cleanup;
         }
     }
-    CUDA_TRY(cudaStreamSynchronize(c->stream)); /* A's host arrays may be freed after return */
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(c->stream))); /* A's host arrays may be freed after return */
     cuda_free(be, tx);
     cuda_free(be, ty);
     M->impl = m;
@@ -951,19 +869,19 @@ static gs_status cuda_spmv(double alpha, const gs_matrix *A, const gs_vector *x,
         return GS_OK;
     }
     if (beta == 0.0) /* y is not an input then; it may hold NaN, and 0 * NaN is NaN */
-        CUDA_CALL(cudaMemsetAsync(y->data, 0, (size_t)A->nrows * sizeof(double), c->stream));
+        GS_CALL(GS_CUDA(cudaMemsetAsync(y->data, 0, (size_t)A->nrows * sizeof(double), c->stream)));
     if (m->empty) { /* A x = 0: y = beta y */
         if (beta != 0.0 && beta != 1.0) {
             k_scale<<<grid_for(c, A->nrows), THREADS, 0, c->stream>>>(A->nrows, beta, y->data);
-            LAUNCH_CALL("k_scale");
+            GS_CALL(GS_CUDA_LAUNCHED("k_scale"));
         }
         return GS_OK;
     }
-    CUSPARSE_CALL(cusparseDnVecSetValues(m->vx, (void *)x->data));
-    CUSPARSE_CALL(cusparseDnVecSetValues(m->vy, y->data));
+    GS_CALL(GS_CUSPARSE(cusparseDnVecSetValues(m->vx, (void *)x->data)));
+    GS_CALL(GS_CUSPARSE(cusparseDnVecSetValues(m->vy, y->data)));
     /* y = alpha A x + beta y */
-    CUSPARSE_CALL(cusparseSpMV(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m->mat, m->vx, &beta,
-                               m->vy, CUDA_R_64F, c->spmv_alg, m->buffer));
+    GS_CALL(GS_CUSPARSE(cusparseSpMV(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m->mat, m->vx, &beta,
+                               m->vy, CUDA_R_64F, c->spmv_alg, m->buffer)));
     return GS_OK;
 }
 
@@ -1099,14 +1017,14 @@ static gs_status cuda_ks_create(gs_backend *be, gs_kstate *ks)
     GS_TRY(cuda_alloc(be, (void **)&k->d, sizeof(ks_dev)));
     k->partials_cap = (size_t)c->sm_count * KS_BLOCKS_PER_SM;
     GS_TRY(cuda_alloc(be, (void **)&k->partials, k->partials_cap * sizeof(double)));
-    CUDA_TRY(cudaMemsetAsync(k->d, 0, sizeof(ks_dev), c->stream));
-    CUDA_TRY(cudaHostAlloc((void **)&k->ring_host, GS_KS_RING * sizeof(gs_krec), cudaHostAllocMapped));
-    CUDA_TRY(cudaHostGetDevicePointer((void **)&k->ring_dev, k->ring_host, 0));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(k->d, 0, sizeof(ks_dev), c->stream)));
+    GS_TRY(GS_CUDA(cudaHostAlloc((void **)&k->ring_host, GS_KS_RING * sizeof(gs_krec), cudaHostAllocMapped)));
+    GS_TRY(GS_CUDA(cudaHostGetDevicePointer((void **)&k->ring_dev, k->ring_host, 0)));
     for (int j = 0; j < GS_KS_RING; j++) {
         k->ring_host[j].it = -1;
-        CUDA_TRY(cudaEventCreateWithFlags(&k->ev[j], cudaEventDisableTiming));
+        GS_TRY(GS_CUDA(cudaEventCreateWithFlags(&k->ev[j], cudaEventDisableTiming)));
     }
-    CUDA_TRY(cudaStreamSynchronize(c->stream));
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(c->stream)));
     return GS_OK;
 cleanup:
     cuda_ks_destroy(ks);
@@ -1117,7 +1035,7 @@ static gs_status cuda_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start)
 {
     cuda_ctx *c = ctx_of(ks->be);
     k_ks_begin<<<1, 1, 0, c->stream>>>(cks(ks)->d, it, *start);
-    LAUNCH_CALL("k_ks_begin");
+    GS_CALL(GS_CUDA_LAUNCHED("k_ks_begin"));
     return GS_OK;
 }
 
@@ -1126,7 +1044,7 @@ static gs_status cuda_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
     k_cg_pq<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, k->d, k->partials, it, p->data, q->data, k->ring_dev);
-    LAUNCH_CALL("k_cg_pq");
+    GS_CALL(GS_CUDA_LAUNCHED("k_cg_pq"));
     return GS_OK;
 }
 
@@ -1145,7 +1063,7 @@ static gs_status cuda_cg_spmv_pq(gs_kstate *ks, int it, const gs_matrix *A, cons
     }
     if (need > k->partials_cap) {
         double *grown = NULL;
-        CUDA_CALL(cudaStreamSynchronize(c->stream));
+        GS_CALL(GS_CUDA(cudaStreamSynchronize(c->stream)));
         GS_CALL(cuda_alloc(ks->be, (void **)&grown, need * sizeof(double)));
         cuda_free(ks->be, k->partials);
         k->partials = grown;
@@ -1164,7 +1082,7 @@ static gs_status cuda_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *
     cuda_ks *k = cks(ks);
     k_cg_update<<<ks_grid(c, x->n), THREADS, 0, c->stream>>>(x->n, k->d, k->partials, it, x->data, r->data, p->data,
                                                               q->data, rz_is_rr ? 1 : 0, k->ring_dev);
-    LAUNCH_CALL("k_cg_update");
+    GS_CALL(GS_CUDA_LAUNCHED("k_cg_update"));
     return GS_OK;
 }
 
@@ -1173,7 +1091,7 @@ static gs_status cuda_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
     k_cg_rz<<<ks_grid(c, r->n), THREADS, 0, c->stream>>>(r->n, k->d, k->partials, it, r->data, z->data, k->ring_dev);
-    LAUNCH_CALL("k_cg_rz");
+    GS_CALL(GS_CUDA_LAUNCHED("k_cg_rz"));
     return GS_OK;
 }
 
@@ -1181,21 +1099,21 @@ static gs_status cuda_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs
 {
     cuda_ctx *c = ctx_of(ks->be);
     k_cg_direction<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, cks(ks)->d, it, z->data, p->data);
-    LAUNCH_CALL("k_cg_direction");
+    GS_CALL(GS_CUDA_LAUNCHED("k_cg_direction"));
     return GS_OK;
 }
 
 static gs_status cuda_ks_mark(gs_kstate *ks, int it)
 {
     cuda_ctx *c = ctx_of(ks->be);
-    CUDA_CALL(cudaEventRecord(cks(ks)->ev[it % GS_KS_RING], c->stream));
+    GS_CALL(GS_CUDA(cudaEventRecord(cks(ks)->ev[it % GS_KS_RING], c->stream)));
     return GS_OK;
 }
 
 static gs_status cuda_ks_record(gs_kstate *ks, int it, gs_krec *rec)
 {
     cuda_ks *k = cks(ks);
-    CUDA_CALL(cudaEventSynchronize(k->ev[it % GS_KS_RING]));
+    GS_CALL(GS_CUDA(cudaEventSynchronize(k->ev[it % GS_KS_RING])));
     const volatile gs_krec *src = &k->ring_host[it % GS_KS_RING];
     rec->it = src->it;
     rec->code = src->code;
@@ -1210,10 +1128,10 @@ static gs_status cuda_ks_record(gs_kstate *ks, int it, gs_krec *rec)
 static gs_status cuda_timer_start(gs_timer *t)
 {
     cuda_ctx *c = ctx_of(t->be);
-    if (!t->start) CUDA_CALL(cudaEventCreate((cudaEvent_t *)&t->start));
-    if (!t->stop) CUDA_CALL(cudaEventCreate((cudaEvent_t *)&t->stop));
+    if (!t->start) GS_CALL(GS_CUDA(cudaEventCreate((cudaEvent_t *)&t->start)));
+    if (!t->stop) GS_CALL(GS_CUDA(cudaEventCreate((cudaEvent_t *)&t->stop)));
     t->t0 = gs_wtime();
-    CUDA_CALL(cudaEventRecord((cudaEvent_t)t->start, c->stream));
+    GS_CALL(GS_CUDA(cudaEventRecord((cudaEvent_t)t->start, c->stream)));
     return GS_OK;
 }
 
@@ -1223,9 +1141,9 @@ static gs_status cuda_timer_stop(gs_timer *t, double *seconds)
     float ms = 0.0f;
     if (!t->start || !t->stop)
         return GS_ERROR(GS_ERR_ARG, "timer stopped without being started on the cuda backend");
-    CUDA_CALL(cudaEventRecord((cudaEvent_t)t->stop, c->stream));
-    CUDA_CALL(cudaEventSynchronize((cudaEvent_t)t->stop));
-    CUDA_CALL(cudaEventElapsedTime(&ms, (cudaEvent_t)t->start, (cudaEvent_t)t->stop));
+    GS_CALL(GS_CUDA(cudaEventRecord((cudaEvent_t)t->stop, c->stream)));
+    GS_CALL(GS_CUDA(cudaEventSynchronize((cudaEvent_t)t->stop)));
+    GS_CALL(GS_CUDA(cudaEventElapsedTime(&ms, (cudaEvent_t)t->start, (cudaEvent_t)t->stop)));
     *seconds = 1e-3 * (double)ms;
     return GS_OK;
 }
@@ -1343,12 +1261,12 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
     *be = NULL;
     if (!gs_backend_cuda_available(&why))
         return GS_ERROR(GS_ERR_NO_DEVICE, "cannot create the cuda backend: %s", why);
-    CUDA_CALL(cudaGetDeviceCount(&count));
+    GS_CALL(GS_CUDA(cudaGetDeviceCount(&count)));
     if (device_id < 0 || device_id >= count)
         return GS_ERROR(GS_ERR_NO_DEVICE, "CUDA device %d requested, but the devices visible are 0..%d",
                         device_id, count - 1);
-    CUDA_CALL(cudaSetDevice(device_id));
-    CUDA_CALL(cudaGetDeviceProperties(&prop, device_id));
+    GS_CALL(GS_CUDA(cudaSetDevice(device_id)));
+    GS_CALL(GS_CUDA(cudaGetDeviceProperties(&prop, device_id)));
 
     GS_CALL(gs_calloc(&b, 1, sizeof *b));
     GS_TRY(gs_calloc(&c, 1, sizeof *c));
@@ -1368,24 +1286,24 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
     if (spmv_env && spmv_env[0]) GS_TRY(gs_backend_cuda_spmv_select(b, spmv_env));
     else GS_TRY(gs_backend_cuda_spmv_select(b, alg_env && strcmp(alg_env, "1") == 0 ? "cusparse-alg1" : "own"));
 
-    CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    CUBLAS_TRY(cublasCreate(&c->cublas));
-    CUBLAS_TRY(cublasSetStream(c->cublas, c->stream));
-    CUBLAS_TRY(cublasSetPointerMode(c->cublas, CUBLAS_POINTER_MODE_HOST));
-    CUSPARSE_TRY(cusparseCreate(&c->cusparse));
-    CUSPARSE_TRY(cusparseSetStream(c->cusparse, c->stream));
-    CUSPARSE_TRY(cusparseSetPointerMode(c->cusparse, CUSPARSE_POINTER_MODE_HOST));
+    GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)));
+    GS_TRY(GS_CUBLAS(cublasCreate(&c->cublas)));
+    GS_TRY(GS_CUBLAS(cublasSetStream(c->cublas, c->stream)));
+    GS_TRY(GS_CUBLAS(cublasSetPointerMode(c->cublas, CUBLAS_POINTER_MODE_HOST)));
+    GS_TRY(GS_CUSPARSE(cusparseCreate(&c->cusparse)));
+    GS_TRY(GS_CUSPARSE(cusparseSetStream(c->cusparse, c->stream)));
+    GS_TRY(GS_CUSPARSE(cusparseSetPointerMode(c->cusparse, CUSPARSE_POINTER_MODE_HOST)));
 
     GS_TRY(cuda_alloc(b, (void **)&c->partials, 2 * RED_MAX_BLOCKS * sizeof(double)));
     c->res_cap = RES_CAP_INIT;
     GS_TRY(cuda_alloc(b, (void **)&c->res_dev, RES_HEADER + (size_t)c->res_cap * sizeof(double)));
-    CUDA_TRY(cudaMallocHost((void **)&c->res_host, RES_HEADER + (size_t)c->res_cap * sizeof(double)));
-    CUDA_TRY(cudaMemsetAsync(c->res_dev, 0xff, sizeof(map_flag), c->stream)); /* no bad index yet */
+    GS_TRY(GS_CUDA(cudaMallocHost((void **)&c->res_host, RES_HEADER + (size_t)c->res_cap * sizeof(double))));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(c->res_dev, 0xff, sizeof(map_flag), c->stream))); /* no bad index yet */
     c->stage_cap = STAGE_CAP_INIT;
     GS_TRY(cuda_alloc(b, (void **)&c->stage_dev, (size_t)c->stage_cap * sizeof(double)));
-    CUDA_TRY(cudaMallocHost((void **)&c->stage_host, (size_t)c->stage_cap * sizeof(double)));
-    CUDA_TRY(cudaEventCreateWithFlags(&c->stage_free, cudaEventDisableTiming));
-    CUDA_TRY(cudaStreamSynchronize(c->stream));
+    GS_TRY(GS_CUDA(cudaMallocHost((void **)&c->stage_host, (size_t)c->stage_cap * sizeof(double))));
+    GS_TRY(GS_CUDA(cudaEventCreateWithFlags(&c->stage_free, cudaEventDisableTiming)));
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(c->stream)));
     *be = b;
     return GS_OK;
 cleanup:

@@ -29,6 +29,7 @@
 
 #include "core/backend.h"
 #include "core/backend_cuda.h"
+#include "core/cuda_check.h"
 #include "core/kstate_logic.h"
 #include "core/mem.h"
 #include "core/spmv_cuda.h"
@@ -52,16 +53,6 @@ struct gs_spmv_plan {
     char desc[160];
 };
 
-static gs_status cuda_check(cudaError_t e, const char *expr, const char *file, int line)
-{
-    if (e == cudaSuccess) return GS_OK;
-    (void)cudaGetLastError(); /* clear a non-sticky error so that later launch checks do not see it */
-    return gs_error_set(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA, file, line,
-                        "CUDA call %s failed: %s (%s)", expr, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
-/* After every kernel launch: a bad launch configuration or an earlier asynchronous fault. */
-#define LAUNCHED(kernel_name) cuda_check(cudaGetLastError(), "launch of kernel " kernel_name, __FILE__, __LINE__)
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Kernels.                                                                                          */
@@ -295,7 +286,7 @@ static gs_status launch_vector(const gs_spmv_plan *p, double alpha, const double
     else
         k_spmv_vector<VEC, ROWS, false, DOT><<<blocks, SPMV_THREADS, 0, s>>>(
             p->nrows, p->long_above, p->rowptr, p->colind, p->val, x, alpha, beta, y, nvb, D);
-    return LAUNCHED("k_spmv_vector");
+    return GS_CUDA_LAUNCHED("k_spmv_vector");
 }
 
 template <int VEC, bool DOT>
@@ -374,7 +365,7 @@ gs_status gs_spmv_plan_apply(const gs_spmv_plan *p, double alpha, const double *
     /* partial[c] = sum over chunk c of the long rows' a_rk x_k */
     k_spmv_long_partial<<<(unsigned)p->nchunks, SPMV_THREADS, 0, s>>>(p->long_rows, p->chunk_first, p->chunk_owner,
                                                                       p->rowptr, p->colind, p->val, x, p->partial);
-    GS_CALL(LAUNCHED("k_spmv_long_partial"));
+    GS_CALL(GS_CUDA_LAUNCHED("k_spmv_long_partial"));
     /* y_r = alpha sum of r's partials + beta y_r for each long row r */
     const unsigned warps_per_block = SPMV_THREADS / 32;
     const unsigned blocks = (unsigned)(((long long)p->nlong + warps_per_block - 1) / warps_per_block);
@@ -384,7 +375,7 @@ gs_status gs_spmv_plan_apply(const gs_spmv_plan *p, double alpha, const double *
     else
         k_spmv_long_finish<false><<<blocks, SPMV_THREADS, 0, s>>>(p->nlong, p->long_rows, p->chunk_first,
                                                                   p->partial, alpha, beta, y);
-    GS_CALL(LAUNCHED("k_spmv_long_finish"));
+    GS_CALL(GS_CUDA_LAUNCHED("k_spmv_long_finish"));
     return GS_OK;
 }
 

@@ -3,17 +3,10 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "core/cuda_check.h"
 #include "core/mem.h"
 #include "core/staging_cuda.h"
 
-static gs_status stage_status(cudaError_t e, const char *expr, const char *file, int line)
-{
-    if (e == cudaSuccess) return GS_OK;
-    (void)cudaGetLastError();
-    return gs_error_set(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA, file, line,
-                        "CUDA call %s failed: %s (%s)", expr, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-#define STAGE_CUDA(call) stage_status((call), #call, __FILE__, __LINE__)
 
 
 /* The process's staging buffer: GS_STAGE_SLOTS chunks of pinned, portable host memory, allocated by the
@@ -43,7 +36,7 @@ gs_status gs_stage_begin(gs_stage *U, size_t total)
         U->alloc_time = gs_wtime() - t0;
     }
     if (!st_host) return GS_OK;
-    for (int k = 0; k < GS_STAGE_SLOTS; k++) GS_CALL(STAGE_CUDA(cudaEventCreateWithFlags(&U->drained[k], cudaEventDisableTiming)));
+    for (int k = 0; k < GS_STAGE_SLOTS; k++) GS_CALL(GS_CUDA(cudaEventCreateWithFlags(&U->drained[k], cudaEventDisableTiming)));
     U->staged = U->used = true;
     return GS_OK;
 }
@@ -54,18 +47,18 @@ gs_status gs_stage_copy(gs_stage *U, void *dst, const void *src, size_t bytes, c
 {
     U->bytes += (long long)bytes;
     if (!U->staged) {
-        if (bytes) GS_CALL(STAGE_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s)));
+        if (bytes) GS_CALL(GS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s)));
         return GS_OK;
     }
     for (size_t off = 0; off < bytes; off += GS_STAGE_SLOT_BYTES) {
         size_t len = bytes - off < GS_STAGE_SLOT_BYTES ? bytes - off : GS_STAGE_SLOT_BYTES;
         int k = U->next;
         U->next = (k + 1) % GS_STAGE_SLOTS;
-        if (U->pending[k]) GS_CALL(STAGE_CUDA(cudaEventSynchronize(U->drained[k])));
+        if (U->pending[k]) GS_CALL(GS_CUDA(cudaEventSynchronize(U->drained[k])));
         char *slot = st_host + (size_t)k * GS_STAGE_SLOT_BYTES;
         gs_parallel_copy(slot, (const char *)src + off, len);
-        GS_CALL(STAGE_CUDA(cudaMemcpyAsync((char *)dst + off, slot, len, cudaMemcpyHostToDevice, s)));
-        GS_CALL(STAGE_CUDA(cudaEventRecord(U->drained[k], s)));
+        GS_CALL(GS_CUDA(cudaMemcpyAsync((char *)dst + off, slot, len, cudaMemcpyHostToDevice, s)));
+        GS_CALL(GS_CUDA(cudaEventRecord(U->drained[k], s)));
         U->pending[k] = true;
     }
     return GS_OK;
@@ -79,7 +72,7 @@ gs_status gs_stage_end(gs_stage *U)
     gs_status st = GS_OK;
     for (int k = 0; k < GS_STAGE_SLOTS; k++) {
         if (U->pending[k]) {
-            gs_status sk = STAGE_CUDA(cudaEventSynchronize(U->drained[k]));
+            gs_status sk = GS_CUDA(cudaEventSynchronize(U->drained[k]));
             if (st == GS_OK) st = sk;
             U->pending[k] = false;
         }

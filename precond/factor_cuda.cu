@@ -50,20 +50,12 @@
 #include "core/mem.h"
 #include "core/staging_cuda.h"
 #include "core/carve.h"
+#include "core/cuda_check.h"
 #include "core/gpu_sync_cuda.h"
 #include "precond/factor_cuda.h"
 
 /* ================================================================ errors and constants */
 
-static gs_status fc_cuda_status(cudaError_t e, const char *expr, const char *file, int line)
-{
-    if (e == cudaSuccess) return GS_OK;
-    (void)cudaGetLastError(); /* clear a non-sticky error so that later launch checks do not see it */
-    return gs_error_set(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA, file, line,
-                        "CUDA call %s failed: %s (%s)", expr, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-#define FC_CUDA(call) fc_cuda_status((call), #call, __FILE__, __LINE__)
-#define FC_LAUNCHED(name) fc_cuda_status(cudaGetLastError(), "launch of kernel " name, __FILE__, __LINE__)
 
 #define FC_NONE 0xFFFFFFFFFFFFFFFFULL /* no failure recorded */
 #define FC_POS_MAX 0x0FFFFFFFu         /* positions in a key are clamped to 28 bits */
@@ -888,7 +880,7 @@ static gs_status fc_device_A(const gs_csr *A, const gs_csr_dev *A_dev, gs_int *a
     GS_TRY(gs_stage_copy(&S, ac, A->colind, na * sizeof(gs_int), s));
     GS_TRY(gs_stage_copy(&S, av, A->val, na * sizeof(double), s));
     GS_TRY(gs_stage_end(&S));
-    GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
     *upload = gs_wtime() - t0;
 cleanup:
     {
@@ -954,8 +946,8 @@ static gs_status fc_nonfinite_error(const gs_factor_opts *o, gs_int i, gs_int j,
 static gs_status fc_download(cudaStream_t s, void *dst, const void *src, size_t bytes)
 {
     if (bytes == 0) return GS_OK;
-    GS_CALL(FC_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s)));
-    GS_CALL(FC_CUDA(cudaStreamSynchronize(s)));
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s)));
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(s)));
     return GS_OK;
 }
 
@@ -1067,7 +1059,7 @@ static gs_status fc_level_order(cudaStream_t s, gs_int n, const gs_int *ptr, con
                                 gs_int *level, gs_int *idx, gs_int *keys, gs_int *perm, void *cub, size_t cub_bytes,
                                 fc_stats *stats)
 {
-    GS_CALL(FC_CUDA(cudaMemsetAsync(level, 0xFF, (size_t)n * sizeof(gs_int), s)));
+    GS_CALL(GS_CUDA(cudaMemsetAsync(level, 0xFF, (size_t)n * sizeof(gs_int), s)));
     fc_level_args la;
     la.n = n;
     la.skip_last = skip_last;
@@ -1079,10 +1071,10 @@ static gs_status fc_level_order(cudaStream_t s, gs_int n, const gs_int *ptr, con
     unsigned blocks = (unsigned)(((size_t)n + FC_LV_THREADS - 1) / FC_LV_THREADS);
     /* level(i) = 1 + max level of the rows i depends on */
     fc_level_kernel<<<blocks, FC_LV_THREADS, 0, s>>>(la);
-    GS_CALL(FC_LAUNCHED("fc_level_kernel"));
+    GS_CALL(GS_CUDA_LAUNCHED("fc_level_kernel"));
     /* perm = rows sorted by (level, row) */
     size_t bytes = cub_bytes;
-    GS_CALL(FC_CUDA(cub::DeviceRadixSort::SortPairs(cub, bytes, (const unsigned *)level, (unsigned *)keys,
+    GS_CALL(GS_CUDA(cub::DeviceRadixSort::SortPairs(cub, bytes, (const unsigned *)level, (unsigned *)keys,
                                                     (const gs_int *)idx, perm, (int)n, 0, fc_key_bits(n), s)));
     return GS_OK;
 }
@@ -1105,9 +1097,9 @@ static gs_status fc_launch_factor(cudaStream_t s, int mode, int g, const fc_fact
 {
     int dev = 0, sms = 0, per_sm = 0;
     fc_kernel_fn k = fc_pick(mode, g);
-    GS_CALL(FC_CUDA(cudaGetDevice(&dev)));
-    GS_CALL(FC_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)));
-    GS_CALL(FC_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FC_BLOCK, 0)));
+    GS_CALL(GS_CUDA(cudaGetDevice(&dev)));
+    GS_CALL(GS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)));
+    GS_CALL(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FC_BLOCK, 0)));
     if (per_sm < 1) per_sm = 1;
     unsigned long long need = (F.nchunks + FC_BLOCK / 32 - 1) / (FC_BLOCK / 32);
     unsigned long long blocks = (unsigned long long)sms * (unsigned long long)per_sm;
@@ -1115,7 +1107,7 @@ static gs_status fc_launch_factor(cudaStream_t s, int mode, int g, const fc_fact
     if (blocks < 1) blocks = 1;
     /* every row: IKJ ILU or row-wise IC(0) once the rows of its L pattern are final */
     k<<<(unsigned)blocks, FC_BLOCK, 0, s>>>(F);
-    GS_CALL(fc_cuda_status(cudaGetLastError(), mode == FC_ILU ? "launch of kernel fc_factor_kernel<ILU>"
+    GS_CALL(gs_cuda_check(cudaGetLastError(), mode == FC_ILU ? "launch of kernel fc_factor_kernel<ILU>"
                                                               : "launch of kernel fc_factor_kernel<IC0>",
                            __FILE__, __LINE__));
     return GS_OK;
@@ -1190,12 +1182,12 @@ static gs_status fc_hand_over(gs_backend *be, cudaStream_t s, gs_csr_dev l, gs_c
     for (int f = 0; f < 2; f++) {
         const size_t nn = (size_t)src[f]->nrows, nz = (size_t)src[f]->nnz;
         GS_CALL(gs_csr_alloc(dst[f], src[f]->nrows, src[f]->ncols, src[f]->nnz, true));
-        GS_CALL(FC_CUDA(cudaMemcpyAsync(dst[f]->rowptr, src[f]->rowptr, (nn + 1) * sizeof(gs_int),
+        GS_CALL(GS_CUDA(cudaMemcpyAsync(dst[f]->rowptr, src[f]->rowptr, (nn + 1) * sizeof(gs_int),
                                         cudaMemcpyDeviceToHost, s)));
-        if (nz) GS_CALL(FC_CUDA(cudaMemcpyAsync(dst[f]->colind, src[f]->colind, nz * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        if (nz) GS_CALL(FC_CUDA(cudaMemcpyAsync(dst[f]->val, src[f]->val, nz * sizeof(double), cudaMemcpyDeviceToHost, s)));
+        if (nz) GS_CALL(GS_CUDA(cudaMemcpyAsync(dst[f]->colind, src[f]->colind, nz * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        if (nz) GS_CALL(GS_CUDA(cudaMemcpyAsync(dst[f]->val, src[f]->val, nz * sizeof(double), cudaMemcpyDeviceToHost, s)));
     }
-    GS_CALL(FC_CUDA(cudaStreamSynchronize(s)));
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(s)));
     return GS_OK;
 }
 
@@ -1218,8 +1210,8 @@ static gs_status fc_ilu_factor(cudaStream_t s, gs_int n, const fc_ilu_dev &D, co
                                fc_stats *hs)
 {
     const size_t nn = (size_t)n;
-    GS_CALL(FC_CUDA(cudaMemsetAsync(D.flag, 0, nn * sizeof(int), s)));
-    GS_CALL(FC_CUDA(cudaMemsetAsync(D.shifted, 0, nn, s)));
+    GS_CALL(GS_CUDA(cudaMemsetAsync(D.flag, 0, nn * sizeof(int), s)));
+    GS_CALL(GS_CUDA(cudaMemsetAsync(D.shifted, 0, nn, s)));
     GS_CALL(fc_level_order(s, n, D.lp, D.lc, 0, D.level, D.idx, D.keys, D.perm, D.cub, D.cub_bytes, D.stats));
     fc_factor_args F;
     memset(&F, 0, sizeof F);
@@ -1341,13 +1333,13 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
         GS_TRY(gs_stage_copy(&S, D.up, U->rowptr, (nn + 1) * sizeof(gs_int), s));
         GS_TRY(gs_stage_copy(&S, D.uc, U->colind, nu * sizeof(gs_int), s));
         GS_TRY(gs_stage_end(&S));
-        GS_TRY(FC_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s))); /* the small (unstaged) copies too */
         tm.upload = gs_wtime() - t0;
 
         /* device work */
         t0 = gs_wtime();
         fc_stats_init(&hs);
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(D.stats, &hs, sizeof hs, cudaMemcpyHostToDevice, s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(D.stats, &hs, sizeof hs, cudaMemcpyHostToDevice, s)));
         fc_check_args ca;
         ca.n = n;
         ca.nnz_a = A->nnz;
@@ -1362,7 +1354,7 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
         ca.stats = D.stats;
         /* the first malformed row of A and of the patterns */
         fc_check_kernel<<<(unsigned)((nn + FC_CHECK_THREADS - 1) / FC_CHECK_THREADS), FC_CHECK_THREADS, 0, s>>>(ca);
-        GS_TRY(FC_LAUNCHED("fc_check_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("fc_check_kernel"));
         GS_TRY(fc_ilu_factor(s, n, D, o, tm.lanes_per_row, &hs));
         tm.kernel = gs_wtime() - t0;
         tm.levels = hs.invalid ? 0 : hs.max_level + 1;
@@ -1383,9 +1375,9 @@ gs_status gs_ilu_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_factor_o
             keep->U = fc_view(n, U->nnz, D.up, D.uc, D.uv);
         } else {
             double *lv = L->val ? L->val : lval_new, *uv = U->val ? U->val : uval_new;
-            GS_TRY(FC_CUDA(cudaMemcpyAsync(lv, D.lv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(FC_CUDA(cudaMemcpyAsync(uv, D.uv, nu * sizeof(double), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(FC_CUDA(cudaStreamSynchronize(s)));
+            GS_TRY(GS_CUDA(cudaMemcpyAsync(lv, D.lv, nl * sizeof(double), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(GS_CUDA(cudaMemcpyAsync(uv, D.uv, nu * sizeof(double), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         }
         if (hs.nshifted > 0) GS_TRY(fc_collect_shifts(s, D.shifted, n, n, o, info));
         tm.download = gs_wtime() - t0;
@@ -1546,7 +1538,7 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev
         /* checks of A, then the row lengths of L and U and their prefix sums (the row pointers) */
         t0 = gs_wtime();
         fc_stats_init(&hs);
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(D.stats, &hs, sizeof hs, cudaMemcpyHostToDevice, s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(D.stats, &hs, sizeof hs, cudaMemcpyHostToDevice, s)));
         fc_check_args ca;
         memset(&ca, 0, sizeof ca);
         ca.n = n;
@@ -1556,17 +1548,17 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev
         ca.stats = D.stats;
         const unsigned rblocks = (unsigned)((nn + FC_CHECK_THREADS - 1) / FC_CHECK_THREADS);
         fc_check_kernel<<<rblocks, FC_CHECK_THREADS, 0, s>>>(ca);
-        GS_TRY(FC_LAUNCHED("fc_check_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("fc_check_kernel"));
         fc_ilu0_count_kernel<<<(unsigned)((nn + 1 + FC_CHECK_THREADS - 1) / FC_CHECK_THREADS), FC_CHECK_THREADS, 0,
                                s>>>(n, D.ap, D.ac, lcnt, ucnt, D.stats);
-        GS_TRY(FC_LAUNCHED("fc_ilu0_count_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("fc_ilu0_count_kernel"));
         size_t bytes = D.cub_bytes;
-        GS_TRY(FC_CUDA(cub::DeviceScan::ExclusiveSum(D.cub, bytes, (const gs_int *)lcnt, D.lp, (int)n + 1, s)));
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(D.cub, bytes, (const gs_int *)lcnt, D.lp, (int)n + 1, s)));
         bytes = D.cub_bytes;
-        GS_TRY(FC_CUDA(cub::DeviceScan::ExclusiveSum(D.cub, bytes, (const gs_int *)ucnt, D.up, (int)n + 1, s)));
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(D.cub, bytes, (const gs_int *)ucnt, D.up, (int)n + 1, s)));
         gs_int sizes[2] = {0, 0};
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(&sizes[0], D.lp + nn, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(&sizes[1], D.up + nn, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&sizes[0], D.lp + nn, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&sizes[1], D.up + nn, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
         GS_TRY(fc_download(s, &hs, D.stats, sizeof hs));
         if (hs.invalid) {
             tm.kernel = gs_wtime() - t0;
@@ -1584,7 +1576,7 @@ gs_status gs_ilu0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev
 
         /* the patterns, then the factorization on them */
         fc_ilu0_fill_kernel<<<rblocks, FC_CHECK_THREADS, 0, s>>>(n, D.ap, D.ac, D.lp, D.up, D.lc, D.uc, D.stats);
-        GS_TRY(FC_LAUNCHED("fc_ilu0_fill_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("fc_ilu0_fill_kernel"));
         GS_TRY(fc_ilu_factor(s, n, D, o, tm.lanes_per_row, &hs));
         tm.kernel = gs_wtime() - t0;
         tm.levels = hs.max_level + 1;
@@ -1694,7 +1686,7 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
         /* checks of A, then L's row pointers: (entries left of the diagonal + 1) summed */
         t0 = gs_wtime();
         fc_stats_init(&hs);
-        GS_TRY(FC_CUDA(cudaMemcpyAsync(d_stats, &hs, sizeof hs, cudaMemcpyHostToDevice, s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(d_stats, &hs, sizeof hs, cudaMemcpyHostToDevice, s)));
         fc_check_args ca;
         memset(&ca, 0, sizeof ca);
         ca.n = n;
@@ -1704,11 +1696,11 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
         ca.stats = d_stats;
         const unsigned rblocks = (unsigned)((nn + FC_CHECK_THREADS - 1) / FC_CHECK_THREADS);
         fc_check_kernel<<<rblocks, FC_CHECK_THREADS, 0, s>>>(ca);
-        GS_TRY(FC_LAUNCHED("fc_check_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("fc_check_kernel"));
         fc_ic_count_kernel<<<(unsigned)((nn + 1 + FC_CHECK_THREADS - 1) / FC_CHECK_THREADS), FC_CHECK_THREADS, 0, s>>>(
             n, d_ap, d_ac, d_cnt, d_stats);
-        GS_TRY(FC_LAUNCHED("fc_ic_count_kernel"));
-        GS_TRY(FC_CUDA(cub::DeviceScan::ExclusiveSum(d_scan, scan_bytes, (const gs_int *)d_cnt, d_lp, (int)n + 1, s)));
+        GS_TRY(GS_CUDA_LAUNCHED("fc_ic_count_kernel"));
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_scan, scan_bytes, (const gs_int *)d_cnt, d_lp, (int)n + 1, s)));
         GS_TRY(fc_download(s, &hs, d_stats, sizeof hs));
         if (hs.invalid) {
             tm.kernel = gs_wtime() - t0;
@@ -1750,11 +1742,11 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
             D.cub = c.take<char>(cub_bytes);
             if (pass == 0) GS_TRY(gs_backend_alloc(be, &arena2, c.off));
         }
-        GS_TRY(FC_CUDA(cudaMemsetAsync(D.flag, 0, nn * sizeof(int), s)));
-        GS_TRY(FC_CUDA(cudaMemsetAsync(D.shifted, 0, nn, s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(D.flag, 0, nn * sizeof(int), s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(D.shifted, 0, nn, s)));
         /* L's pattern: the strict lower triangle of A, then the diagonal */
         fc_ic_fill_kernel<<<rblocks, FC_CHECK_THREADS, 0, s>>>(n, d_ap, d_ac, d_lp, D.lc, D.row, D.eidx, d_stats);
-        GS_TRY(FC_LAUNCHED("fc_ic_fill_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("fc_ic_fill_kernel"));
         GS_TRY(fc_level_order(s, n, d_lp, D.lc, 1, D.level, D.idx, D.keys, D.perm, D.cub, cub_bytes, d_stats));
         fc_factor_args F;
         memset(&F, 0, sizeof F);
@@ -1777,12 +1769,12 @@ gs_status gs_ic0_numeric_cuda(gs_backend *be, const gs_csr *A, const gs_csr_dev 
         GS_TRY(fc_launch_factor(s, FC_IC0, tm.lanes_per_row, F));
         /* LT = L^T: entries sorted by column (stable: rows increasing within a column) */
         size_t bytes = cub_bytes;
-        GS_TRY(FC_CUDA(cub::DeviceRadixSort::SortPairs(D.cub, bytes, (const unsigned *)D.lc, (unsigned *)D.tcol,
+        GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(D.cub, bytes, (const unsigned *)D.lc, (unsigned *)D.tcol,
                                                        (const gs_int *)D.eidx, D.tidx, (int)nnz_l, 0, fc_key_bits(n),
                                                        s)));
         fc_ic_transpose_kernel<<<(unsigned)((nl + 255) / 256), 256, 0, s>>>(n, nnz_l, D.tcol, D.tidx, D.row, D.lv, D.tp,
                                                                           D.tc, D.tv, d_stats);
-        GS_TRY(FC_LAUNCHED("fc_ic_transpose_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("fc_ic_transpose_kernel"));
         GS_TRY(fc_download(s, &hs, d_stats, sizeof hs));
         tm.kernel = gs_wtime() - t0;
         tm.levels = hs.max_level + 1;

@@ -25,17 +25,9 @@
 #include <math.h>
 
 #include "core/backend_cuda.h"
+#include "core/cuda_check.h"
 #include "precond/parilu.h"
 
-static gs_status parilu_cuda_status(cudaError_t e, const char *expr, const char *file, int line)
-{
-    if (e == cudaSuccess) return GS_OK;
-    (void)cudaGetLastError(); /* clear a non-sticky error so that later launch checks do not see it */
-    return gs_error_set(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA, file, line,
-                        "CUDA call %s failed: %s (%s)", expr, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-#define PARILU_LAUNCHED(name) \
-    parilu_cuda_status(cudaGetLastError(), "launch of kernel " name, __FILE__, __LINE__)
 
 /* Synchronous sweeps read `in`, which no thread writes during the launch: the read-only path. The
  * asynchronous ones read values being rewritten: L2 only. */
@@ -105,10 +97,10 @@ gs_status gs_parilu_sweep_cuda(gs_backend *be, const gs_parilu_kernel *K, const 
     /* out[dst_t] = equation (3) of task t on `in`, t = blockIdx.x * GS_PARILU_CHUNK + threadIdx.x */
     if (in == out) {
         parilu_sweep_kernel<true><<<blocks, GS_PARILU_CHUNK, 0, stream>>>(*K, in, out, sweep);
-        GS_CALL(PARILU_LAUNCHED("parilu_sweep_kernel<asynchronous>"));
+        GS_CALL(GS_CUDA_LAUNCHED("parilu_sweep_kernel<asynchronous>"));
     } else {
         parilu_sweep_kernel<false><<<blocks, GS_PARILU_CHUNK, 0, stream>>>(*K, in, out, sweep);
-        GS_CALL(PARILU_LAUNCHED("parilu_sweep_kernel<synchronous>"));
+        GS_CALL(GS_CUDA_LAUNCHED("parilu_sweep_kernel<synchronous>"));
     }
     return GS_OK;
 }
@@ -158,13 +150,13 @@ gs_status gs_parilu_unscale_cuda(gs_backend *be, const gs_parilu_kernel *K, cons
         return GS_ERROR(GS_ERR_ARG, "ParILU GPU unscaling: missing kernel arrays, factor arrays or values");
     cudaStream_t stream = (cudaStream_t)gs_backend_cuda_stream(be);
     /* nonfinite = {UINT_MAX, UINT_MAX}: "none" for the atomicMin below */
-    GS_CALL(parilu_cuda_status(cudaMemsetAsync(F->nonfinite, 0xFF, 2 * sizeof(unsigned), stream),
-                               "cudaMemsetAsync(nonfinite)", __FILE__, __LINE__));
+    GS_CALL(gs_cuda_check(cudaMemsetAsync(F->nonfinite, 0xFF, 2 * sizeof(unsigned), stream),
+                          "cudaMemsetAsync(nonfinite)", __FILE__, __LINE__));
     if (K->ntasks <= 0) return GS_OK;
     const unsigned blocks =
         (unsigned)(((long long)K->ntasks + PARILU_UNSCALE_THREADS - 1) / PARILU_UNSCALE_THREADS);
     /* task t: L = D^{1/2} L^ D^{-1/2}, U = D^{1/2} U^ D^{1/2} (ParIC: L = D^{1/2} L^, U = L^T) at x[dst_t] */
     parilu_unscale_kernel<<<blocks, PARILU_UNSCALE_THREADS, 0, stream>>>(*K, *F, x, lval, uval);
-    GS_CALL(PARILU_LAUNCHED("parilu_unscale_kernel"));
+    GS_CALL(GS_CUDA_LAUNCHED("parilu_unscale_kernel"));
     return GS_OK;
 }

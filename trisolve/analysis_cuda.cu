@@ -792,15 +792,15 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
     D->max_width = opts->max_width;
     D->position_cols = opts->position_cols;
     D->single = opts->single;
-    GS_TRY(TS_CUDA(cudaGetDevice(&dev)));
-    GS_TRY(TS_CUDA(cudaDeviceGetAttribute(&A->sms, cudaDevAttrMultiProcessorCount, dev)));
+    GS_TRY(GS_CUDA(cudaGetDevice(&dev)));
+    GS_TRY(GS_CUDA(cudaDeviceGetAttribute(&A->sms, cudaDevAttrMultiProcessorCount, dev)));
     GS_TRY(GS_MALLOC(D->h_level_ptr, 1));
     D->h_level_ptr[0] = 0;
     if (n == 0) { /* nothing to upload or check: an empty plan */
         GS_TRY(gs_backend_cuda_work_alloc(be, &D->arena, 256, "triangular-solve plan"));
         D->level_ptr = D->perm = D->rem_ptr = (gs_int *)D->arena;
-        GS_TRY(TS_CUDA(cudaMemsetAsync(D->arena, 0, 256, s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(D->arena, 0, 256, s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         goto cleanup;
     }
 
@@ -808,14 +808,14 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         /* work space: T's CSR, per-row work arrays, the run arrays, the sort output and CUB's workspace */
         size_t sort_bytes = 0, scan_bytes = 0, max_bytes = 0, flag_bytes = 0;
         const size_t npos_max = max_run_rows * nn;
-        GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
+        GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
                                                         (const gs_int *)NULL, (gs_int *)NULL, (int)n, 0, 32, s)));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (const gs_int *)NULL, (gs_int *)NULL,
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (const gs_int *)NULL, (gs_int *)NULL,
                                                      (int)(npos_max < (size_t)INT_MAX ? npos_max + 1 : INT_MAX), s)));
         if (max_run_rows > 1) {
-            GS_TRY(TS_CUDA(cub::DeviceScan::InclusiveScan(NULL, max_bytes, (const gs_int *)NULL, (gs_int *)NULL,
+            GS_TRY(GS_CUDA(cub::DeviceScan::InclusiveScan(NULL, max_bytes, (const gs_int *)NULL, (gs_int *)NULL,
                                                           lv_max_op(), (int)n, s)));
-            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, flag_bytes, (const gs_int *)NULL, (gs_int *)NULL,
+            GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, flag_bytes, (const gs_int *)NULL, (gs_int *)NULL,
                                                          (int)n, s)));
         }
         size_t cub_bytes = sort_bytes;
@@ -833,7 +833,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
 
         /* 1. the pattern; the row pass on it: check, lengths, links */
         lv_stats_init_kernel<<<1, 32, 0, s>>>(W.stats, n);
-        GS_TRY(TS_LAUNCHED("lv_stats_init_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("lv_stats_init_kernel"));
         if (T) {
             GS_TRY(gs_stage_begin(&U, (nn + 1) * sizeof(gs_int) + nz * (sizeof(gs_int) + sizeof(double))));
             A->t.staging_alloc = U.alloc_time;
@@ -856,9 +856,9 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         ra.stats = W.stats;
         if (uplo == GS_LOWER) lv_rows_kernel<true><<<rblocks, LV_THREADS, 0, s>>>(ra);
         else lv_rows_kernel<false><<<rblocks, LV_THREADS, 0, s>>>(ra);
-        GS_TRY(TS_LAUNCHED("lv_rows_kernel"));
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs, W.stats, sizeof hs, cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA_LAUNCHED("lv_rows_kernel"));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&hs, W.stats, sizeof hs, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         if (hs.bad_row < n) GS_TRY(lv_report_fault(be, T, dT, uplo, unit_diag, hs.bad_row, "structure"));
 
         /* 2. the schedule (rows unless runs are forced): rows, or runs of up to run_rows linked rows (chain
@@ -884,15 +884,15 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         gs_int max_width = run_rows == GS_SF_RUN_ROWS ? opts->run_max_width : opts->max_width;
         D->max_width = max_width;
         if (run_rows > 1) {
-            GS_TRY(TS_CUDA(cub::DeviceScan::InclusiveScan(W.cub, max_bytes, (const gs_int *)W.key, W.chain_start,
+            GS_TRY(GS_CUDA(cub::DeviceScan::InclusiveScan(W.cub, max_bytes, (const gs_int *)W.key, W.chain_start,
                                                           lv_max_op(), (int)n, s)));
             lv_run_flags_kernel<<<rblocks, LV_THREADS, 0, s>>>(n, run_rows, W.chain_start, W.flag);
-            GS_TRY(TS_LAUNCHED("lv_run_flags_kernel"));
-            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(W.cub, flag_bytes, (const gs_int *)W.flag, W.rid, (int)n, s)));
+            GS_TRY(GS_CUDA_LAUNCHED("lv_run_flags_kernel"));
+            GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(W.cub, flag_bytes, (const gs_int *)W.flag, W.rid, (int)n, s)));
             lv_run_first_kernel<<<rblocks, LV_THREADS, 0, s>>>(n, W.flag, W.rid, W.run_first, W.stats);
-            GS_TRY(TS_LAUNCHED("lv_run_first_kernel"));
-            GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.nunits, &W.stats->nunits, sizeof(int), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+            GS_TRY(GS_CUDA_LAUNCHED("lv_run_first_kernel"));
+            GS_TRY(GS_CUDA(cudaMemcpyAsync(&hs.nunits, &W.stats->nunits, sizeof(int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
             D->nunits = hs.nunits;
             if ((long long)run_rows * D->nunits > (long long)INT_MAX)
                 GS_FAIL(GS_ERR_ARG, "%d runs of %d rows need %lld positions, more than a 32-bit index holds",
@@ -924,7 +924,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             /* rows: a warp at a time, links inside a warp by shuffles, levels by dependency index in W.key
              * (free once the row pass is done: only runs read it) */
             la.level = W.key;
-            GS_TRY(TS_CUDA(cudaMemsetAsync(W.key, 0xFF, nn * sizeof(gs_int), s)));
+            GS_TRY(GS_CUDA(cudaMemsetAsync(W.key, 0xFF, nn * sizeof(gs_int), s)));
             long long per_sm = LV_WARP_BLOCKS_PER_SM;
             const char *knob = getenv("GS_LV_BLOCKS_PER_SM"); /* measurements (docs/notes-trisolve.md section 6) */
             if (knob && atoi(knob) > 0) per_sm = atoi(knob);
@@ -935,7 +935,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
                 row_level = W.key;
             } else {
                 lv_levels_warp_kernel<false><<<pblocks, LV_THREADS, 0, s>>>(la);
-                GS_TRY(TS_LAUNCHED("lv_levels_warp_kernel"));
+                GS_TRY(GS_CUDA_LAUNCHED("lv_levels_warp_kernel"));
                 lv_reverse_kernel<<<rblocks, LV_THREADS, 0, s>>>(n, W.key, W.level);
             }
         } else {
@@ -944,18 +944,18 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             if (uplo == GS_LOWER) lv_run_levels_kernel<true><<<wblocks, LV_THREADS, 0, s>>>(la);
             else lv_run_levels_kernel<false><<<wblocks, LV_THREADS, 0, s>>>(la);
         }
-        GS_TRY(TS_LAUNCHED("lv_levels_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("lv_levels_kernel"));
 
         /* a host T's values, on a second stream while the level kernel runs (after the stream-ordered
          * allocation of the work space on s) */
         double t_values = gs_wtime();
         if (T) {
-            GS_TRY(TS_CUDA(cudaStreamCreateWithFlags(&vs, cudaStreamNonBlocking)));
-            GS_TRY(TS_CUDA(cudaEventCreateWithFlags(&values_in, cudaEventDisableTiming)));
-            GS_TRY(TS_CUDA(cudaEventRecord(values_in, s)));
-            GS_TRY(TS_CUDA(cudaStreamWaitEvent(vs, values_in, 0)));
+            GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&vs, cudaStreamNonBlocking)));
+            GS_TRY(GS_CUDA(cudaEventCreateWithFlags(&values_in, cudaEventDisableTiming)));
+            GS_TRY(GS_CUDA(cudaEventRecord(values_in, s)));
+            GS_TRY(GS_CUDA(cudaStreamWaitEvent(vs, values_in, 0)));
             GS_TRY(gs_stage_copy(&U, W.val, T->val, nz * sizeof(double), vs));
-            GS_TRY(TS_CUDA(cudaEventRecord(values_in, vs)));
+            GS_TRY(GS_CUDA(cudaEventRecord(values_in, vs)));
         }
         GS_TRY(gs_stage_end(&U)); /* every chunk has left the staging buffer */
         A->t.upload += gs_wtime() - t_values; /* + the values' part */
@@ -966,8 +966,8 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         if (opts->given_level) {
             hs.max_level = opts->given_max_level;
         } else {
-            GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.max_level, &W.stats->max_level, sizeof(int), cudaMemcpyDeviceToHost, s)));
-            GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+            GS_TRY(GS_CUDA(cudaMemcpyAsync(&hs.max_level, &W.stats->max_level, sizeof(int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         }
         A->t.levels = gs_wtime() - t1;
         t1 = gs_wtime();
@@ -980,7 +980,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             opts->levels_only(&rs, D->nlevels, opts->levels_ctx)) {
             /* levels only: no plan (the caller's next plan checks the diagonal); the work block is kept
              * for the levels by row and a host T's uploaded CSR (its values once they are in) */
-            if (values_in) GS_TRY(TS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
+            if (values_in) GS_TRY(GS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
             A->row_level = row_level;
             if (T) {
                 A->tdev.nrows = A->tdev.ncols = n;
@@ -1006,12 +1006,12 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         const size_t plan_bytes = lv_plan_carve(NULL, D);
         GS_TRY(gs_backend_cuda_work_alloc(be, &D->arena, plan_bytes, "triangular-solve plan"));
         lv_plan_carve((char *)D->arena, D);
-        if (opts->poison_plan) GS_TRY(TS_CUDA(cudaMemsetAsync(D->arena, 0xA5, plan_bytes, s)));
+        if (opts->poison_plan) GS_TRY(GS_CUDA(cudaMemsetAsync(D->arena, 0xA5, plan_bytes, s)));
 
         /* 5. stable sort of the units by level: positions, level_ptr, remainder pointers */
         int end_bit = 1;
         while (end_bit < 31 && ((gs_int)1 << end_bit) <= hs.max_level) end_bit++;
-        GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(W.cub, sort_bytes,
+        GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(W.cub, sort_bytes,
                                                         (const unsigned *)row_level,
                                                         (unsigned *)W.skeys, (const gs_int *)W.idx, W.sunits,
                                                         (int)D->nunits, 0, end_bit, s)));
@@ -1033,16 +1033,16 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         pa.pos_of = W.pos;
         pa.remlen = W.remlen;
         lv_positions_kernel<<<(unsigned)(((size_t)D->nunits + 255) / 256), 256, 0, s>>>(pa);
-        GS_TRY(TS_LAUNCHED("lv_positions_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("lv_positions_kernel"));
         if (rem > 0) {
-            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(W.cub, scan_bytes, (const gs_int *)W.remlen, D->rem_ptr,
+            GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(W.cub, scan_bytes, (const gs_int *)W.remlen, D->rem_ptr,
                                                          (int)np + 1, s)));
         } else {
-            GS_TRY(TS_CUDA(cudaMemsetAsync(D->rem_ptr, 0, (np + 1) * sizeof(gs_int), s)));
+            GS_TRY(GS_CUDA(cudaMemsetAsync(D->rem_ptr, 0, (np + 1) * sizeof(gs_int), s)));
         }
 
         /* 6. the HEC layout by position once the values are on the device */
-        if (values_in) GS_TRY(TS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
+        if (values_in) GS_TRY(GS_CUDA(cudaStreamWaitEvent(s, values_in, 0)));
         lv_layout_args<double> ly;
         ly.npos = D->npos;
         ly.w = D->ell_width;
@@ -1067,15 +1067,15 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
         } else {
             lv_layout_kernel<double><<<(unsigned)((np + 255) / 256), 256, 0, s>>>(ly);
         }
-        GS_TRY(TS_LAUNCHED("lv_layout_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("lv_layout_kernel"));
 
         gs_free(&D->h_level_ptr);
         GS_TRY(GS_MALLOC(D->h_level_ptr, nl + 1));
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(D->h_level_ptr, D->level_ptr, (nl + 1) * sizeof(gs_int),
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(D->h_level_ptr, D->level_ptr, (nl + 1) * sizeof(gs_int),
                                        cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs.bad_value_row, &W.stats->bad_value_row, sizeof(int),
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&hs.bad_value_row, &W.stats->bad_value_row, sizeof(int),
                                        cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         if (hs.bad_value_row < n) GS_TRY(lv_report_fault(be, T, dT, uplo, unit_diag, hs.bad_value_row, "diagonal value"));
         A->t.layout = gs_wtime() - t1;
 

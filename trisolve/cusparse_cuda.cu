@@ -56,7 +56,7 @@ static gs_status csp_convert(gs_int m, const From *x, To *y, cudaStream_t s)
 {
     if (m == 0) return GS_OK;
     csp_convert_kernel<From, To><<<(unsigned)((m + 255) / 256), 256, 0, s>>>(m, x, y);
-    GS_CALL(TS_LAUNCHED("csp_convert_kernel"));
+    GS_CALL(GS_CUDA_LAUNCHED("csp_convert_kernel"));
     return GS_OK;
 }
 
@@ -73,7 +73,7 @@ static gs_status csp_copy_in(gs_backend *be, T **dst, const T *src, size_t count
     GS_CALL(gs_backend_alloc(be, &p, count * sizeof(T)));
     *dst = (T *)p;
     if (count > 0)
-        GS_CALL(TS_CUDA(cudaMemcpyAsync(p, src, count * sizeof(T), cudaMemcpyDeviceToDevice, gs_ts_stream(be))));
+        GS_CALL(GS_CUDA(cudaMemcpyAsync(p, src, count * sizeof(T), cudaMemcpyDeviceToDevice, gs_ts_stream(be))));
     return GS_OK;
 }
 
@@ -119,7 +119,7 @@ static gs_status csp_check_rows_dev(gs_trisolve *ts, const csp_src *T)
     GS_TRY(gs_ts_upload_array(be, &dbad, &bad, 1));
     csp_check_rows_kernel<<<(unsigned)((n + 255) / 256), 256, 0, gs_ts_stream(be)>>>(
         n, T->nnz, ts->uplo == GS_LOWER, ts->unit_diag, T->rowptr, T->colind, T->val, dbad);
-    GS_TRY(TS_LAUNCHED("csp_check_rows_kernel"));
+    GS_TRY(GS_CUDA_LAUNCHED("csp_check_rows_kernel"));
     GS_TRY(gs_backend_download(be, &bad, dbad, sizeof bad));
     if (bad < n) {
         H.nrows = H.ncols = n;
@@ -186,7 +186,7 @@ static gs_status csp_values(gs_trisolve *ts, csp_data *d, const csp_src *T)
     }
     GS_CALL(csp_copy_in(be, &d->val, T->val, nz, false));
     GS_CALL(csp_convert(T->nnz, (const double *)d->val, d->val_f, s));
-    GS_CALL(TS_CUDA(cudaStreamSynchronize(s))); /* the conversion has read the doubles */
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(s))); /* the conversion has read the doubles */
     gs_ts_free_array(be, &d->val);
     return GS_OK;
 }
@@ -213,29 +213,29 @@ static gs_status csp_analyse_from(gs_trisolve *ts, const csp_src *T)
         const cudaDataType vt = d->single ? CUDA_R_32F : CUDA_R_64F; /* values, vectors and computation */
         const void *alpha = d->single ? (const void *)&one_f : (const void *)&one;
         const size_t vsize = d->single ? sizeof(float) : sizeof(double);
-        GS_TRY(TS_CUSPARSE(cusparseSetStream(d->handle, s)));
+        GS_TRY(GS_CUSPARSE(cusparseSetStream(d->handle, s)));
         GS_TRY(csp_copy_in(be, &d->rowptr, T->rowptr, (size_t)n + 1, T->on_device));
         GS_TRY(csp_copy_in(be, &d->colind, T->colind, (size_t)T->nnz, T->on_device));
         GS_TRY(csp_values(ts, d, T));
         void *vals = d->single ? (void *)d->val_f : (void *)d->val;
         GS_TRY(gs_backend_alloc(be, &d->vecs, 2 * (size_t)n * vsize));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(d->vecs, 0, 2 * (size_t)n * vsize, s)));
-        GS_TRY(TS_CUSPARSE(cusparseCreateCsr(&d->mat, n, n, T->nnz, d->rowptr, d->colind, vals, CUSPARSE_INDEX_32I,
+        GS_TRY(GS_CUDA(cudaMemsetAsync(d->vecs, 0, 2 * (size_t)n * vsize, s)));
+        GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&d->mat, n, n, T->nnz, d->rowptr, d->colind, vals, CUSPARSE_INDEX_32I,
                                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt)));
         cusparseFillMode_t fill = ts->uplo == GS_LOWER ? CUSPARSE_FILL_MODE_LOWER : CUSPARSE_FILL_MODE_UPPER;
         cusparseDiagType_t diag = ts->unit_diag ? CUSPARSE_DIAG_TYPE_UNIT : CUSPARSE_DIAG_TYPE_NON_UNIT;
-        GS_TRY(TS_CUSPARSE(cusparseSpMatSetAttribute(d->mat, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof fill)));
-        GS_TRY(TS_CUSPARSE(cusparseSpMatSetAttribute(d->mat, CUSPARSE_SPMAT_DIAG_TYPE, &diag, sizeof diag)));
-        GS_TRY(TS_CUSPARSE(cusparseCreateDnVec(&d->vb, n, d->vecs, vt)));
-        GS_TRY(TS_CUSPARSE(cusparseCreateDnVec(&d->vx, n, (char *)d->vecs + (size_t)n * vsize, vt)));
-        GS_TRY(TS_CUSPARSE(cusparseSpSV_createDescr(&d->spsv)));
-        GS_TRY(TS_CUSPARSE(cusparseSpSV_bufferSize(d->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, d->mat, d->vb,
+        GS_TRY(GS_CUSPARSE(cusparseSpMatSetAttribute(d->mat, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof fill)));
+        GS_TRY(GS_CUSPARSE(cusparseSpMatSetAttribute(d->mat, CUSPARSE_SPMAT_DIAG_TYPE, &diag, sizeof diag)));
+        GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&d->vb, n, d->vecs, vt)));
+        GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&d->vx, n, (char *)d->vecs + (size_t)n * vsize, vt)));
+        GS_TRY(GS_CUSPARSE(cusparseSpSV_createDescr(&d->spsv)));
+        GS_TRY(GS_CUSPARSE(cusparseSpSV_bufferSize(d->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, d->mat, d->vb,
                                                    d->vx, vt, CUSPARSE_SPSV_ALG_DEFAULT, d->spsv, &d->buffer_size)));
         GS_TRY(gs_backend_alloc(be, &d->buffer, d->buffer_size));
-        GS_TRY(TS_CUSPARSE(cusparseSpSV_analysis(d->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, d->mat, d->vb,
+        GS_TRY(GS_CUSPARSE(cusparseSpSV_analysis(d->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, d->mat, d->vb,
                                                  d->vx, vt, CUSPARSE_SPSV_ALG_DEFAULT, d->spsv, d->buffer)));
     }
-    GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
     d->time_analyse = gs_wtime() - t0;
 cleanup:
     if (st != GS_OK) csp_release(ts, d);
@@ -263,22 +263,22 @@ static gs_status csp_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x)
     const double one = 1.0;
     const float one_f = 1.0f;
     if (d->identity) {
-        GS_CALL(TS_CUDA(cudaMemcpyAsync(x->data, b->data, (size_t)x->n * sizeof(double), cudaMemcpyDeviceToDevice, s)));
+        GS_CALL(GS_CUDA(cudaMemcpyAsync(x->data, b->data, (size_t)x->n * sizeof(double), cudaMemcpyDeviceToDevice, s)));
         return GS_OK;
     }
     if (d->single) {
         /* b_f = (float)b; x_f = T_f^{-1} b_f in float (the descriptors point at the work vectors); x = x_f */
         float *bf = (float *)d->vecs, *xf = bf + d->n;
         GS_CALL(csp_convert(d->n, (const double *)b->data, bf, s));
-        GS_CALL(TS_CUSPARSE(cusparseSpSV_solve(d->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_f, d->mat, d->vb,
+        GS_CALL(GS_CUSPARSE(cusparseSpSV_solve(d->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_f, d->mat, d->vb,
                                                d->vx, CUDA_R_32F, CUSPARSE_SPSV_ALG_DEFAULT, d->spsv)));
         GS_CALL(csp_convert(d->n, (const float *)xf, x->data, s));
         return GS_OK;
     }
     /* cuSPARSE reads b only; the descriptor type is non-const for re-pointing */
-    GS_CALL(TS_CUSPARSE(cusparseDnVecSetValues(d->vb, (void *)b->data)));
-    GS_CALL(TS_CUSPARSE(cusparseDnVecSetValues(d->vx, x->data)));
-    GS_CALL(TS_CUSPARSE(cusparseSpSV_solve(d->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, d->mat, d->vb, d->vx,
+    GS_CALL(GS_CUSPARSE(cusparseDnVecSetValues(d->vb, (void *)b->data)));
+    GS_CALL(GS_CUSPARSE(cusparseDnVecSetValues(d->vx, x->data)));
+    GS_CALL(GS_CUSPARSE(cusparseSpSV_solve(d->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, d->mat, d->vb, d->vx,
                                            CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, d->spsv)));
     return GS_OK;
 }
@@ -314,8 +314,8 @@ gs_status gs_trisolve_create_cusparse_cuda(gs_trisolve *ts)
     if (ts->be->kind != GS_BACKEND_CUDA || !gs_ts_stream(ts->be))
         return GS_ERROR(GS_ERR_UNSUPPORTED, "cusparse needs device.backend = cuda");
     GS_TRY(GS_CALLOC(d, 1));
-    GS_TRY(TS_CUSPARSE(cusparseCreate(&d->handle)));
-    GS_TRY(TS_CUSPARSE(cusparseSetStream(d->handle, gs_ts_stream(ts->be))));
+    GS_TRY(GS_CUSPARSE(cusparseCreate(&d->handle)));
+    GS_TRY(GS_CUSPARSE(cusparseSetStream(d->handle, gs_ts_stream(ts->be))));
     ts->data = d;
     ts->ops = &csp_ops;
     d = NULL;

@@ -326,7 +326,7 @@ static gs_status jac_enqueue_values(const jac_cuda_data *d, bool unit, cudaStrea
         /* x = D^{-1} b */
         if (unit) jac_start_kernel<V, true><<<row_blocks, threads, 0, s>>>(M, d->args);
         else jac_start_kernel<V, false><<<row_blocks, threads, 0, s>>>(M, d->args);
-        GS_CALL(TS_LAUNCHED("jac_start_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("jac_start_kernel"));
     }
     if (d->in_place) {
         /* sweeps x (in place) <- D^{-1} (b - (T - D) x), newest values */
@@ -338,7 +338,7 @@ static gs_status jac_enqueue_values(const jac_cuda_data *d, bool unit, cudaStrea
             else
                 jac_async_kernel<V, false><<<row_blocks, threads, shmem, s>>>(M, d->args, d->descending ? 1 : 0,
                                                                               (int)d->local_sweeps);
-            GS_CALL(TS_LAUNCHED("jac_async_kernel"));
+            GS_CALL(GS_CUDA_LAUNCHED("jac_async_kernel"));
         }
         return GS_OK;
     }
@@ -361,7 +361,7 @@ static gs_status jac_enqueue_values(const jac_cuda_data *d, bool unit, cudaStrea
             if (unit) jac_sweep_kernel<V, true, false><<<blocks, threads, 0, s>>>(M, d->args, in_w, out_w);
             else jac_sweep_kernel<V, false, false><<<blocks, threads, 0, s>>>(M, d->args, in_w, out_w);
         }
-        GS_CALL(TS_LAUNCHED("jac_sweep_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("jac_sweep_kernel"));
     }
     return GS_OK;
 }
@@ -382,13 +382,13 @@ static gs_status jac_capture(jac_cuda_data *d, bool unit)
     cudaGraph_t g = NULL;
     bool capturing = false;
 
-    GS_TRY(TS_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking)));
-    GS_TRY(TS_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal)));
+    GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking)));
+    GS_TRY(GS_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal)));
     capturing = true;
     GS_TRY(jac_enqueue(d, unit, cs));
     capturing = false;
-    GS_TRY(TS_CUDA(cudaStreamEndCapture(cs, &g)));
-    GS_TRY(TS_CUDA(cudaGraphInstantiate(&d->exec, g, 0)));
+    GS_TRY(GS_CUDA(cudaStreamEndCapture(cs, &g)));
+    GS_TRY(GS_CUDA(cudaGraphInstantiate(&d->exec, g, 0)));
 cleanup:
     if (capturing) { /* end the broken capture so the stream can be destroyed */
         cudaGraph_t junk = NULL;
@@ -704,12 +704,12 @@ static gs_status jac_fill(const jac_cuda_data *d, const jac_src &T, bool lower, 
     /* rows 0 .. n: pointers, 1/diagonal, long-row list, block offsets, short rows' entries */
     unsigned blocks = (unsigned)(((size_t)d->n + JAC_BUILD_THREADS) / JAC_BUILD_THREADS);
     jac_fill_kernel<V><<<blocks, JAC_BUILD_THREADS, 0, s>>>(A);
-    GS_CALL(TS_LAUNCHED("jac_fill_kernel"));
+    GS_CALL(GS_CUDA_LAUNCHED("jac_fill_kernel"));
     if (d->nlong > 0) { /* long rows' entries, a warp each */
         size_t warps = JAC_BUILD_THREADS / JAC_WARP;
         blocks = (unsigned)(((size_t)d->nlong + warps - 1) / warps);
         jac_fill_long_kernel<V><<<blocks, JAC_BUILD_THREADS, 0, s>>>(A, d->nlong);
-        GS_CALL(TS_LAUNCHED("jac_fill_long_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("jac_fill_long_kernel"));
     }
     return GS_OK;
 }
@@ -760,7 +760,7 @@ static gs_status jac_analyse_any(gs_trisolve *ts, const gs_csr *hT, const gs_csr
         const size_t n = (size_t)T.n;
         const unsigned blocks = (unsigned)((n + JAC_BUILD_THREADS) / JAC_BUILD_THREADS); /* threads for 0 .. n */
         size_t cub_bytes = 0;
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, cub_bytes, (const gs_int *)NULL, (gs_int *)NULL,
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, cub_bytes, (const gs_int *)NULL, (gs_int *)NULL,
                                                      (int)n + 1, s)));
         GS_TRY(gs_backend_alloc(be, &work, jac_work_carve(NULL, n, (size_t)T.nnz, hT != NULL, cub_bytes, &W)));
         jac_work_carve((char *)work, n, (size_t)T.nnz, hT != NULL, cub_bytes, &W);
@@ -780,17 +780,17 @@ static gs_status jac_analyse_any(gs_trisolve *ts, const gs_csr *hT, const gs_csr
 
         /* 1. row pass: lengths, long flags, counts (device factors: the row check) */
         jac_stats_init_kernel<<<1, 1, 0, s>>>(W.stats, T.n);
-        GS_TRY(TS_LAUNCHED("jac_stats_init_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("jac_stats_init_kernel"));
         if (hT)
             jac_rows_kernel<false><<<blocks, JAC_BUILD_THREADS, 0, s>>>(T, lower, unit, d->long_row, W.lflag, W.stats);
         else
             jac_rows_kernel<true><<<blocks, JAC_BUILD_THREADS, 0, s>>>(T, lower, unit, d->long_row, W.lflag, W.stats);
-        GS_TRY(TS_LAUNCHED("jac_rows_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("jac_rows_kernel"));
         /* 2. lpos = exclusive scan of the long flags: a long row's place in the list */
-        GS_TRY(TS_CUDA(
+        GS_TRY(GS_CUDA(
             cub::DeviceScan::ExclusiveSum(W.cub, cub_bytes, (const gs_int *)W.lflag, W.lpos, (int)n + 1, s)));
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs, W.stats, sizeof hs, cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&hs, W.stats, sizeof hs, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         if (hs.bad_row < T.n) GS_TRY(jac_report_fault(ts, &T, (gs_int)hs.bad_row));
         d->nnz_off = unit ? T.nnz : T.nnz - T.n; /* a checked factor stores one diagonal per row, or none */
         if (d->nnz_off < 0)
@@ -804,7 +804,7 @@ static gs_status jac_analyse_any(gs_trisolve *ts, const gs_csr *hT, const gs_csr
         jac_arena_carve((char *)d->arena, d, unit);
         if (d->single) GS_TRY(jac_fill<float>(d, T, lower, unit, W.lpos, s));
         else GS_TRY(jac_fill<double>(d, T, lower, unit, W.lpos, s));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s))); /* built: the work space may go */
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s))); /* built: the work space may go */
         d->time_build = gs_wtime() - t1;
     }
 
@@ -843,14 +843,14 @@ static gs_status jac_cuda_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *
     /* The pointer update can be skipped when b and x are those of the previous solve, unless this
      * solve is being captured into an outer graph (its replays must set them themselves). */
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    GS_CALL(TS_CUDA(cudaStreamIsCapturing(s, &capture)));
+    GS_CALL(GS_CUDA(cudaStreamIsCapturing(s, &capture)));
     if (b->data != d->last_b || x->data != d->last_x || capture != cudaStreamCaptureStatusNone) {
         jac_set_args_kernel<<<1, 1, 0, s>>>(d->args, b->data, x->data);
-        GS_CALL(TS_LAUNCHED("jac_set_args_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("jac_set_args_kernel"));
         d->last_b = b->data;
         d->last_x = x->data;
     }
-    if (d->exec) GS_CALL(TS_CUDA(cudaGraphLaunch(d->exec, s)));
+    if (d->exec) GS_CALL(GS_CUDA(cudaGraphLaunch(d->exec, s)));
     else GS_CALL(jac_enqueue(d, ts->unit_diag, s));
     return GS_OK;
 }

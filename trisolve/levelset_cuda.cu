@@ -401,11 +401,11 @@ static gs_status ls_cuda_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs
         int dev = 0, coop = 0, per_sm = 0;
         d->stage = ls_stage_slots(D->ell_width);
         const void *kernel = ls_kernel_of(D->single, d->stage);
-        GS_TRY(TS_CUDA(cudaGetDevice(&dev)));
-        GS_TRY(TS_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev)));
-        GS_TRY(TS_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        GS_TRY(GS_CUDA(cudaGetDevice(&dev)));
+        GS_TRY(GS_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev)));
+        GS_TRY(GS_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             (int)ls_smem_bytes(d->stage))));
-        GS_TRY(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, LS_THREADS,
+        GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, LS_THREADS,
                                                                      ls_smem_bytes(d->stage))));
         long long want = ((long long)widest_wide + LS_THREADS - 1) / LS_THREADS, cap = (long long)d->A.sms * per_sm;
         long long by_work = (long long)ceil((double)widest_wide * per_row / work);
@@ -436,8 +436,8 @@ static gs_status ls_cuda_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs
         GS_TRY(gs_backend_alloc(be, &p, 2 * sizeof(unsigned)));
         d->bar = (unsigned *)p;
     }
-    GS_TRY(TS_CUDA(cudaMemsetAsync(d->bar, 0, 2 * sizeof(unsigned), s)));
-    GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(d->bar, 0, 2 * sizeof(unsigned), s)));
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
     d->time_chains = gs_wtime() - t1;
     gs_ts_analysis_done(&d->A);
 cleanup:
@@ -483,15 +483,15 @@ static gs_status ls_launch(const ls_cuda_data *d, const V *ell_val, const V *rem
     double *xp = d->xp;
     const void *kernel = ls_kernel_of(sizeof(V) == sizeof(float), d->stage);
     ls_gather_kernel<<<(unsigned)((H.n + 255) / 256), 256, 0, s>>>(H.n, H.perm, b, d->xp);
-    GS_CALL(TS_LAUNCHED("ls_gather_kernel"));
+    GS_CALL(GS_CUDA_LAUNCHED("ls_gather_kernel"));
     void *args[] = {(void *)&H, (void *)&xp};
     if (d->grid > 1)
-        GS_CALL(TS_CUDA(cudaLaunchCooperativeKernel(kernel, dim3((unsigned)d->grid), dim3(LS_THREADS), args,
+        GS_CALL(GS_CUDA(cudaLaunchCooperativeKernel(kernel, dim3((unsigned)d->grid), dim3(LS_THREADS), args,
                                                     ls_smem_bytes(d->stage), s)));
     else
-        GS_CALL(TS_CUDA(cudaLaunchKernel(kernel, dim3(1), dim3(LS_THREADS), args, ls_smem_bytes(d->stage), s)));
+        GS_CALL(GS_CUDA(cudaLaunchKernel(kernel, dim3(1), dim3(LS_THREADS), args, ls_smem_bytes(d->stage), s)));
     ls_scatter_kernel<<<(unsigned)((H.n + 255) / 256), 256, 0, s>>>(H.n, H.perm, d->xp, x);
-    GS_CALL(TS_LAUNCHED("ls_scatter_kernel"));
+    GS_CALL(GS_CUDA_LAUNCHED("ls_scatter_kernel"));
     return GS_OK;
 }
 

@@ -395,7 +395,7 @@ gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *l
     if (D->n == 0) return GS_OK;
     mg_row_levels_kernel<<<mg_blocks((size_t)D->n), MG_THREADS, 0, gs_ts_stream(be)>>>(D->n, D->nlevels, D->perm,
                                                                                         D->level_ptr, lev);
-    GS_CALL(TS_LAUNCHED("mg_row_levels_kernel"));
+    GS_CALL(GS_CUDA_LAUNCHED("mg_row_levels_kernel"));
     return GS_OK;
 }
 
@@ -419,7 +419,7 @@ static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count, si
         cudaError_t e = cudaMemcpyAsync(q, *p, keep * sizeof(T), cudaMemcpyDeviceToDevice, s);
         if (e != cudaSuccess) {
             gs_ts_work_free(be, q);
-            GS_CALL(TS_CUDA(e));
+            GS_CALL(GS_CUDA(e));
         }
     }
     gs_ts_work_free(be, *p);
@@ -471,24 +471,24 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         dstats = (mg_stats *)(a + 3 * L + 3 * I);
         dctl = (mg_ctl *)(a + 3 * L + 3 * I + sizeof(mg_stats));
         dstart = (gs_int *)(a + 3 * L + 3 * I + sizeof(mg_stats) + sizeof(mg_ctl));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats) + sizeof(mg_ctl), s)));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(rlen, 0, (nn + 1) * sizeof(gs_int), s)));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(rstart, 0, (nn + 1) * sizeof(long long), s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats) + sizeof(mg_ctl), s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(rlen, 0, (nn + 1) * sizeof(gs_int), s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(rstart, 0, (nn + 1) * sizeof(long long), s)));
     }
 
     /* 1. T_D */
     {
         size_t bytes = 0;
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
         GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
         void *p = NULL;
         GS_TRY(gs_ts_work_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
         R->td_rowptr = (gs_int *)p;
         mg_td_count_kernel<<<nb, MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, lev, cnt);
-        GS_TRY(TS_LAUNCHED("mg_td_count_kernel"));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->td_rowptr, (int)n + 1, s)));
+        GS_TRY(GS_CUDA_LAUNCHED("mg_td_count_kernel"));
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->td_rowptr, (int)n + 1, s)));
         gs_int td_nnz = 0;
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&td_nnz, R->td_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&td_nnz, R->td_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
         /* the rows by pass (level mod m), increasing inside a pass: a stable sort of the keys (in pcnt's
          * block, which holds 2n of them), the row numbers from poff's block into `order` */
         if (n > 0) {
@@ -496,18 +496,18 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
             while ((1 << end_bit) < m) end_bit++;
             unsigned *key = (unsigned *)pcnt, *skey = key + nn;
             size_t sort_bytes = 0;
-            GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
+            GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
                                                             (const gs_int *)NULL, (gs_int *)NULL, (int)n, 0, end_bit, s)));
             GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, sort_bytes));
             mg_pass_key_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, m, lev, key, (gs_int *)poff);
-            GS_TRY(TS_LAUNCHED("mg_pass_key_kernel"));
-            GS_TRY(TS_CUDA(cub::DeviceRadixSort::SortPairs(cub_tmp, sort_bytes, (const unsigned *)key, skey,
+            GS_TRY(GS_CUDA_LAUNCHED("mg_pass_key_kernel"));
+            GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(cub_tmp, sort_bytes, (const unsigned *)key, skey,
                                                             (const gs_int *)poff, order, (int)n, 0, end_bit, s)));
             mg_pass_start_kernel<<<1, GS_SF_MERGE_MAX + 1, 0, s>>>(n, m, skey, dstart);
-            GS_TRY(TS_LAUNCHED("mg_pass_start_kernel"));
-            GS_TRY(TS_CUDA(cudaMemcpyAsync(start, dstart, ((size_t)m + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+            GS_TRY(GS_CUDA_LAUNCHED("mg_pass_start_kernel"));
+            GS_TRY(GS_CUDA(cudaMemcpyAsync(start, dstart, ((size_t)m + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
         }
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         p = NULL;
         GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(gs_int)));
         R->td_colind = (gs_int *)p;
@@ -516,7 +516,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         R->td_val = (double *)p;
         mg_td_copy_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, T->val, lev, R->td_rowptr,
                                                                R->td_colind, R->td_val);
-        GS_TRY(TS_LAUNCHED("mg_td_copy_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("mg_td_copy_kernel"));
         R->TD.nrows = R->TD.ncols = n;
         R->TD.nnz = td_nnz;
         R->TD.rowptr = R->td_rowptr;
@@ -565,19 +565,19 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
             if (A.nrows == 0) continue; /* no row at this local level (fewer levels than m) */
             const size_t nr = (size_t)A.nrows;
             mg_count_kernel<<<mg_blocks(nr + 1), MG_THREADS, 0, s>>>(A);
-            GS_TRY(TS_LAUNCHED("mg_count_kernel"));
-            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
+            GS_TRY(GS_CUDA_LAUNCHED("mg_count_kernel"));
+            GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
                                                          (int)nr + 1, s)));
             GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-            GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)pcnt, poff, (int)nr + 1, s)));
+            GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)pcnt, poff, (int)nr + 1, s)));
             mg_pass_check_kernel<<<1, 1, 0, s>>>(dctl, poff + nr, t, max_fill, (long long)p_cap);
-            GS_TRY(TS_LAUNCHED("mg_pass_check_kernel"));
+            GS_TRY(GS_CUDA_LAUNCHED("mg_pass_check_kernel"));
             mg_combine_kernel<<<mg_blocks(nr), MG_THREADS, 0, s>>>(A);
-            GS_TRY(TS_LAUNCHED("mg_combine_kernel"));
+            GS_TRY(GS_CUDA_LAUNCHED("mg_combine_kernel"));
         }
         mg_ctl hc;
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hc, dctl, sizeof hc, cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&hc, dctl, sizeof hc, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         if (hc.state == MG_REFUSED) {
             stats->too_much_fill = true;
             goto cleanup;
@@ -587,7 +587,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         stats->pool_grown++;
         GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)hc.need, (size_t)hc.used, s));
         GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)hc.need, (size_t)hc.used, s));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(&dctl->state, 0, sizeof dctl->state, s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(&dctl->state, 0, sizeof dctl->state, s)));
         from = hc.stopped;
     }
 
@@ -598,15 +598,15 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         GS_TRY(gs_ts_work_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
         R->m_rowptr = (gs_int *)p;
         mg_len_kernel<<<nb, MG_THREADS, 0, s>>>(n, rlen, cnt);
-        GS_TRY(TS_LAUNCHED("mg_len_kernel"));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
+        GS_TRY(GS_CUDA_LAUNCHED("mg_len_kernel"));
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
         GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-        GS_TRY(TS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->m_rowptr, (int)n + 1, s)));
+        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->m_rowptr, (int)n + 1, s)));
         gs_int nnz_r = 0;
         mg_stats hs;
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&nnz_r, R->m_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaMemcpyAsync(&hs, dstats, sizeof hs, cudaMemcpyDeviceToHost, s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&nnz_r, R->m_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(&hs, dstats, sizeof hs, cudaMemcpyDeviceToHost, s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         stats->nnz_r = nnz_r;
         stats->max_row_r = hs.max_row;
         {
@@ -627,8 +627,8 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
         R->m_val = (double *)p;
         mg_m_copy_kernel<<<mg_blocks(nn * MG_COPY_LANES), MG_THREADS, 0, s>>>(n, rstart, rlen, pool_col, pool_val, R->m_rowptr,
                                                               R->m_colind, R->m_val);
-        GS_TRY(TS_LAUNCHED("mg_m_copy_kernel"));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA_LAUNCHED("mg_m_copy_kernel"));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
         R->M.nrows = R->M.ncols = n;
         R->M.nnz = nnz_r;
         R->M.rowptr = R->m_rowptr;
@@ -689,7 +689,7 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
         R->m_level = R->td_level + n;
         mg_stage_levels_kernel<<<mg_blocks((size_t)n), MG_THREADS, 0, gs_ts_stream(be)>>>(n, m, row_level,
                                                                                           R->td_level, R->m_level);
-        GS_TRY(TS_LAUNCHED("mg_stage_levels_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("mg_stage_levels_kernel"));
         R->td_max_level = (AT->D.nlevels < m ? AT->D.nlevels : m) - 1;
         R->m_max_level = (AT->D.nlevels - 1) / m;
     }

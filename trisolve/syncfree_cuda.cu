@@ -935,7 +935,7 @@ static gs_status sf_grid(sf_stage *d)
         const bool rem = D->rem_nnz > 0;
         const void *k = D->single ? (const void *)sf_pick_wrun<float>(d->wmax, rem)
                                   : (const void *)sf_pick_wrun<double>(d->wmax, rem);
-        GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, SF_BLOCK, 0)));
+        GS_CALL(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, SF_BLOCK, 0)));
         long long want = (d->wmax == 4 ? SF_WR_WARPS_PER_SM : SF_WR_WARPS_PER_SM_WIDE) / (SF_BLOCK / 32);
         const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only */
         if (knob && atoi(knob) >= SF_BLOCK / 32) want = atoi(knob) / (SF_BLOCK / 32);
@@ -960,7 +960,7 @@ static gs_status sf_grid(sf_stage *d)
     const bool rem = D->rem_nnz > 0;
     const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false, d->lpr, false, rem)
                                    : (const void *)sf_pick<double>(d->wmax, d->run_rows, false, d->lpr, false, rem);
-    GS_CALL(TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
+    GS_CALL(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
     long long want_per_sm = (d->wmax > 8 && d->lpr == 1 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
     const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md section 6) */
     if (knob && atoi(knob) >= SF_BLOCK / 32) want_per_sm = atoi(knob) / (SF_BLOCK / 32);
@@ -1011,9 +1011,9 @@ static gs_status sf_stage_finish(gs_backend *be, sf_stage *S, bool stamp = true)
         GS_TRY(gs_ts_work_alloc(be, &p, (2 * np + 1) * sizeof(long long))); /* the ticket after the values */
         S->ready = (long long *)p;
         S->ticket = (unsigned long long *)(S->ready + 2 * np);
-        GS_TRY(TS_CUDA(cudaMemsetAsync(S->ready, 0xFF, 2 * np * sizeof(long long), s)));
-        GS_TRY(TS_CUDA(cudaMemsetAsync(S->ticket, 0, sizeof(unsigned long long), s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(S->ready, 0xFF, 2 * np * sizeof(long long), s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(S->ticket, 0, sizeof(unsigned long long), s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
     }
     if (stamp) gs_ts_analysis_done(&S->A);
 cleanup:
@@ -1060,7 +1060,7 @@ static gs_status sf_fold_build(gs_backend *be, sf_data *d)
     GS_TRY(gs_ts_work_alloc(be, &p, (size_t)n * sizeof(gs_int)));
     pos = (gs_int *)p;
     sf_fold_pos_kernel<<<nb, 256, 0, s>>>(n, T->perm, pos);
-    GS_TRY(TS_LAUNCHED("sf_fold_pos_kernel"));
+    GS_TRY(GS_CUDA_LAUNCHED("sf_fold_pos_kernel"));
     {
         gs_int *fb = (gs_int *)d->fold_arena;
         char *ft = d->fold_arena + off_t, *fd = d->fold_arena + off_d, *fdi = d->fold_arena + off_di;
@@ -1070,7 +1070,7 @@ static gs_status sf_fold_build(gs_backend *be, sf_data *d)
         else
             sf_fold_table_kernel<double><<<nb, 256, 0, s>>>(n, w, M->perm, pos, T->perm, T->ell_col, T->ell_val,
                                                             T->dinv, fb, (double *)ft, (double *)fd, (double *)fdi);
-        GS_TRY(TS_LAUNCHED("sf_fold_table_kernel"));
+        GS_TRY(GS_CUDA_LAUNCHED("sf_fold_table_kernel"));
     }
 cleanup:
     gs_ts_work_free(be, pos);
@@ -1306,12 +1306,12 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         S.nchunks = (unsigned long long)D->nunits;
         S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
         sf_pick_wrun<V>(d->wmax, D->rem_nnz > 0)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
-        GS_CALL(TS_LAUNCHED("sf_wrun_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("sf_wrun_kernel"));
         return GS_OK;
     }
     if (level_sync && one_pass) { /* at most two levels: one launch (sf_td2_kernel) */
         sf_td2_kernel<V><<<(unsigned)((D->npos + 255) / 256), 256, 0, s>>>(S, b, x);
-        GS_CALL(TS_LAUNCHED("sf_td2_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("sf_td2_kernel"));
         return GS_OK;
     }
     if (level_sync) { /* one launch per level; the ready array holds the values by position */
@@ -1319,19 +1319,19 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
             const gs_int p0 = D->h_level_ptr[l], p1 = D->h_level_ptr[l + 1];
             if (p1 <= p0) continue;
             sf_level_kernel<V><<<(unsigned)((p1 - p0 + 255) / 256), 256, 0, s>>>(S, p0, p1, b, x, (double *)d->ready);
-            GS_CALL(TS_LAUNCHED("sf_level_kernel"));
+            GS_CALL(GS_CUDA_LAUNCHED("sf_level_kernel"));
         }
         return GS_OK;
     }
     if (d->once && !fold) { /* a block per SF_BLOCK positions, one ticket each */
         S.per_solve = (unsigned long long)d->blocks;
         sf_pick_once<V>(d->wmax)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
-        GS_CALL(TS_LAUNCHED("sf_once_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("sf_once_kernel"));
         return GS_OK;
     }
     sf_kernel_fn<V> kernel = sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr, fold != NULL, D->rem_nnz > 0);
     kernel<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
-    GS_CALL(TS_LAUNCHED("sf_kernel"));
+    GS_CALL(GS_CUDA_LAUNCHED("sf_kernel"));
     return GS_OK;
 }
 

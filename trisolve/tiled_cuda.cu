@@ -422,8 +422,8 @@ static gs_status tl_capture(tl_cuda_data *d)
     const gs_tl_plan *P = &d->P;
     tl_dev S = tl_device_plan(d);
 
-    GS_TRY(TS_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking)));
-    GS_TRY(TS_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal)));
+    GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking)));
+    GS_TRY(GS_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal)));
     capturing = true;
     for (gs_int c = 0; c < P->nchains; c++) {
         gs_int l0 = P->chain_ptr[c], l1 = P->chain_ptr[c + 1];
@@ -435,7 +435,7 @@ static gs_status tl_capture(tl_cuda_data *d)
                 tl_chain_kernel<TL_NB_SMALL><<<1, threads, tl_shared_bytes(d->nb, threads), cs>>>(S, d->args, l0, l1);
             else
                 tl_chain_kernel<TL_NB_LARGE><<<1, threads, tl_shared_bytes(d->nb, threads), cs>>>(S, d->args, l0, l1);
-            GS_TRY(TS_LAUNCHED("tl_chain_kernel"));
+            GS_TRY(GS_CUDA_LAUNCHED("tl_chain_kernel"));
         } else {
             gs_int w0 = P->level_ptr[l0], w1 = P->level_ptr[l0 + 1];
             unsigned blocks = (unsigned)((w1 - w0 + TL_WIDE_THREADS / 32 - 1) / (TL_WIDE_THREADS / 32));
@@ -444,12 +444,12 @@ static gs_status tl_capture(tl_cuda_data *d)
                 tl_level_kernel<TL_NB_SMALL><<<blocks, TL_WIDE_THREADS, shm, cs>>>(S, d->args, w0, w1);
             else
                 tl_level_kernel<TL_NB_LARGE><<<blocks, TL_WIDE_THREADS, shm, cs>>>(S, d->args, w0, w1);
-            GS_TRY(TS_LAUNCHED("tl_level_kernel"));
+            GS_TRY(GS_CUDA_LAUNCHED("tl_level_kernel"));
         }
     }
     capturing = false;
-    GS_TRY(TS_CUDA(cudaStreamEndCapture(cs, &g)));
-    GS_TRY(TS_CUDA(cudaGraphInstantiate(&d->exec, g, 0)));
+    GS_TRY(GS_CUDA(cudaStreamEndCapture(cs, &g)));
+    GS_TRY(GS_CUDA(cudaGraphInstantiate(&d->exec, g, 0)));
     d->launches = P->nchains;
 cleanup:
     if (capturing) { /* end the broken capture so that the stream can be destroyed */
@@ -492,17 +492,17 @@ static gs_status tl_cuda_analyse(gs_trisolve *ts, const gs_csr *T)
         if (d->variant == GS_TL_SYNCFREE) { /* two generations of ready values, all SF_EMPTY */
             GS_TRY(gs_backend_alloc(be, &p, 2 * n * sizeof(long long)));
             d->ready = (long long *)p;
-            GS_TRY(TS_CUDA(cudaMemsetAsync(d->ready, 0xff, 2 * n * sizeof(long long), s)));
+            GS_TRY(GS_CUDA(cudaMemsetAsync(d->ready, 0xff, 2 * n * sizeof(long long), s)));
         } else {
             GS_TRY(gs_backend_alloc(be, &p, n * sizeof(double)));
             d->xp = (double *)p;
-            GS_TRY(TS_CUDA(cudaMemsetAsync(d->xp, 0, n * sizeof(double), s)));
+            GS_TRY(GS_CUDA(cudaMemsetAsync(d->xp, 0, n * sizeof(double), s)));
         }
         p = NULL;
         GS_TRY(gs_backend_alloc(be, &p, sizeof(unsigned long long)));
         d->ticket = (unsigned long long *)p;
-        GS_TRY(TS_CUDA(cudaMemsetAsync(d->ticket, 0, sizeof(unsigned long long), s)));
-        GS_TRY(TS_CUDA(cudaStreamSynchronize(s)));
+        GS_TRY(GS_CUDA(cudaMemsetAsync(d->ticket, 0, sizeof(unsigned long long), s)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
     }
     if (!d->args) {
         void *p = NULL;
@@ -540,20 +540,20 @@ static gs_status tl_cuda_solve(gs_trisolve *ts, const gs_vector *b, gs_vector *x
         else
             tl_syncfree_kernel<TL_NB_LARGE><<<blocks, TL_SF_THREADS, shm, s>>>(tl_device_plan(d), d->ready, d->ticket,
                                                                                 nwarps, b->data, x->data);
-        GS_CALL(TS_LAUNCHED("tl_syncfree_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("tl_syncfree_kernel"));
         return GS_OK;
     }
     /* The pointer update can be skipped when b and x are those of the previous solve, unless this solve
      * is being captured into an outer graph (its replays must set them themselves). */
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    GS_CALL(TS_CUDA(cudaStreamIsCapturing(s, &capture)));
+    GS_CALL(GS_CUDA(cudaStreamIsCapturing(s, &capture)));
     if (b->data != d->last_b || x->data != d->last_x || capture != cudaStreamCaptureStatusNone) {
         tl_set_args_kernel<<<1, 1, 0, s>>>(d->args, b->data, x->data);
-        GS_CALL(TS_LAUNCHED("tl_set_args_kernel"));
+        GS_CALL(GS_CUDA_LAUNCHED("tl_set_args_kernel"));
         d->last_b = b->data;
         d->last_x = x->data;
     }
-    GS_CALL(TS_CUDA(cudaGraphLaunch(d->exec, s)));
+    GS_CALL(GS_CUDA(cudaGraphLaunch(d->exec, s)));
     return GS_OK;
 }
 

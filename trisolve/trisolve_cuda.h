@@ -1,6 +1,6 @@
-/* Private to the trisolve CUDA files: CUDA/cuSPARSE return codes as gs_status (vendor error named), the
- * backend's stream, device arrays allocated and uploaded through the backend, GPU-scope memory accesses,
- * and the analysis the level-order solvers share (analysis_cuda.cu: upload, row check, level-set plan). */
+/* Private to the trisolve CUDA files: the backend's stream, device arrays allocated and uploaded through
+ * the backend, GPU-scope memory accesses, and the analysis the level-order solvers share (analysis_cuda.cu:
+ * upload, row check, level-set plan). */
 #ifndef GS_TRISOLVE_CUDA_H
 #define GS_TRISOLVE_CUDA_H
 
@@ -9,31 +9,9 @@
 
 #include "core/backend.h"
 #include "core/backend_cuda.h"
+#include "core/cuda_check.h"
 #include "core/gpu_sync_cuda.h"
 #include "trisolve/trisolve_impl.h"
-
-static inline gs_status gs_ts_cuda_status(cudaError_t e, const char *expr, const char *file, int line)
-{
-    if (e == cudaSuccess) return GS_OK;
-    (void)cudaGetLastError(); /* clear a non-sticky error so that later launch checks do not see it */
-    return gs_error_set(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEM : GS_ERR_CUDA, file, line,
-                        "CUDA call %s failed: %s (%s)", expr, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
-static inline gs_status gs_ts_cusparse_status(cusparseStatus_t s, const char *expr, const char *file, int line)
-{
-    if (s == CUSPARSE_STATUS_SUCCESS) return GS_OK;
-    return gs_error_set(s == CUSPARSE_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEM : GS_ERR_CUSPARSE, file, line,
-                        "cuSPARSE call %s failed: %s (%s)", expr, cusparseGetErrorName(s),
-                        cusparseGetErrorString(s));
-}
-
-/* Use inside GS_CALL / GS_TRY: GS_TRY(TS_CUDA(cudaStreamCreate(&s))). */
-#define TS_CUDA(call) gs_ts_cuda_status((call), #call, __FILE__, __LINE__)
-#define TS_CUSPARSE(call) gs_ts_cusparse_status((call), #call, __FILE__, __LINE__)
-/* After every kernel launch: a bad launch configuration or an earlier asynchronous fault. */
-#define TS_LAUNCHED(kernel_name) \
-    gs_ts_cuda_status(cudaGetLastError(), "launch of kernel " kernel_name, __FILE__, __LINE__)
 
 /* ---------------------------------------------------------------- ready values (syncfree_cuda.cu, the
  * sync-free variant of tiled_cuda.cu): a solved value is published by position at GPU scope and its
