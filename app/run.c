@@ -10,6 +10,7 @@
 #include "app/app.h"
 #include "app/sweep.h"
 #include "app/system.h"
+#include "api/run_report.h"
 #include "api/strategy.h"
 #include "core/atomic_file.h"
 #include "core/backend.h"
@@ -250,79 +251,6 @@ static void outcome_from_report(const gs_report *rep, gs_app_outcome *out)
     out->residual_true = gs_report_find(rep, "solve.residual_true") ? rep_d(rep, "solve.residual_true") : NAN;
 }
 
-/* The strategy's choices and attempts: strategy.* keys and the "attempts" array. */
-static gs_status report_strategy(gs_report *rep, const gs_strategy_result *sr)
-{
-    gs_status st = GS_OK;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = NULL;
-    GS_TRY(gs_report_bool(rep, "strategy.automatic", sr->automatic));
-    if (sr->automatic) {
-        GS_TRY(gs_report_string(rep, "strategy.class", gs_matrix_class_name(sr->choice.cls)));
-        GS_TRY(gs_report_string(rep, "strategy.rule", sr->choice.why));
-    }
-    GS_TRY(gs_report_int(rep, "strategy.attempts", sr->nattempts));
-    GS_TRY(gs_report_int(rep, "strategy.reported_attempt", sr->chosen + 1));
-    if (sr->stopped[0]) GS_TRY(gs_report_string(rep, "strategy.stopped", sr->stopped));
-    f = open_memstream(&buf, &len);
-    if (!f) GS_FAIL(GS_ERR_MEM, "out of host memory writing the attempts of the run");
-    gs_strategy_write_attempts_json(sr, f);
-    if (fclose(f) != 0) {
-        f = NULL;
-        GS_FAIL(GS_ERR_MEM, "out of host memory writing the attempts of the run");
-    }
-    f = NULL;
-    GS_TRY(gs_report_json(rep, "attempts", buf));
-cleanup:
-    if (f) fclose(f);
-    free(buf);
-    return st;
-}
-
-/* The reported attempt's outcome: times, iterations, residuals, reason, error against x*. */
-static gs_status report_outcome(gs_report *rep, const gs_strategy_result *sr, const gs_system *sys, const double *x,
-                                gs_int n)
-{
-    const gs_attempt *a = &sr->final;
-    GS_CALL(gs_report_merge(rep, a->rep));
-    GS_CALL(gs_report_string(rep, "system.matching", gs_config_string(sr->cfg, "system.matching")));
-    GS_CALL(gs_report_string(rep, "system.scaling", gs_config_string(sr->cfg, "system.scaling")));
-    GS_CALL(gs_report_string(rep, "system.reorder", gs_config_string(sr->cfg, "system.reorder")));
-    GS_CALL(gs_report_string(rep, "solver.type", gs_config_string(sr->cfg, "solver.type")));
-    GS_CALL(gs_report_string(rep, "preconditioner.type", gs_config_string(sr->cfg, "preconditioner.type")));
-    GS_CALL(gs_report_double(rep, "time.preprocess", a->time_preprocess));
-    GS_CALL(gs_report_double(rep, "time.setup_symbolic", a->time_setup_symbolic));
-    GS_CALL(gs_report_double(rep, "time.setup_numeric", a->time_setup_numeric));
-    GS_CALL(gs_report_string(rep, "solve.reason", gs_reason_name(a->res.reason)));
-    GS_CALL(gs_report_bool(rep, "solve.converged", a->solved && gs_reason_converged(a->res.reason)));
-    GS_CALL(gs_report_string(rep, "solve.detail", a->detail));
-    if (!a->solved) return GS_OK;
-    GS_CALL(gs_report_double(rep, "time.solve", a->time_solve));
-    GS_CALL(gs_report_double(rep, "time.per_iteration", a->res.iterations > 0 ? a->time_solve / a->res.iterations : 0.0));
-    GS_CALL(gs_report_int(rep, "solve.iterations", a->res.iterations));
-    GS_CALL(gs_report_double(rep, "solve.residual_true", a->residual_true));
-    GS_CALL(gs_report_double(rep, "solve.residual_true_abs", a->residual_true_abs));
-    GS_CALL(gs_report_double(rep, "solve.residual_monitored", a->residual_monitored));
-    GS_CALL(gs_report_double(rep, "solve.bnorm", a->bnorm));
-    GS_CALL(gs_report_double(rep, "solve.r0norm", a->r0norm_original));
-    if (a->refinements > 0) GS_CALL(gs_report_int(rep, "solve.refinements", a->refinements));
-    if (a->res.iterations > 0) GS_CALL(gs_report_double(rep, "time.preconditioner_apply", a->time_pc_apply));
-    if (sys->xstar) {
-        double num = 0.0, den = 0.0;
-        for (gs_int i = 0; i < n; i++) {
-            num += (x[i] - sys->xstar[i]) * (x[i] - sys->xstar[i]);
-            den += sys->xstar[i] * sys->xstar[i];
-        }
-        GS_CALL(gs_report_double(rep, "solve.error_vs_xstar", den > 0 ? sqrt(num / den) : sqrt(num)));
-    }
-    /* a "converged" solve whose true residual misses the target is reported, never hidden */
-    if (a->true_missed)
-        GS_CALL(gs_report_string(rep, "solve.warning",
-                                 "the recomputed true residual is over 10x the tolerance the monitored one met"));
-    return GS_OK;
-}
-
 /* The run's closing: status, exit code, total time, and the report printed (text or JSON). */
 static int finish_run(gs_status st, int code, gs_report *rep, const gs_config *cfg, const gs_strategy_result *sr,
                       const gs_app_run_ctx *ctx, bool json, double t_start, double time_read, bool interrupted,
@@ -443,8 +371,8 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     gs_strategy_hooks hooks = {history_attempt_begin, {hist_path[0] ? history_monitor : NULL, &hist}, &hist};
     GS_TRY(gs_strategy_solve(be, A, sys.b, sys.x0, cfg, fallback, &hooks, x, &sr));
     have_sr = true;
-    GS_TRY(report_strategy(rep, &sr));
-    GS_TRY(report_outcome(rep, &sr, &sys, x, A->nrows));
+    GS_TRY(gs_run_report_strategy(rep, &sr));
+    GS_TRY(gs_run_report_outcome(rep, &sr, sys.xstar, x, A->nrows));
     const gs_attempt *fa = &sr.final;
     code = gs_exit_code_for_reason(fa->res.reason);
     /* a signal that arrived in any phase (the last attempt's setup, after its solve) ends the run here:

@@ -1,0 +1,80 @@
+/* The report entries of a run's strategy and reported attempt (api/run_report.h), shared by the CLI and
+ * the library. */
+#include "api/run_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The strategy's choices and attempts: strategy.* keys and the "attempts" array. */
+gs_status gs_run_report_strategy(gs_report *rep, const gs_strategy_result *sr)
+{
+    gs_status st = GS_OK;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    GS_TRY(gs_report_bool(rep, "strategy.automatic", sr->automatic));
+    if (sr->automatic) {
+        GS_TRY(gs_report_string(rep, "strategy.class", gs_matrix_class_name(sr->choice.cls)));
+        GS_TRY(gs_report_string(rep, "strategy.rule", sr->choice.why));
+    }
+    GS_TRY(gs_report_int(rep, "strategy.attempts", sr->nattempts));
+    GS_TRY(gs_report_int(rep, "strategy.reported_attempt", sr->chosen + 1));
+    if (sr->stopped[0]) GS_TRY(gs_report_string(rep, "strategy.stopped", sr->stopped));
+    f = open_memstream(&buf, &len);
+    if (!f) GS_FAIL(GS_ERR_MEM, "out of host memory writing the attempts of the run");
+    gs_strategy_write_attempts_json(sr, f);
+    if (fclose(f) != 0) {
+        f = NULL;
+        GS_FAIL(GS_ERR_MEM, "out of host memory writing the attempts of the run");
+    }
+    f = NULL;
+    GS_TRY(gs_report_json(rep, "attempts", buf));
+cleanup:
+    if (f) fclose(f);
+    free(buf);
+    return st;
+}
+
+/* The reported attempt's outcome: times, iterations, residuals, reason, error against x*. */
+gs_status gs_run_report_outcome(gs_report *rep, const gs_strategy_result *sr, const double *xstar, const double *x,
+                                gs_int n)
+{
+    const gs_attempt *a = &sr->final;
+    GS_CALL(gs_report_merge(rep, a->rep));
+    GS_CALL(gs_report_string(rep, "system.matching", gs_config_string(sr->cfg, "system.matching")));
+    GS_CALL(gs_report_string(rep, "system.scaling", gs_config_string(sr->cfg, "system.scaling")));
+    GS_CALL(gs_report_string(rep, "system.reorder", gs_config_string(sr->cfg, "system.reorder")));
+    GS_CALL(gs_report_string(rep, "solver.type", gs_config_string(sr->cfg, "solver.type")));
+    GS_CALL(gs_report_string(rep, "preconditioner.type", gs_config_string(sr->cfg, "preconditioner.type")));
+    GS_CALL(gs_report_double(rep, "time.preprocess", a->time_preprocess));
+    GS_CALL(gs_report_double(rep, "time.setup_symbolic", a->time_setup_symbolic));
+    GS_CALL(gs_report_double(rep, "time.setup_numeric", a->time_setup_numeric));
+    GS_CALL(gs_report_string(rep, "solve.reason", gs_reason_name(a->res.reason)));
+    GS_CALL(gs_report_bool(rep, "solve.converged", a->solved && gs_reason_converged(a->res.reason)));
+    GS_CALL(gs_report_string(rep, "solve.detail", a->detail));
+    if (!a->solved) return GS_OK;
+    GS_CALL(gs_report_double(rep, "time.solve", a->time_solve));
+    GS_CALL(gs_report_double(rep, "time.per_iteration", a->res.iterations > 0 ? a->time_solve / a->res.iterations : 0.0));
+    GS_CALL(gs_report_int(rep, "solve.iterations", a->res.iterations));
+    GS_CALL(gs_report_double(rep, "solve.residual_true", a->residual_true));
+    GS_CALL(gs_report_double(rep, "solve.residual_true_abs", a->residual_true_abs));
+    GS_CALL(gs_report_double(rep, "solve.residual_monitored", a->residual_monitored));
+    GS_CALL(gs_report_double(rep, "solve.bnorm", a->bnorm));
+    GS_CALL(gs_report_double(rep, "solve.r0norm", a->r0norm_original));
+    if (a->refinements > 0) GS_CALL(gs_report_int(rep, "solve.refinements", a->refinements));
+    if (a->res.iterations > 0) GS_CALL(gs_report_double(rep, "time.preconditioner_apply", a->time_pc_apply));
+    if (xstar) {
+        double num = 0.0, den = 0.0;
+        for (gs_int i = 0; i < n; i++) {
+            num += (x[i] - xstar[i]) * (x[i] - xstar[i]);
+            den += xstar[i] * xstar[i];
+        }
+        GS_CALL(gs_report_double(rep, "solve.error_vs_xstar", den > 0 ? sqrt(num / den) : sqrt(num)));
+    }
+    /* a "converged" solve whose true residual misses the target is reported, never hidden */
+    if (a->true_missed)
+        GS_CALL(gs_report_string(rep, "solve.warning",
+                                 "the recomputed true residual is over 10x the tolerance the monitored one met"));
+    return GS_OK;
+}
