@@ -282,27 +282,28 @@ static void test_singular(void **state)
     sys_teardown(&s);
 }
 
-/* GMRES(1) on rotations [[0,1],[-1,0]]: A r is orthogonal to r, so no step ever reduces ||r||. */
-static void test_stagnation(void **state)
+/* Blocks of rotations [[0,1],[-1,0]] with b = (1, 0, 1, 0, ...): A r is orthogonal to r, so no GMRES(1)
+ * step ever reduces ||r||. */
+static void rotation_sys(ksp_sys *s)
 {
     enum { blocks = 3, n = 2 * blocks };
     gs_int ri[n], ci[n];
     double v[n], b[n];
     for (int k = 0; k < blocks; k++) {
-        ri[2 * k] = 2 * k;
-        ci[2 * k] = 2 * k + 1;
-        v[2 * k] = 1.0;
-        ri[2 * k + 1] = 2 * k + 1;
-        ci[2 * k + 1] = 2 * k;
-        v[2 * k + 1] = -1.0;
-        b[2 * k] = 1.0;
-        b[2 * k + 1] = 0.0;
+        ri[2 * k] = 2 * k, ci[2 * k] = 2 * k + 1, v[2 * k] = 1.0, b[2 * k] = 1.0;
+        ri[2 * k + 1] = 2 * k + 1, ci[2 * k + 1] = 2 * k, v[2 * k + 1] = -1.0, b[2 * k + 1] = 0.0;
     }
     gs_csr A = {0};
     GS_ASSERT_OK(gs_csr_from_coo(n, n, n, ri, ci, v, &A));
+    sys_setup(s, &A, 1);
+    sys_set_b(s, b);
+}
+
+/* GMRES(1) on the rotations stagnates. */
+static void test_stagnation(void **state)
+{
     ksp_sys s;
-    sys_setup(&s, &A, 1);
-    sys_set_b(&s, b);
+    rotation_sys(&s);
     for (int t = 2; t < 4; t++) {
         gs_solve_result res;
         gs_ksp_params prm = sys_params(1e-10, 1000);
@@ -333,18 +334,8 @@ static void test_stagnation(void **state)
  * projected_limit x max_iterations = 101 iterations stop at the first checkpoint, iteration 100. */
 static void test_projected_limit(void **state)
 {
-    enum { blocks = 3, n = 2 * blocks };
-    gs_int ri[n], ci[n];
-    double v[n], b[n];
-    for (int k = 0; k < blocks; k++) {
-        ri[2 * k] = 2 * k, ci[2 * k] = 2 * k + 1, v[2 * k] = 1.0, b[2 * k] = 1.0;
-        ri[2 * k + 1] = 2 * k + 1, ci[2 * k + 1] = 2 * k, v[2 * k + 1] = -1.0, b[2 * k + 1] = 0.0;
-    }
-    gs_csr A = {0};
-    GS_ASSERT_OK(gs_csr_from_coo(n, n, n, ri, ci, v, &A));
     ksp_sys s;
-    sys_setup(&s, &A, 1);
-    sys_set_b(&s, b);
+    rotation_sys(&s);
     for (int t = 2; t < 4; t++) {
         gs_solve_result res;
         gs_ksp_params prm = sys_params(1e-10, 1000);
