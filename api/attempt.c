@@ -9,6 +9,7 @@
 #include "core/mem.h"
 #include "core/signal.h"
 #include "precond/precond.h"
+#include "precond/scaling.h"
 
 void gs_attempt_cache_free(gs_attempt_cache *c)
 {
@@ -185,18 +186,18 @@ static void restate_converged(gs_attempt *out, double target, bool scaled, gs_re
     }
 }
 
-gs_status gs_attempt_run(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
-                         const gs_preprocess *pre, gs_attempt_cache *cache, const gs_attempt_monitor *mon, double *x,
-                         gs_attempt *out)
+gs_status gs_attempt_setup_run(gs_backend *be, const gs_csr *A, const gs_config *cfg, const gs_preprocess *pre,
+                               gs_attempt_cache *cache, gs_attempt_setup *s, gs_attempt *out)
 {
     gs_status st = GS_OK;
     const gs_int n = A->nrows;
-    double *host = NULL;
-    gs_vector *vb = NULL, *vy = NULL, *vr = NULL;
-    gs_pc *pc = NULL;
-    gs_ksp *ksp = NULL;
     bool failed = false;
     memset(out, 0, sizeof *out);
+    memset(s, 0, sizeof *s);
+    s->be = be;
+    s->cache = cache;
+    s->A = A;
+    s->time_pc_apply = -1.0;
     GS_CALL(gs_report_create(&out->rep));
 
     GS_TRY(operator_for(be, A, pre, cache, &failed, &out->time_preprocess));
@@ -209,71 +210,161 @@ gs_status gs_attempt_run(gs_backend *be, const gs_csr *A, const double *b, const
         interrupted(out, "preprocessing");
         goto cleanup;
     }
-
-    /* b~ and y0 on the backend */
-    GS_TRY(GS_MALLOC(host, n));
-    GS_TRY(gs_vec_create(be, n, &vb));
-    GS_TRY(gs_vec_create(be, n, &vy));
-    GS_TRY(gs_vec_create(be, n, &vr));
-    double bnorm = 0.0;
-    for (gs_int i = 0; i < n; i++) bnorm += b[i] * b[i];
-    out->bnorm = sqrt(bnorm);
-    if (cache->C.rowptr) gs_transform_rhs(&cache->T, b, host);
-    GS_TRY(gs_vec_upload(vb, cache->C.rowptr ? host : b));
-    if (cache->C.rowptr) gs_transform_guess(&cache->T, x0, host);
-    GS_TRY(gs_vec_upload(vy, cache->C.rowptr ? host : x0));
+    GS_TRY(GS_MALLOC(s->host, n));
+    GS_TRY(gs_vec_create(be, n, &s->vb));
+    GS_TRY(gs_vec_create(be, n, &s->vy));
+    GS_TRY(gs_vec_create(be, n, &s->vr));
     const gs_csr *Ct = cache->C.rowptr ? &cache->C : A;
 
     /* preconditioner: a numerical failure in setup (zero pivot, unstable factors) is an outcome */
-    GS_TRY(gs_pc_create(gs_config_string(cfg, "preconditioner.type"), be, cfg, &pc));
-    GS_TRY(gs_pc_set_operator(pc, cache->M)); /* a GPU factorization reads A there */
-    gs_status sst = gs_pc_setup_symbolic(pc, Ct);
-    if (sst == GS_OK) sst = gs_pc_setup_numeric(pc, Ct);
-    out->time_setup_symbolic = pc->time_symbolic;
-    out->time_setup_numeric = pc->time_numeric;
+    GS_TRY(gs_pc_create(gs_config_string(cfg, "preconditioner.type"), be, cfg, &s->pc));
+    GS_TRY(gs_pc_set_operator(s->pc, cache->M)); /* a GPU factorization reads A there */
+    gs_status sst = gs_pc_setup_symbolic(s->pc, Ct);
+    if (sst == GS_OK) sst = gs_pc_setup_numeric(s->pc, Ct);
+    out->time_setup_symbolic = s->pc->time_symbolic;
+    out->time_setup_numeric = s->pc->time_numeric;
     if (sst == GS_ERR_NUMERIC) {
         setup_failed(out, "preconditioner setup");
         goto cleanup;
     }
     GS_TRY(sst);
-    gs_pc_view(pc, out->rep);
+    gs_pc_view(s->pc, out->rep);
     /* views return no status: a report entry that could not be allocated leaves GS_ERR_MEM pending */
     if (gs_error_status() == GS_ERR_MEM) GS_TRY(GS_ERR_MEM);
     if (gs_interrupt_requested()) {
         interrupted(out, "setup");
         goto cleanup;
     }
+    GS_TRY(gs_ksp_params_from_config(cfg, &s->prm));
+    GS_TRY(gs_ksp_create(gs_config_string(cfg, "solver.type"), be, &s->prm, &s->ksp));
+    s->ready = true;
+    return GS_OK;
+cleanup:
+    /* an outcome keeps out (its reason and report); an error leaves nothing behind */
+    gs_attempt_setup_free(s);
+    return st;
+}
+
+gs_status gs_attempt_solve(gs_attempt_setup *s, const double *b, const double *x0, const gs_attempt_monitor *mon,
+                           double *x, gs_attempt *out)
+{
+    if (!s->ready) return GS_ERROR(GS_ERR_INTERNAL, "an attempt solved without a complete setup");
+    gs_attempt_cache *cache = s->cache;
+    const gs_int n = s->A->nrows;
+    double *host = s->host;
+    /* the solve part of out starts afresh; the method starts from the configuration's parameters */
+    memset(&out->res, 0, sizeof out->res);
+    out->detail[0] = '\0';
+    out->time_solve = out->time_pc_apply = 0.0;
+    out->residual_true = out->residual_true_abs = out->bnorm = out->r0norm_original = NAN;
+    out->residual_monitored = NAN;
+    out->refinements = 0;
+    out->solved = out->true_missed = false;
+    s->ksp->prm = s->prm;
+    gs_ksp_set_monitor(s->ksp, NULL, NULL);
+
+    /* b~ and y0 on the backend */
+    double bnorm = 0.0;
+    for (gs_int i = 0; i < n; i++) bnorm += b[i] * b[i];
+    out->bnorm = sqrt(bnorm);
+    if (cache->C.rowptr) gs_transform_rhs(&cache->T, b, host);
+    GS_CALL(gs_vec_upload(s->vb, cache->C.rowptr ? host : b));
+    if (cache->C.rowptr) gs_transform_guess(&cache->T, x0, host);
+    GS_CALL(gs_vec_upload(s->vy, cache->C.rowptr ? host : x0));
 
     /* solve; the target in the original system's norms */
-    gs_ksp_params prm;
-    GS_TRY(gs_ksp_params_from_config(cfg, &prm));
-    GS_TRY(gs_ksp_create(gs_config_string(cfg, "solver.type"), be, &prm, &ksp));
+    const gs_ksp_params *prm = &s->prm;
     double r0 = 0.0;
-    GS_TRY(original_residual(cache, vb, vy, vr, host, &r0));
+    GS_CALL(original_residual(cache, s->vb, s->vy, s->vr, host, &r0));
     out->r0norm_original = r0;
-    const double target = fmax(prm.rtol * (prm.baseline == GS_BASELINE_R0 ? r0 : out->bnorm), prm.atol);
-    GS_TRY(solve_and_refine(ksp, cache, pc, vb, vy, vr, host, target, mon, out));
+    const double target = fmax(prm->rtol * (prm->baseline == GS_BASELINE_R0 ? r0 : out->bnorm), prm->atol);
+    GS_CALL(solve_and_refine(s->ksp, cache, s->pc, s->vb, s->vy, s->vr, host, target, mon, out));
+    gs_ksp_set_monitor(s->ksp, NULL, NULL); /* the monitor's context lived in solve_and_refine */
     snprintf(out->detail, sizeof out->detail, "%s", out->res.detail);
     restate_converged(out, target, cache->T.dr != NULL,
-                      prm.rtol * (prm.baseline == GS_BASELINE_R0 ? r0 : out->bnorm) >= prm.atol ? GS_CONVERGED_RTOL
-                                                                                                : GS_CONVERGED_ATOL);
+                      prm->rtol * (prm->baseline == GS_BASELINE_R0 ? r0 : out->bnorm) >= prm->atol ? GS_CONVERGED_RTOL
+                                                                                                  : GS_CONVERGED_ATOL);
     out->residual_true = out->bnorm > 0 ? out->residual_true_abs / out->bnorm : out->residual_true_abs;
     {
-        double base = prm.baseline == GS_BASELINE_R0 ? out->res.r0norm : out->res.bnorm;
+        double base = prm->baseline == GS_BASELINE_R0 ? out->res.r0norm : out->res.bnorm;
         out->residual_monitored = base > 0 ? out->res.resnorm / base : out->res.resnorm;
     }
 
     /* the solution in the original numbering */
-    GS_TRY(gs_vec_download(vy, cache->C.rowptr ? host : x));
+    GS_CALL(gs_vec_download(s->vy, cache->C.rowptr ? host : x));
     if (cache->C.rowptr) gs_transform_solution(&cache->T, host, x);
-    if (out->res.iterations > 0) GS_TRY(pc_apply_time(pc, vb, vr, &out->time_pc_apply));
+    if (out->res.iterations > 0) {
+        if (s->time_pc_apply < 0) GS_CALL(pc_apply_time(s->pc, s->vb, s->vr, &s->time_pc_apply));
+        out->time_pc_apply = s->time_pc_apply;
+    }
+    return GS_OK;
+}
 
-cleanup:
-    gs_ksp_destroy(&ksp);
-    gs_pc_destroy(&pc);
-    gs_vec_destroy(&vb);
-    gs_vec_destroy(&vy);
-    gs_vec_destroy(&vr);
-    gs_free(&host);
-    return st;
+bool gs_attempt_can_refactor(const gs_attempt_setup *s)
+{
+    const gs_transform *T = &s->cache->T;
+    return s->pc && T->what.matching == GS_MATCHING_NONE && !T->dr && !T->dc;
+}
+
+gs_status gs_attempt_refactor(gs_attempt_setup *s, gs_attempt *out)
+{
+    gs_attempt_cache *c = s->cache;
+    const gs_csr *A = s->A;
+    if (!gs_attempt_can_refactor(s))
+        return GS_ERROR(GS_ERR_ARG, "a setup with a matching or a scaling cannot take new values (they depend on them)");
+    s->ready = false;
+    gs_report_destroy(&out->rep);
+    memset(out, 0, sizeof *out);
+    GS_CALL(gs_report_create(&out->rep));
+    double t = gs_wtime();
+    if (c->C.rowptr) { /* a reordering: C = P A P^T again, into C's arrays (the same pattern) */
+        gs_csr B = {0};
+        GS_CALL(gs_csr_transform(A, c->T.rowmap, c->T.colmap, NULL, NULL, &B));
+        bool same = B.nnz == c->C.nnz && B.val && c->C.val &&
+                    memcmp(B.rowptr, c->C.rowptr, (size_t)(B.nrows + 1) * sizeof *B.rowptr) == 0 &&
+                    memcmp(B.colind, c->C.colind, (size_t)B.nnz * sizeof *B.colind) == 0;
+        if (same) memcpy(c->C.val, B.val, (size_t)B.nnz * sizeof *B.val);
+        gs_csr_free(&B);
+        if (!same) return GS_ERROR(GS_ERR_ARG, "new values of a matrix with another pattern");
+    }
+    gs_mat_destroy(&c->M);
+    GS_CALL(gs_mat_create(s->be, c->C.rowptr ? &c->C : A, &c->M));
+    GS_CALL(gs_pc_set_operator(s->pc, c->M));
+    out->time_preprocess = gs_wtime() - t;
+    if (!gs_preprocess_is_identity(&c->T.what)) GS_CALL(gs_transform_view(&c->T, out->rep));
+    gs_status sst = gs_pc_setup_numeric(s->pc, c->C.rowptr ? &c->C : A);
+    out->time_setup_numeric = s->pc->time_numeric;
+    if (sst == GS_ERR_NUMERIC) {
+        setup_failed(out, "preconditioner setup");
+        return GS_OK;
+    }
+    GS_CALL(sst);
+    gs_pc_view(s->pc, out->rep);
+    if (gs_error_status() == GS_ERR_MEM) GS_CALL(GS_ERR_MEM);
+    s->time_pc_apply = -1.0;
+    s->ready = true;
+    return GS_OK;
+}
+
+void gs_attempt_setup_free(gs_attempt_setup *s)
+{
+    gs_ksp_destroy(&s->ksp);
+    gs_pc_destroy(&s->pc);
+    gs_vec_destroy(&s->vb);
+    gs_vec_destroy(&s->vy);
+    gs_vec_destroy(&s->vr);
+    gs_free(&s->host);
+    s->ready = false;
+}
+
+gs_status gs_attempt_run(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
+                         const gs_preprocess *pre, gs_attempt_cache *cache, const gs_attempt_monitor *mon, double *x,
+                         gs_attempt *out)
+{
+    gs_attempt_setup s;
+    GS_CALL(gs_attempt_setup_run(be, A, cfg, pre, cache, &s, out));
+    gs_status st = s.ready ? gs_attempt_solve(&s, b, x0, mon, x, out) : GS_OK;
+    gs_attempt_setup_free(&s);
+    GS_CALL(st);
+    return GS_OK;
 }

@@ -57,9 +57,46 @@ typedef struct gs_attempt_monitor {
     void *ctx;
 } gs_attempt_monitor;
 
-/* Solves A x = b (A square, sorted, original numbering; b, x0 of length n) with cfg (solver.*,
- * preconditioner.*, trisolve.* read from it; its "auto" types must be resolved already) after the
- * preprocessing `pre`. x receives the solution in A's numbering whenever out->solved. A numerical
+/* An attempt set up once and solved for many right-hand sides: the operator (in `cache`, borrowed), the
+ * preconditioner after both setup phases, the Krylov method and its vectors. */
+typedef struct gs_attempt_setup {
+    gs_backend *be;
+    gs_attempt_cache *cache;  /* the transform and operator the setup was built on (not owned) */
+    const gs_csr *A;          /* the original matrix (not owned; its values may be replaced, see refactor) */
+    gs_pc *pc;
+    gs_ksp *ksp;
+    gs_ksp_params prm;        /* the configuration's; a solve's re-solves change the method's copy */
+    gs_vector *vb, *vy, *vr;
+    double *host;
+    double time_pc_apply;     /* one application, measured by the first solve (< 0 before) */
+    bool ready;               /* both setup phases succeeded: gs_attempt_solve may run */
+} gs_attempt_setup;
+
+/* Phase one of an attempt: preprocessing `pre` (through `cache`), upload, preconditioner setup (both
+ * phases) and the Krylov method of cfg (its "auto" types resolved). cfg, A and cache must outlive s (the
+ * preconditioner reads cfg). Fills out's setup part (time_preprocess, time_setup_*, rep). A numerical
+ * failure of the preprocessing or the setup, or an interrupt, is an outcome: GS_OK with out->res.reason
+ * set and s->ready false. Any other failure is returned as an error status (s then holds nothing). */
+gs_status gs_attempt_setup_run(gs_backend *be, const gs_csr *A, const gs_config *cfg, const gs_preprocess *pre,
+                               gs_attempt_cache *cache, gs_attempt_setup *s, gs_attempt *out);
+/* Phase two: solves A x = b (x0 the guess; arrays in A's numbering) with the setup (s->ready). Fills
+ * out's solve part (res, detail, residuals, time_solve, time_pc_apply, solved ...; its setup part is left
+ * as it is), so one gs_attempt may be solved again with a new right-hand side. */
+gs_status gs_attempt_solve(gs_attempt_setup *s, const double *b, const double *x0, const gs_attempt_monitor *mon,
+                           double *x, gs_attempt *out);
+/* Whether the setup can take new values of A with the same pattern (gs_attempt_refactor): its
+ * preprocessing depends on the pattern alone (no matching, no scaling). */
+bool gs_attempt_can_refactor(const gs_attempt_setup *s);
+/* New values in s->A (same pattern as at the setup): the transformed matrix and the operator made again,
+ * then the preconditioner's numeric setup alone (its symbolic phase -- patterns, levels, partitions --
+ * is kept). out's setup part is replaced (time_setup_symbolic 0). A numerical failure: GS_OK with
+ * out->res.reason = GS_DIVERGED_PC_FAILED and s->ready false. */
+gs_status gs_attempt_refactor(gs_attempt_setup *s, gs_attempt *out);
+void gs_attempt_setup_free(gs_attempt_setup *s);
+
+/* Both phases at once: solves A x = b (A square, sorted, original numbering; b, x0 of length n) with cfg
+ * (solver.*, preconditioner.*, trisolve.* read from it; its "auto" types must be resolved already) after
+ * the preprocessing `pre`. x receives the solution in A's numbering whenever out->solved. A numerical
  * failure of the preprocessing or the setup (structurally singular matrix, zero pivot, unstable factors)
  * is an outcome: GS_OK with reason GS_DIVERGED_PC_FAILED and the message in out->detail. Any other
  * failure is returned as an error status. */

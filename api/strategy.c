@@ -172,6 +172,32 @@ static gs_status resolve_preprocess(gs_config *cfg, gs_preprocess *p)
     return GS_OK;
 }
 
+/* The limits of an attempt that a fallback may follow (unless the user set them): a solve that cannot
+ * converge in time at its current rate gives way early, and factors whose stability estimate shows
+ * explosive growth are refused before iterating. */
+static gs_status fallback_limits(gs_config *c, const gs_config *user)
+{
+    if (gs_config_is_default(user, "solver.projected_limit"))
+        GS_CALL(gs_config_set(c, "solver.projected_limit=" GS_STRATEGY_PROJECTED_LIMIT));
+    if (gs_config_is_default(user, "preconditioner.stability_limit"))
+        GS_CALL(gs_config_set(c, "preconditioner.stability_limit=" GS_STRATEGY_STABILITY_LIMIT));
+    return GS_OK;
+}
+
+gs_status gs_strategy_explicit_config(const gs_config *cfg, bool fallback, gs_config **c, gs_preprocess *pre)
+{
+    if (is_auto(cfg, "solver.type") || is_auto(cfg, "preconditioner.type"))
+        return GS_ERROR(GS_ERR_INTERNAL, "an explicit configuration was asked of one with an \"auto\" type");
+    GS_CALL(gs_config_copy(cfg, c));
+    gs_status st = resolve_preprocess(*c, pre);
+    if (st == GS_OK && fallback) st = fallback_limits(*c, cfg);
+    if (st != GS_OK) {
+        gs_config_destroy(c);
+        GS_CALL(st);
+    }
+    return GS_OK;
+}
+
 /* "gmres(30) + ilut(1e-3, 20); matching mwm, scaling matching, reorder rcm" */
 static void describe(const gs_config *cfg, char *buf, size_t len)
 {
@@ -206,7 +232,7 @@ static bool better(const gs_attempt *a, const gs_attempt *b)
     return a->residual_true < b->residual_true || (!isnan(a->residual_true) && isnan(b->residual_true));
 }
 
-static void record(const gs_config *cfg, const char *rung, const gs_attempt *a, gs_attempt_record *r)
+void gs_strategy_record(const gs_config *cfg, const char *rung, const gs_attempt *a, gs_attempt_record *r)
 {
     memset(r, 0, sizeof *r);
     describe(cfg, r->method, sizeof r->method);
@@ -220,10 +246,44 @@ static void record(const gs_config *cfg, const char *rung, const gs_attempt *a, 
     r->converged = a->solved && gs_reason_converged(a->res.reason) && !a->true_missed;
 }
 
+void gs_strategy_kept_free(gs_strategy_kept **k)
+{
+    if (!k || !*k) return;
+    gs_attempt_setup_free(&(*k)->setup);
+    gs_attempt_cache_free(&(*k)->cache);
+    gs_config_destroy(&(*k)->cfg);
+    gs_free(k);
+}
+
 void gs_strategy_result_free(gs_strategy_result *r)
 {
+    gs_strategy_kept_free(&r->kept);
     gs_attempt_free(&r->final);
     gs_config_destroy(&r->cfg);
+}
+
+/* The converged reported attempt's setup moved into out->kept, with the strategy's cache (the attempt was
+ * the last one made, so the cache holds its operator) and its configuration (out->cfg becomes a copy). */
+static gs_status keep_setup(gs_strategy_result *out, gs_attempt_setup *su, gs_attempt_cache *cache, const char *rung)
+{
+    gs_strategy_kept *kp = NULL;
+    gs_config *copy = NULL;
+    GS_CALL(gs_calloc(&kp, 1, sizeof *kp));
+    gs_status st = gs_config_copy(out->cfg, &copy);
+    if (st != GS_OK) {
+        gs_free(&kp);
+        GS_CALL(st);
+    }
+    kp->cfg = out->cfg;
+    out->cfg = copy;
+    kp->cache = *cache;
+    memset(cache, 0, sizeof *cache);
+    kp->setup = *su;
+    kp->setup.cache = &kp->cache;
+    memset(su, 0, sizeof *su);
+    snprintf(kp->rung, sizeof kp->rung, "%s", rung);
+    out->kept = kp;
+    return GS_OK;
 }
 
 /* The configuration of attempt k: the user's as it is (k = 0 without a rule), the user's with a pending
@@ -298,8 +358,9 @@ static const gs_rung *trial_verdict(const trial_monitor *m, double target, gs_st
     return out->choice.ladder[out->choice.first];
 }
 
-gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
-                            bool fallback, const gs_strategy_hooks *hooks, double *x, gs_strategy_result *out)
+static gs_status strategy_solve(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
+                                bool fallback, const gs_strategy_hooks *hooks, bool keep, double *x,
+                                gs_strategy_result *out)
 {
     gs_status st = GS_OK;
     gs_attempt_cache cache;
@@ -336,12 +397,7 @@ gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, co
         }
         gs_preprocess pre;
         GS_TRY(resolve_preprocess(c, &pre));
-        /* with a fallback, a solve that cannot converge in time at its current rate gives way early */
-        if (fallback && gs_config_is_default(cfg, "solver.projected_limit"))
-            GS_TRY(gs_config_set(c, "solver.projected_limit=" GS_STRATEGY_PROJECTED_LIMIT));
-        /* and factors whose stability estimate shows explosive growth are refused before iterating */
-        if (fallback && gs_config_is_default(cfg, "preconditioner.stability_limit"))
-            GS_TRY(gs_config_set(c, "preconditioner.stability_limit=" GS_STRATEGY_STABILITY_LIMIT));
+        if (fallback) GS_TRY(fallback_limits(c, cfg));
         if (trial) {
             char lim[64];
             snprintf(lim, sizeof lim, "solver.max_iterations=%d", GS_TRIAL_ITERATIONS);
@@ -352,14 +408,18 @@ gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, co
         trial_monitor tm = {hooks ? &hooks->monitor : NULL, NAN, NAN, 0};
         gs_attempt_monitor tmon = {trial_monitor_fn, &tm};
         gs_attempt a;
-        st = gs_attempt_run(be, A, b, start, c, &pre, &cache, trial ? &tmon : hooks ? &hooks->monitor : NULL, xt, &a);
+        gs_attempt_setup su;
+        st = gs_attempt_setup_run(be, A, c, &pre, &cache, &su, &a);
+        if (st == GS_OK && su.ready)
+            st = gs_attempt_solve(&su, b, start, trial ? &tmon : hooks ? &hooks->monitor : NULL, xt, &a);
         if (st != GS_OK) {
             gs_error_push(st, __FILE__, __LINE__, "gs_attempt_run");
+            gs_attempt_setup_free(&su);
             gs_attempt_free(&a);
             goto cleanup;
         }
         gs_attempt_record *rec = &out->rec[out->nattempts++];
-        record(c, trial ? "cg-none-trial" : rung, &a, rec);
+        gs_strategy_record(c, trial ? "cg-none-trial" : rung, &a, rec);
         if (trial && !rec->converged && a.solved && a.res.reason == GS_DIVERGED_MAX_IT) {
             /* the verdict, and the next attempt starts where the trial stopped */
             gs_ksp_params prm;
@@ -381,6 +441,15 @@ gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, co
         } else {
             gs_attempt_free(&a);
         }
+        if (rec->converged && keep && su.ready && out->chosen == k) {
+            st = keep_setup(out, &su, &cache, rec->rung);
+            if (st != GS_OK) {
+                gs_error_push(st, __FILE__, __LINE__, "keep_setup");
+                gs_attempt_setup_free(&su);
+                goto cleanup;
+            }
+        }
+        gs_attempt_setup_free(&su);
         gs_config_destroy(&c);
         if (rec->converged) break;
         if (strcmp(rec->reason, gs_reason_name(GS_DIVERGED_INTERRUPTED)) == 0) {
@@ -409,6 +478,19 @@ cleanup:
     gs_free(&xs);
     if (st != GS_OK) gs_strategy_result_free(out);
     return st;
+}
+
+gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
+                            bool fallback, const gs_strategy_hooks *hooks, double *x, gs_strategy_result *out)
+{
+    return strategy_solve(be, A, b, x0, cfg, fallback, hooks, false, x, out);
+}
+
+gs_status gs_strategy_solve_keep(gs_backend *be, const gs_csr *A, const double *b, const double *x0,
+                                 const gs_config *cfg, bool fallback, const gs_strategy_hooks *hooks, double *x,
+                                 gs_strategy_result *out)
+{
+    return strategy_solve(be, A, b, x0, cfg, fallback, hooks, true, x, out);
 }
 
 static void json_double(FILE *f, double v)

@@ -83,6 +83,16 @@ typedef struct gs_attempt_record {
     bool converged;
 } gs_attempt_record;
 
+/* The reported attempt's setup kept alive for more right-hand sides (gs_strategy_hooks.keep). */
+typedef struct gs_strategy_kept {
+    gs_attempt_cache cache; /* its transform and operator */
+    gs_attempt_setup setup; /* setup.cache == &cache */
+    gs_config *cfg;         /* the configuration its preconditioner reads (owned) */
+    char rung[32];
+} gs_strategy_kept;
+
+void gs_strategy_kept_free(gs_strategy_kept **k);
+
 typedef struct gs_strategy_result {
     bool automatic;        /* some type was "auto": the rule ran */
     gs_auto_choice choice; /* when automatic, or when the fallback needed a ladder */
@@ -92,6 +102,7 @@ typedef struct gs_strategy_result {
     gs_attempt final;      /* that attempt's data (owns its report) */
     gs_config *cfg;        /* that attempt's configuration (owned) */
     char stopped[200];     /* why no further attempt was made ("" when the last converged) */
+    gs_strategy_kept *kept; /* gs_strategy_solve_keep: the reported attempt's setup when it converged */
 } gs_strategy_result;
 
 typedef struct gs_strategy_hooks {
@@ -107,7 +118,18 @@ typedef struct gs_strategy_hooks {
  * residual. Errors (not numerical outcomes) end the run with their status. */
 gs_status gs_strategy_solve(gs_backend *be, const gs_csr *A, const double *b, const double *x0, const gs_config *cfg,
                             bool fallback, const gs_strategy_hooks *hooks, double *x, gs_strategy_result *out);
+/* The same, keeping the reported attempt's setup in out->kept when it converged (NULL otherwise), for
+ * more right-hand sides. */
+gs_status gs_strategy_solve_keep(gs_backend *be, const gs_csr *A, const double *b, const double *x0,
+                                 const gs_config *cfg, bool fallback, const gs_strategy_hooks *hooks, double *x,
+                                 gs_strategy_result *out);
 void gs_strategy_result_free(gs_strategy_result *r);
+/* The configuration of the first attempt gs_strategy_solve makes for an explicit configuration cfg
+ * (solver.type and preconditioner.type not "auto"): cfg with its system.* keys resolved into *pre and,
+ * with a fallback, the limits that let a failing attempt give way early. */
+gs_status gs_strategy_explicit_config(const gs_config *cfg, bool fallback, gs_config **c, gs_preprocess *pre);
+/* The record of an attempt made with cfg (its method described from cfg). */
+void gs_strategy_record(const gs_config *cfg, const char *rung, const gs_attempt *a, gs_attempt_record *r);
 
 /* The attempts as a JSON array (one object each: index, rung, method, reason, detail, iterations,
  * time_setup, time_solve, residual_true, converged). */

@@ -1,0 +1,610 @@
+/* libgpusolve (api/gpusolve.h): a handle holding the configuration, the matrix, the backend and the
+ * setup kept between solves, over the strategy (api/strategy.h) that the gpusolve command runs. */
+#include "api/gpusolve.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/run_report.h"
+#include "api/strategy.h"
+#include "cfg/config.h"
+#include "core/backend.h"
+#include "core/csr.h"
+#include "core/mem.h"
+#include "core/report.h"
+#include "io/mmio.h"
+
+struct gpusolve_solver {
+    gs_config *cfg; /* the user's configuration */
+    gs_csr A;       /* sorted, duplicates summed */
+    bool have_matrix;
+    bool values_changed; /* new values of the kept setup's pattern, not yet taken by it */
+    char source[512];    /* the file read, or "arrays" */
+    double time_read;
+    gs_backend *be;
+    char be_key[64];
+    /* the setup kept for more right-hand sides, with the facts its reports repeat */
+    gs_strategy_kept *kept;
+    gs_attempt kept_att;   /* its outcome: setup part (report of the views, times), last solve part */
+    bool kept_unsolved;    /* built by gpusolve_setup, not solved yet */
+    bool kept_refactored;  /* took new values since its last solve */
+    bool kept_automatic;
+    gs_auto_choice kept_choice;
+    gpusolve_monitor_fn monitor;
+    void *monitor_ctx;
+    /* the last call */
+    int exit_code;
+    int iterations;
+    double residual;
+    char reason[48];
+    char detail[1024];
+    char err_status[32];
+    char err_message[1024];
+    char *json;
+};
+
+/* ---------------------------------------------------------------------------------------------- */
+/* outcomes: exit classes, the error of a call, the report                                        */
+
+/* The exit class of an error status (the gpusolve command's mapping; tests/lib checks they agree). */
+static int exit_for_status(gs_status st)
+{
+    switch (st) {
+    case GS_OK: return GPUSOLVE_EXIT_CONVERGED;
+    case GS_ERR_ARG:
+    case GS_ERR_CONFIG:
+    case GS_ERR_UNSUPPORTED: return GPUSOLVE_EXIT_USAGE;
+    case GS_ERR_IO: return GPUSOLVE_EXIT_INPUT;
+    case GS_ERR_NUMERIC: return GPUSOLVE_EXIT_NUMERICAL;
+    case GS_ERR_MEM:
+    case GS_ERR_DEVICE_MEM:
+    case GS_ERR_CUDA:
+    case GS_ERR_CUSPARSE:
+    case GS_ERR_CUBLAS:
+    case GS_ERR_METIS:
+    case GS_ERR_NO_DEVICE: return GPUSOLVE_EXIT_DEVICE;
+    case GS_ERR_INTERRUPTED: return GPUSOLVE_EXIT_INTERRUPTED;
+    case GS_ERR_INTERNAL: return GPUSOLVE_EXIT_INTERNAL;
+    }
+    return GPUSOLVE_EXIT_INTERNAL;
+}
+
+/* The exit class of a solve's reason. */
+static int exit_for_reason(gs_reason r)
+{
+    switch (r) {
+    case GS_CONVERGED_RTOL:
+    case GS_CONVERGED_ATOL:
+    case GS_CONVERGED_ZERO_RHS: return GPUSOLVE_EXIT_CONVERGED;
+    case GS_DIVERGED_MAX_IT:
+    case GS_DIVERGED_STAGNATION:
+    case GS_DIVERGED_DTOL: return GPUSOLVE_EXIT_NOT_CONVERGED;
+    case GS_DIVERGED_BREAKDOWN:
+    case GS_DIVERGED_NAN:
+    case GS_DIVERGED_PC_FAILED:
+    case GS_DIVERGED_INDEFINITE: return GPUSOLVE_EXIT_NUMERICAL;
+    case GS_DIVERGED_INTERRUPTED: return GPUSOLVE_EXIT_INTERRUPTED;
+    case GS_REASON_NONE: return GPUSOLVE_EXIT_INTERNAL;
+    }
+    return GPUSOLVE_EXIT_INTERNAL;
+}
+
+/* For tests/lib, which links the internal library (not exported from the shared one): the mappings above. */
+int gs_lib_exit_for_status(gs_status st);
+int gs_lib_exit_for_reason(gs_reason r);
+int gs_lib_exit_for_status(gs_status st) { return exit_for_status(st); }
+int gs_lib_exit_for_reason(gs_reason r) { return exit_for_reason(r); }
+
+/* The report as JSON text into s->json (kept as it was when no memory is left for the new one). */
+static void set_json(gpusolve_solver *s, const gs_report *rep)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return;
+    gs_report_write_json(rep, f);
+    if (fclose(f) != 0) {
+        free(buf);
+        return;
+    }
+    if (len > 0 && buf[len - 1] == '\n') buf[len - 1] = '\0';
+    free(s->json);
+    s->json = buf;
+}
+
+static void begin_call(gpusolve_solver *s)
+{
+    gs_error_clear();
+    s->exit_code = GPUSOLVE_EXIT_CONVERGED;
+    s->err_status[0] = s->err_message[0] = '\0';
+}
+
+/* The last call failed with st (the pending error's message): the error fields, the error report, the
+ * exit class. */
+static int fail(gpusolve_solver *s, gs_status st)
+{
+    gs_report *rep = NULL;
+    s->exit_code = exit_for_status(st);
+    snprintf(s->err_status, sizeof s->err_status, "%s", gs_status_name(st));
+    snprintf(s->err_message, sizeof s->err_message, "%s", gs_error_message()[0] ? gs_error_message() : gs_status_name(st));
+    snprintf(s->reason, sizeof s->reason, "none");
+    s->detail[0] = '\0';
+    s->iterations = -1;
+    s->residual = NAN;
+    gs_error_clear();
+    if (gs_report_create(&rep) == GS_OK) {
+        gs_report_string(rep, "gpusolve.version", GS_VERSION);
+        gs_report_string(rep, "status", "error");
+        gs_report_string(rep, "error.status", s->err_status);
+        gs_report_string(rep, "error.message", s->err_message);
+        gs_report_int(rep, "exit_code", s->exit_code);
+        if (s->cfg) gs_config_to_report(s->cfg, rep);
+        set_json(s, rep);
+        gs_report_destroy(&rep);
+    }
+    gs_error_clear();
+    return s->exit_code;
+}
+
+/* A call that succeeded without a solve: its report is the status alone. */
+static int succeed(gpusolve_solver *s)
+{
+    gs_report *rep = NULL;
+    if (gs_report_create(&rep) == GS_OK) {
+        gs_report_string(rep, "gpusolve.version", GS_VERSION);
+        gs_report_string(rep, "status", "ok");
+        gs_report_int(rep, "exit_code", 0);
+        set_json(s, rep);
+        gs_report_destroy(&rep);
+    }
+    gs_error_clear();
+    s->exit_code = GPUSOLVE_EXIT_CONVERGED;
+    return s->exit_code;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* the kept setup                                                                                 */
+
+static void drop_setup(gpusolve_solver *s)
+{
+    gs_strategy_kept_free(&s->kept);
+    gs_attempt_free(&s->kept_att);
+    memset(&s->kept_att, 0, sizeof s->kept_att);
+    s->kept_unsolved = s->kept_refactored = false;
+}
+
+static bool is_auto(const gs_config *cfg, const char *key) { return strcmp(gs_config_string(cfg, key), "auto") == 0; }
+static bool fallback_on(const gs_config *cfg) { return strcmp(gs_config_string(cfg, "solver.fallback"), "auto") == 0; }
+
+/* The backend device.backend / device.id name, kept while they stay the same. */
+static gs_status ensure_backend(gpusolve_solver *s)
+{
+    char key[sizeof s->be_key];
+    snprintf(key, sizeof key, "%s:%d", gs_config_string(s->cfg, "device.backend"), (int)gs_config_int(s->cfg, "device.id"));
+    if (s->be && strcmp(key, s->be_key) == 0) return GS_OK;
+    drop_setup(s);
+    gs_backend_destroy(&s->be);
+    s->be_key[0] = '\0';
+    GS_CALL(gs_backend_create(gs_config_string(s->cfg, "device.backend"), (int)gs_config_int(s->cfg, "device.id"),
+                              &s->be));
+    snprintf(s->be_key, sizeof s->be_key, "%s", key);
+    return GS_OK;
+}
+
+/* The setup: the matrix checked, the backend, new values taken by the kept setup (or the setup dropped),
+ * and for an explicit configuration its setup built when none is kept. *failed: that setup ended with a
+ * numerical failure (its outcome in s->kept_att, nothing kept). */
+static gs_status setup(gpusolve_solver *s, bool *failed)
+{
+    *failed = false;
+    if (!s->have_matrix)
+        return GS_ERROR(GS_ERR_ARG, "no matrix: call gpusolve_set_matrix or gpusolve_read_matrix first");
+    if (s->A.nrows != s->A.ncols)
+        return GS_ERROR(GS_ERR_ARG, "the matrix is %d x %d: a linear system needs a square matrix", s->A.nrows,
+                        s->A.ncols);
+    GS_CALL(ensure_backend(s));
+    if (s->values_changed) {
+        s->values_changed = false;
+        if (s->kept && gs_attempt_can_refactor(&s->kept->setup)) {
+            GS_CALL(gs_attempt_refactor(&s->kept->setup, &s->kept_att));
+            if (!s->kept->setup.ready) drop_setup(s); /* the next solve chooses again */
+            else s->kept_refactored = true;
+        } else {
+            drop_setup(s);
+        }
+    }
+    if (s->kept || is_auto(s->cfg, "solver.type") || is_auto(s->cfg, "preconditioner.type")) return GS_OK;
+    /* an explicit configuration: the strategy's first attempt, set up now */
+    gs_preprocess pre;
+    GS_CALL(gs_calloc(&s->kept, 1, sizeof *s->kept));
+    gs_status st = gs_strategy_explicit_config(s->cfg, fallback_on(s->cfg), &s->kept->cfg, &pre);
+    if (st == GS_OK) {
+        snprintf(s->kept->rung, sizeof s->kept->rung, "configuration");
+        st = gs_attempt_setup_run(s->be, &s->A, s->kept->cfg, &pre, &s->kept->cache, &s->kept->setup, &s->kept_att);
+    }
+    if (st != GS_OK) {
+        drop_setup(s);
+        GS_CALL(st);
+    }
+    s->kept_automatic = false;
+    memset(&s->kept_choice, 0, sizeof s->kept_choice);
+    s->kept_unsolved = true;
+    *failed = !s->kept->setup.ready; /* its outcome is in kept_att, for setup_failed's report */
+    return GS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* the report of a solve                                                                          */
+
+static const char *base_name(const char *p)
+{
+    const char *q = strrchr(p, '/');
+    return q ? q + 1 : p;
+}
+
+/* The report of a solve (or of a failed setup) from the strategy's result: the members of the gpusolve
+ * command's JSON object that apply. */
+static gs_status solve_report(gpusolve_solver *s, const gs_strategy_result *sr, bool guess, bool reused, double t0,
+                              int code)
+{
+    gs_status st = GS_OK;
+    gs_report *rep = NULL;
+    GS_CALL(gs_report_create(&rep));
+    GS_TRY(gs_report_string(rep, "gpusolve.version", GS_VERSION));
+    GS_TRY(gs_report_string(rep, "matrix.source", s->source));
+    GS_TRY(gs_report_double(rep, "time.read", s->time_read));
+    GS_TRY(gs_report_string(rep, "where.read", "host"));
+    GS_TRY(gs_report_string(rep, "matrix.name", base_name(s->source)));
+    GS_TRY(gs_report_int(rep, "matrix.rows", s->A.nrows));
+    GS_TRY(gs_report_int(rep, "matrix.nnz", s->A.nnz));
+    GS_TRY(gs_report_string(rep, "system.rhs", "given"));
+    GS_TRY(gs_report_string(rep, "system.x0", guess ? "given" : "zero"));
+    GS_TRY(gs_report_string(rep, "backend.name", s->be->name));
+    GS_TRY(gs_report_string(rep, "backend.device", s->be->device_name));
+    GS_TRY(gs_report_string(rep, "where.setup",
+                            s->be->kind == GS_BACKEND_CUDA ? "host factorization, GPU analysis" : "host"));
+    GS_TRY(gs_report_string(rep, "where.solve", s->be->kind == GS_BACKEND_CUDA ? s->be->device_name : "host"));
+    GS_TRY(gs_run_report_strategy(rep, sr));
+    GS_TRY(gs_run_report_outcome(rep, sr, NULL, NULL, 0));
+    GS_TRY(gs_report_bool(rep, "setup.reused", reused));
+    GS_TRY(gs_report_bool(rep, "setup.refactored", s->kept_refactored));
+    GS_TRY(gs_report_string(rep, "status", "ok"));
+    GS_TRY(gs_report_int(rep, "exit_code", code));
+    GS_TRY(gs_report_double(rep, "time.total", gs_wtime() - t0));
+    GS_TRY(gs_config_to_report(s->cfg, rep));
+    set_json(s, rep);
+cleanup:
+    gs_report_destroy(&rep);
+    return st;
+}
+
+/* The last solve's fields from the reported attempt. */
+static void set_outcome(gpusolve_solver *s, const gs_attempt *a, int code)
+{
+    s->exit_code = code;
+    snprintf(s->reason, sizeof s->reason, "%s", gs_reason_name(a->res.reason));
+    snprintf(s->detail, sizeof s->detail, "%s", a->detail);
+    s->iterations = a->solved ? a->res.iterations : -1;
+    s->residual = a->solved ? a->residual_true : NAN;
+}
+
+/* A strategy result of one attempt made with the kept setup (it borrows the kept configuration and
+ * outcome: never freed). */
+static void kept_result(const gpusolve_solver *s, gs_strategy_result *sr)
+{
+    memset(sr, 0, sizeof *sr);
+    sr->automatic = s->kept_automatic;
+    sr->choice = s->kept_choice;
+    sr->nattempts = 1;
+    gs_strategy_record(s->kept ? s->kept->cfg : s->cfg, s->kept ? s->kept->rung : "configuration", &s->kept_att,
+                       &sr->rec[0]);
+    sr->chosen = 0;
+    sr->final = s->kept_att;
+    sr->cfg = s->kept ? s->kept->cfg : s->cfg;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* the entry points                                                                               */
+
+const char *gpusolve_version(void) { return GS_VERSION; }
+
+int gpusolve_create(gpusolve_solver **out, const char *config_file, const char *config_text,
+                    const char *const *settings)
+{
+    gs_status st = GS_OK;
+    if (!out) return GPUSOLVE_EXIT_USAGE;
+    *out = calloc(1, sizeof **out);
+    gpusolve_solver *s = *out;
+    if (!s) return GPUSOLVE_EXIT_DEVICE;
+    s->iterations = -1;
+    s->residual = NAN;
+    snprintf(s->reason, sizeof s->reason, "none");
+    begin_call(s);
+    GS_TRY(gs_config_create(&s->cfg));
+    if (config_file) GS_TRY(gs_config_load_file(s->cfg, config_file));
+    if (config_text) GS_TRY(gs_config_load_string(s->cfg, config_text, "config_text"));
+    for (const char *const *p = settings; p && *p; p++) GS_TRY(gs_config_set(s->cfg, *p));
+    return succeed(s);
+cleanup:
+    return fail(s, st);
+}
+
+int gpusolve_set(gpusolve_solver *s, const char *setting)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    begin_call(s);
+    if (!setting) {
+        gs_error_set(GS_ERR_ARG, __FILE__, __LINE__, "gpusolve_set: the setting is NULL (expected \"key=value\")");
+        return fail(s, GS_ERR_ARG);
+    }
+    gs_status st = gs_config_set(s->cfg, setting);
+    if (st != GS_OK) return fail(s, st);
+    drop_setup(s);
+    return succeed(s);
+}
+
+void gpusolve_destroy(gpusolve_solver **s)
+{
+    if (!s || !*s) return;
+    drop_setup(*s);
+    gs_csr_free(&(*s)->A);
+    gs_backend_destroy(&(*s)->be);
+    gs_config_destroy(&(*s)->cfg);
+    free((*s)->json);
+    free(*s);
+    *s = NULL;
+}
+
+/* A takes the matrix B (moved): new values of the same pattern keep the setup, anything else drops it. */
+static void take_matrix(gpusolve_solver *s, gs_csr *B)
+{
+    const gs_csr *A = &s->A;
+    bool same = s->have_matrix && A->nrows == B->nrows && A->ncols == B->ncols && A->nnz == B->nnz &&
+                memcmp(A->rowptr, B->rowptr, (size_t)(A->nrows + 1) * sizeof *A->rowptr) == 0 &&
+                (A->nnz == 0 || memcmp(A->colind, B->colind, (size_t)A->nnz * sizeof *A->colind) == 0);
+    if (same && s->kept) {
+        /* in place: the kept setup points at A */
+        if (A->nnz > 0) memcpy(A->val, B->val, (size_t)A->nnz * sizeof *A->val);
+        gs_csr_free(B);
+        s->values_changed = true;
+        return;
+    }
+    drop_setup(s);
+    gs_csr_free(&s->A);
+    s->A = *B;
+    memset(B, 0, sizeof *B);
+    s->have_matrix = true;
+    s->values_changed = false;
+}
+
+/* Host copies of n entries of size `size` at p (device memory with GPUSOLVE_DEVICE). */
+static gs_status stage_in(gpusolve_solver *s, const void *p, size_t n, size_t size, unsigned flags, void *host)
+{
+    if (n == 0) return GS_OK;
+    if (!(flags & GPUSOLVE_DEVICE)) {
+        memcpy(host, p, n * size);
+        return GS_OK;
+    }
+    return gs_backend_download(s->be, host, p, n * size);
+}
+
+/* Device pointers need the cuda backend. */
+static gs_status check_device_flags(gpusolve_solver *s, unsigned flags)
+{
+    if (!(flags & GPUSOLVE_DEVICE)) return GS_OK;
+    GS_CALL(ensure_backend(s));
+    if (s->be->kind != GS_BACKEND_CUDA)
+        return GS_ERROR(GS_ERR_ARG,
+                        "device pointers (GPUSOLVE_DEVICE) need the cuda backend, but this solver runs on the %s "
+                        "backend (device.backend = \"%s\")",
+                        s->be->name, gs_config_string(s->cfg, "device.backend"));
+    return GS_OK;
+}
+
+int gpusolve_set_matrix(gpusolve_solver *s, int n, int nnz, const int *rowptr, const int *colind, const double *val,
+                        unsigned flags)
+{
+    gs_status st = GS_OK;
+    gs_csr B = {0};
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    begin_call(s);
+    const double t0 = gs_wtime();
+    if (n <= 0 || nnz < 0 || !rowptr || (nnz > 0 && (!colind || !val)))
+        GS_FAIL(GS_ERR_ARG,
+                "gpusolve_set_matrix: expected n > 0, nnz >= 0, rowptr of n + 1 entries and colind, val of nnz "
+                "(got n = %d, nnz = %d%s%s%s)",
+                n, nnz, rowptr ? "" : ", rowptr NULL", nnz > 0 && !colind ? ", colind NULL" : "",
+                nnz > 0 && !val ? ", val NULL" : "");
+    GS_TRY(check_device_flags(s, flags));
+    GS_TRY(gs_csr_alloc(&B, n, n, nnz, true));
+    GS_TRY(stage_in(s, rowptr, (size_t)n + 1, sizeof *rowptr, flags, B.rowptr));
+    GS_TRY(stage_in(s, colind, (size_t)nnz, sizeof *colind, flags, B.colind));
+    GS_TRY(stage_in(s, val, (size_t)nnz, sizeof *val, flags, B.val));
+    if (B.rowptr[0] != 0 || B.rowptr[n] != nnz)
+        GS_FAIL(GS_ERR_ARG, "gpusolve_set_matrix: rowptr[0] = %d and rowptr[n] = %d; expected 0 and nnz = %d",
+                B.rowptr[0], B.rowptr[n], nnz);
+    for (gs_int i = 0; i < n; i++) {
+        if (B.rowptr[i + 1] < B.rowptr[i])
+            GS_FAIL(GS_ERR_ARG, "gpusolve_set_matrix: rowptr decreases at row %d (%d > %d)", i, B.rowptr[i],
+                    B.rowptr[i + 1]);
+        for (gs_int k = B.rowptr[i]; k < B.rowptr[i + 1]; k++)
+            if (B.colind[k] < 0 || B.colind[k] >= n)
+                GS_FAIL(GS_ERR_ARG, "gpusolve_set_matrix: row %d has column index %d, outside 0..%d", i, B.colind[k],
+                        n - 1);
+    }
+    if (!gs_csr_is_sorted(&B)) GS_TRY(gs_csr_sort_dedupe(&B));
+    take_matrix(s, &B);
+    snprintf(s->source, sizeof s->source, "arrays");
+    s->time_read = gs_wtime() - t0;
+    return succeed(s);
+cleanup:
+    gs_csr_free(&B);
+    return fail(s, st);
+}
+
+int gpusolve_read_matrix(gpusolve_solver *s, const char *path)
+{
+    gs_status st = GS_OK;
+    gs_csr B = {0};
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    begin_call(s);
+    const double t0 = gs_wtime();
+    if (!path) GS_FAIL(GS_ERR_ARG, "gpusolve_read_matrix: the path is NULL");
+    GS_TRY(gs_mm_read_matrix(path, &B, NULL));
+    if (!B.val) { /* a pattern matrix reads as ones */
+        GS_TRY(GS_MALLOC(B.val, B.nnz > 0 ? B.nnz : 1));
+        for (gs_int k = 0; k < B.nnz; k++) B.val[k] = 1.0;
+    }
+    take_matrix(s, &B);
+    snprintf(s->source, sizeof s->source, "%s", path);
+    s->time_read = gs_wtime() - t0;
+    return succeed(s);
+cleanup:
+    gs_csr_free(&B);
+    return fail(s, st);
+}
+
+/* The report and fields of an explicit configuration's setup that ended with a numerical failure (the
+ * setup is dropped: the next call tries again). */
+static int setup_failed(gpusolve_solver *s, double t0)
+{
+    gs_strategy_result sr;
+    kept_result(s, &sr);
+    const int code = exit_for_reason(s->kept_att.res.reason);
+    gs_status st = solve_report(s, &sr, false, false, t0, code);
+    set_outcome(s, &s->kept_att, code);
+    drop_setup(s);
+    if (st != GS_OK) return fail(s, st);
+    gs_error_clear();
+    return code;
+}
+
+int gpusolve_setup(gpusolve_solver *s)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    begin_call(s);
+    const double t0 = gs_wtime();
+    bool failed = false;
+    gs_status st = setup(s, &failed);
+    if (st != GS_OK) return fail(s, st);
+    if (failed) return setup_failed(s, t0);
+    return succeed(s);
+}
+
+typedef struct monitor_ctx {
+    gpusolve_monitor_fn fn;
+    void *ctx;
+} monitor_ctx;
+
+static void monitor_adapter(void *ctx, int iteration, double resnorm)
+{
+    monitor_ctx *m = ctx;
+    m->fn(m->ctx, iteration, resnorm);
+}
+
+int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flags)
+{
+    gs_status st = GS_OK;
+    double *bh = NULL, *x0 = NULL, *xh = NULL;
+    gs_strategy_result sr;
+    bool have_sr = false, failed = false, reused = false;
+    int code = GPUSOLVE_EXIT_INTERNAL;
+    memset(&sr, 0, sizeof sr);
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    begin_call(s);
+    const double t0 = gs_wtime();
+    if (!b || !x) GS_FAIL(GS_ERR_ARG, "gpusolve_solve: b and x must not be NULL");
+    GS_TRY(setup(s, &failed));
+    const bool guess = (flags & GPUSOLVE_GUESS) != 0, fallback = fallback_on(s->cfg);
+    if (failed && !fallback) return setup_failed(s, t0);
+    if (failed) drop_setup(s); /* the strategy's ladder follows its first attempt's failure */
+    GS_TRY(check_device_flags(s, flags));
+    const gs_int n = s->A.nrows;
+    GS_TRY(GS_MALLOC(bh, n));
+    GS_TRY(GS_CALLOC(x0, n));
+    GS_TRY(GS_CALLOC(xh, n));
+    GS_TRY(stage_in(s, b, (size_t)n, sizeof *b, flags, bh));
+    if (guess) GS_TRY(stage_in(s, x, (size_t)n, sizeof *x, flags, x0));
+    monitor_ctx mc = {s->monitor, s->monitor_ctx};
+    gs_attempt_monitor mon = {s->monitor ? monitor_adapter : NULL, &mc};
+
+    if (s->kept) { /* the kept setup: one attempt */
+        reused = !s->kept_unsolved;
+        GS_TRY(gs_attempt_solve(&s->kept->setup, bh, x0, &mon, xh, &s->kept_att));
+        s->kept_unsolved = false;
+        const bool converged = s->kept_att.solved && gs_reason_converged(s->kept_att.res.reason) &&
+                               !s->kept_att.true_missed;
+        if (converged || !fallback) {
+            kept_result(s, &sr);
+            code = exit_for_reason(s->kept_att.res.reason);
+            GS_TRY(solve_report(s, &sr, guess, reused, t0, code));
+            set_outcome(s, &s->kept_att, code);
+            s->kept_refactored = false;
+            goto cleanup;
+        }
+        drop_setup(s); /* not converged: the strategy chooses again, with its fallback */
+        reused = false;
+    }
+    gs_strategy_hooks hooks = {NULL, mon, NULL};
+    GS_TRY(gs_strategy_solve_keep(s->be, &s->A, bh, x0, s->cfg, fallback, &hooks, xh, &sr));
+    have_sr = true;
+    code = exit_for_reason(sr.final.res.reason);
+    GS_TRY(solve_report(s, &sr, guess, false, t0, code));
+    set_outcome(s, &sr.final, code);
+    if (sr.kept) { /* converged: its setup serves the next right-hand sides */
+        s->kept = sr.kept;
+        sr.kept = NULL;
+        s->kept_att = sr.final;
+        sr.final.rep = NULL;
+        s->kept_automatic = sr.automatic;
+        s->kept_choice = sr.choice;
+        s->kept_unsolved = s->kept_refactored = false;
+    }
+
+cleanup:
+    if (st == GS_OK && (sr.final.solved || (s->kept && s->kept_att.solved))) {
+        /* the reported attempt's solution into x (also when it did not converge) */
+        gs_status ust = (flags & GPUSOLVE_DEVICE) ? gs_backend_upload(s->be, x, xh, (size_t)s->A.nrows * sizeof *x)
+                                                   : (memcpy(x, xh, (size_t)s->A.nrows * sizeof *x), GS_OK);
+        if (ust != GS_OK) st = ust;
+    }
+    if (have_sr) gs_strategy_result_free(&sr);
+    gs_free(&bh);
+    gs_free(&x0);
+    gs_free(&xh);
+    if (st != GS_OK) {
+        /* a failed device may be left in an error state: the next call starts a fresh backend */
+        if (exit_for_status(st) == GPUSOLVE_EXIT_DEVICE) {
+            drop_setup(s);
+            gs_backend_destroy(&s->be);
+            s->be_key[0] = '\0';
+        }
+        return fail(s, st);
+    }
+    gs_error_clear();
+    return code;
+}
+
+const char *gpusolve_report_json(gpusolve_solver *s)
+{
+    if (!s) return "{\"status\": \"error\"}";
+    return s->json ? s->json : "{}";
+}
+
+int gpusolve_exit_code(const gpusolve_solver *s) { return s ? s->exit_code : GPUSOLVE_EXIT_USAGE; }
+const char *gpusolve_reason(const gpusolve_solver *s) { return s ? s->reason : "none"; }
+const char *gpusolve_reason_detail(const gpusolve_solver *s) { return s ? s->detail : ""; }
+int gpusolve_iterations(const gpusolve_solver *s) { return s ? s->iterations : -1; }
+double gpusolve_residual(const gpusolve_solver *s) { return s ? s->residual : NAN; }
+const char *gpusolve_error_status(const gpusolve_solver *s) { return s ? s->err_status : "GS_ERR_ARG"; }
+const char *gpusolve_error_message(const gpusolve_solver *s) { return s ? s->err_message : "no solver (NULL)"; }
+
+int gpusolve_set_monitor(gpusolve_solver *s, gpusolve_monitor_fn fn, void *ctx)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    s->monitor = fn;
+    s->monitor_ctx = ctx;
+    return GPUSOLVE_EXIT_CONVERGED;
+}
