@@ -466,6 +466,8 @@ cleanup:
     return fail(s, st);
 }
 
+int gpusolve_size(const gpusolve_solver *s) { return s && s->have_matrix ? (int)s->A.nrows : 0; }
+
 /* The report and fields of an explicit configuration's setup that ended with a numerical failure (the
  * setup is dropped: the next call tries again). */
 static int setup_failed(gpusolve_solver *s, double t0)

@@ -84,6 +84,9 @@ GPUSOLVE_API int gpusolve_set_matrix(gpusolve_solver *s, int n, int nnz, const i
  * skew-symmetric). */
 GPUSOLVE_API int gpusolve_read_matrix(gpusolve_solver *s, const char *path);
 
+/* The number of rows of the matrix (0 before one is set). */
+GPUSOLVE_API int gpusolve_size(const gpusolve_solver *s);
+
 /* Checks the matrix, creates the backend (device.backend) and, when the configuration names the method
  * (solver.type and preconditioner.type not "auto"), builds its setup: preprocessing, operator and
  * preconditioner, so that its time and failures show here (a numerical failure returns
