@@ -10,9 +10,11 @@ for p in cmake gcc make pkg-config libmetis-dev libconfig-dev libcmocka-dev zlib
   dpkg -s "$p" >/dev/null 2>&1 || pkgs+=("$p")
 done
 # CI (and GS_SETUP_TOOLS=1) also runs scripts/sanitize.sh and scripts/fuzz.sh: valgrind, clang and the
-# clang runtime libraries with libFuzzer (libclang-rt-dev = libclang-rt-14-dev on Debian 12)
+# clang runtime libraries with libFuzzer (libclang-rt-dev = libclang-rt-14-dev on Debian 12); and the
+# Python module's tests (tests/lib: numpy, scipy, pytest; a virtual environment to pip-install it into)
 if [ "${CI:-}" = "true" ] || [ "${GS_SETUP_TOOLS:-}" = "1" ]; then
-  for p in valgrind clang libclang-rt-dev; do
+  for p in valgrind clang libclang-rt-dev python3-numpy python3-scipy python3-pytest python3-venv \
+           python3-setuptools python3-wheel; do
     dpkg -s "$p" >/dev/null 2>&1 || pkgs+=("$p")
   done
 fi
