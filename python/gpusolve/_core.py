@@ -142,11 +142,11 @@ def _csr_arrays(A):
         raise ValueError(f"A has {len(data)} entries and {n} rows: gpusolve's indices are 32-bit")
     if len(indptr) != n + 1:
         raise ValueError(f"indptr has {len(indptr)} entries; expected n + 1 = {n + 1}")
+    if getattr(data, "dtype", np.dtype(float)).kind == "c":
+        raise TypeError("gpusolve solves real systems: A has complex values")
     indptr = xp.ascontiguousarray(indptr, dtype=xp.int32)
     indices = xp.ascontiguousarray(indices, dtype=xp.int32)
     data = xp.ascontiguousarray(data, dtype=xp.float64)
-    if np.iscomplexobj(data):
-        raise TypeError("gpusolve solves real systems: A has complex values")
     return n, indptr, indices, data, device
 
 
@@ -280,6 +280,8 @@ class Solver:
         then a CuPy array on its device)."""
         device = _is_cupy(b)
         xp = _cupy() if device else np
+        if getattr(b, "dtype", np.dtype(float)).kind == "c":
+            raise TypeError("gpusolve solves real systems: b has complex values")
         b = xp.ascontiguousarray(b, dtype=xp.float64)
         if b.ndim == 2 and b.shape[1] == 1:
             b = b.reshape(-1)

@@ -133,6 +133,8 @@ def test_settings_errors_raise_with_the_key():
         gpusolve.solve(sp.csr_matrix((3, 4)), np.ones(3), settings=HOST)
     with pytest.raises(TypeError):
         gpusolve.solve(A, np.ones(25), settings={"preconditioner.blocks": [16, 128]})
+    with pytest.raises(TypeError):
+        gpusolve.solve(A.astype(complex), np.ones(25), settings=HOST)
 
 
 def test_config_text_and_file(tmp_path):

@@ -37,6 +37,10 @@ if ! "$py" -m venv --system-site-packages "$tmp/venv" >"$tmp/venv.log" 2>&1; the
   echo "skipped: $py -m venv does not work (Debian: apt-get install python3-venv)"; exit 77
 fi
 vpy=$tmp/venv/bin/python
+if ! "$vpy" -c 'import numpy, scipy, pytest' >/dev/null 2>&1; then
+  # e.g. $py itself runs in a virtual environment: the new one sees the base interpreter's packages
+  echo "skipped: a virtual environment of $py does not see numpy, scipy and pytest"; exit 77
+fi
 # the build backend (setuptools + wheel): the system's (Debian: python3-setuptools python3-wheel), else
 # from the package index
 if ! "$vpy" -c 'import setuptools, wheel' >/dev/null 2>&1 &&
