@@ -8,9 +8,9 @@
  *             one batch of R back-to-back solves between two events (mean: includes launch overlap)
  * Each result is checked against the host reference (max relative difference is printed), and the
  * level structure reported by the solvers (levels, chains, rows per level) is printed; for tiled,
- * "selected" is its variant and "levels" its tile levels (GS_TILED_VARIANT forces a variant); for
+ * "selected" is its variant and "levels" its tile levels (--param tiled.variant=... forces a variant); for
  * syncfree, "selected" is its schedule, levels or runs, and "levels" the levels of its rows or runs
- * (GS_SYNCFREE_SCHEDULE=levels|runs forces one); for auto, the solver it picked (and its schedule).
+ * (--param syncfree.schedule=levels|runs|... forces one); for auto, the solver it picked (and its schedule).
  *
  * Before the first timed case every type is analysed and run once on a small factor, so that one-time
  * costs of the process (lazy loading of kernel modules, library initialisation) are not charged to the
@@ -20,7 +20,7 @@
  * usage: bench_trisolve [--gen NAME --n N [--ny N --nz N --peclet P]] [--set] [--matrix FILE]...
  *                       [--factors ilu0|triangles] [--types t1,t2,...] [--reps R] [--warmup W]
  *                       [--device ID] [--json FILE] [--csv] [--no-jacobi] [--merge-stages m1,m2,...]
- *                       [--device-factors]
+ *                       [--device-factors] [--param NAME=VALUE]... [--analysis-pool]
  *   --set      the standard set of generated factors: poisson3d 100, laplace27 64, poisson2d 1024,
  *              convdiff3d 100 (--matrix files are added after them; bench/trisolve_set.sh adds every
  *              real matrix with more than 10,000 rows)
@@ -28,6 +28,9 @@
  *              gs_trisolve_analyse_dev, the path the preconditioners take after a GPU factorization
  *   --json     appends one JSON object per (matrix, type, side) and one per matrix comparing auto with
  *              cusparse to FILE
+ *   --param    a solver parameter for every solver of the run (trisolve/trisolve_params.h names them:
+ *              syncfree.schedule=levels, syncfree.warps_per_sm=8, tiled.variant=syncfree, ...)
+ *   --analysis-pool  the analyses' work space from cudaMallocAsync's pool (gs_backend_cuda_set_analysis_pool)
  * With several matrices a summary table follows the per-matrix tables, and the last line says whether
  * auto was never slower than cusparse (L+U median per matrix; where auto ran SpSV itself on both factors the
  * two runs are the same solver and are listed as such, not compared). Also times one `jacobi` sweep per factor
@@ -39,6 +42,7 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "core/backend_cuda.h"
 #include "core/csr.h"
 #include "core/generate.h"
 #include "core/mem.h"
@@ -46,6 +50,8 @@
 #include "io/mmio.h"
 #include "precond/factor.h"
 #include "trisolve/trisolve.h"
+#include "trisolve/merge_kernels.h"
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 #include "bench_util.h"
@@ -64,6 +70,8 @@ typedef struct {
     double peclet;
     int reps, warmup, device, csv, jacobi, devfac;
     int merge_m[8], nmerge; /* --merge-stages: levels per group to time stage by stage */
+    gs_trisolve_params prm; /* --param: the solvers' parameters */
+    int analysis_pool;      /* --analysis-pool */
     const char *types[MAX_TYPES];
     int ntypes;
     char types_buf[256];
@@ -93,7 +101,7 @@ static void usage(FILE *f)
             "usage: bench_trisolve [--gen NAME --n N [--ny N --nz N --peclet P]] [--set] [--matrix FILE]...\n"
             "                      [--factors ilu0|triangles] [--types t1,t2,...] [--reps R] [--warmup W]\n"
             "                      [--device ID] [--json FILE] [--csv] [--no-jacobi] [--merge-stages m1,m2,...]\n"
-            "                      [--device-factors]\n"
+            "                      [--device-factors] [--param NAME=VALUE]... [--analysis-pool]\n"
             "  NAME: poisson2d poisson3d laplace27 convdiff3d (default poisson3d, n 100)\n"
             "  --set: poisson3d 100, laplace27 64, poisson2d 1024, convdiff3d 100, then the --matrix files\n"
             "  factors: ilu0 = L (unit, strict) and U of ILU(0), zero pivots shifted (default);\n"
@@ -104,7 +112,10 @@ static void usage(FILE *f)
             "  --merge-stages: for each m, the two solves of syncfree's merged schedule (T_D, then M = I + R)\n"
             "                  built on the host and timed one by one (\"# merged_stages\" lines)\n"
             "  --device-factors: each factor is uploaded first (not timed) and analysed from device memory\n"
-            "                    (gs_trisolve_analyse_dev, the path of a GPU factorization)\n");
+            "                    (gs_trisolve_analyse_dev, the path of a GPU factorization)\n"
+            "  --param NAME=VALUE: a solver parameter for every solver (trisolve/trisolve_params.h), e.g.\n"
+            "                    syncfree.schedule=levels, syncfree.lanes_per_row=1, tiled.variant=syncfree\n"
+            "  --analysis-pool: the analyses' work space from cudaMallocAsync's pool\n");
 }
 
 static int split_types(bench_opts *o, const char *list)
@@ -147,6 +158,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->reps = 100;
     o->warmup = 5;
     o->jacobi = 1;
+    o->prm = gs_trisolve_params_default();
     if (split_types(o, "cusparse,levelset,syncfree,tiled,auto")) return -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -181,6 +193,10 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         }
         if (strcmp(a, "--device-factors") == 0) {
             o->devfac = 1;
+            continue;
+        }
+        if (strcmp(a, "--analysis-pool") == 0) {
+            o->analysis_pool = 1;
             continue;
         }
         if (i + 1 >= argc) {
@@ -222,6 +238,12 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->device = (int)v;
         } else if (strcmp(a, "--peclet") == 0) {
             bad = bench_parse_double("bench_trisolve", val, a, &o->peclet);
+        } else if (strcmp(a, "--param") == 0) {
+            if (gs_trisolve_params_set(&o->prm, val, NULL) != GS_OK) {
+                fprintf(stderr, "bench_trisolve: --param %s: %s\n", val, gs_error_message());
+                gs_error_clear();
+                bad = -1;
+            }
         } else {
             fprintf(stderr, "bench_trisolve: unknown option %s\n", a);
             bad = -1;
@@ -319,7 +341,7 @@ static gs_status bench_one(const bench_opts *o, gs_backend *be, const char *type
     memset(&dT, 0, sizeof dT);
     gs_int n = T->nrows;
 
-    GS_TRY(gs_trisolve_create(type, be, uplo, unit, NULL, &ts));
+    GS_TRY(gs_trisolve_create(type, be, uplo, unit, &o->prm, &ts));
     if (o->devfac) { /* the factor in device memory first (not timed), as a GPU factorization leaves it */
         const size_t nz = (size_t)T->nnz;
         const size_t voff = (((size_t)n + 1 + nz) * sizeof(gs_int) + 255) / 256 * 256; /* values 256-aligned */
@@ -376,7 +398,8 @@ cleanup:
 }
 
 /* The two solves of syncfree's merged schedule, one by one: T_D and M built on the host
- * (gs_ts_merge_build_host), each analysed by syncfree with the level order forced, each timed like a
+ * (gs_ts_merge_build_host), each analysed by syncfree with the level order forced (the run's other
+ * parameters kept), each timed like a
  * solver; prints one "# merged_stages" line per m with the levels, rows per level and entries of each
  * stage and the relative error of x = M^{-1} T_D^{-1} b. */
 static gs_status bench_merge_stages(const bench_opts *o, gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit,
@@ -387,18 +410,16 @@ static gs_status bench_merge_stages(const bench_opts *o, gs_backend *be, const g
     gs_trisolve *ts[2] = {NULL, NULL};
     gs_vector *y = NULL;
     gs_report *rep = NULL;
-    const char *old = getenv("GS_SYNCFREE_SCHEDULE");
-    char saved[64] = "";
-    if (old) snprintf(saved, sizeof saved, "%s", old);
-    setenv("GS_SYNCFREE_SCHEDULE", "levels", 1);
+    gs_trisolve_params prm = o->prm;
+    prm.syncfree.schedule = GS_SF_SCHEDULE_LEVELS;
     GS_TRY(gs_vec_create(be, T->nrows, &y));
     for (int k = 0; k < o->nmerge; k++) {
         gs_ts_merge_stats ms;
         double med[2], mn[2], batch[2];
         long long lv[2], warps[2];
         GS_TRY(gs_ts_merge_build_host(T, uplo, unit, o->merge_m[k], (long long)1 << 40, &TD, &M, &ms));
-        GS_TRY(gs_trisolve_create("syncfree", be, uplo, unit, NULL, &ts[0]));
-        GS_TRY(gs_trisolve_create("syncfree", be, uplo, true, NULL, &ts[1]));
+        GS_TRY(gs_trisolve_create("syncfree", be, uplo, unit, &prm, &ts[0]));
+        GS_TRY(gs_trisolve_create("syncfree", be, uplo, true, &prm, &ts[1]));
         GS_TRY(gs_trisolve_analyse(ts[0], &TD));
         GS_TRY(gs_trisolve_analyse(ts[1], &M));
         for (int s = 0; s < 2; s++) {
@@ -423,8 +444,6 @@ static gs_status bench_merge_stages(const bench_opts *o, gs_backend *be, const g
         gs_csr_free(&M);
     }
 cleanup:
-    if (old) setenv("GS_SYNCFREE_SCHEDULE", saved, 1);
-    else unsetenv("GS_SYNCFREE_SCHEDULE");
     gs_report_destroy(&rep);
     gs_trisolve_destroy(&ts[0]);
     gs_trisolve_destroy(&ts[1]);
@@ -443,7 +462,8 @@ static gs_status bench_jacobi_sweep(const bench_opts *o, gs_backend *be, const g
 {
     gs_status st = GS_OK;
     gs_trisolve *ts = NULL;
-    gs_trisolve_params prm = {1, NULL, false, false};
+    gs_trisolve_params prm = o->prm;
+    prm.sweeps = 1;
     GS_TRY(gs_trisolve_create("jacobi", be, uplo, unit, &prm, &ts));
     GS_TRY(gs_trisolve_analyse(ts, T));
     solve_ctx sc = {ts, b, x};
@@ -493,7 +513,7 @@ static gs_status warm_up_types(const bench_opts *o, gs_backend *be)
     GS_TRY(gs_vec_set(b, 1.0));
     for (int k = 0; k < o->ntypes; k++)
         for (int s = 0; s < 2; s++) {
-            GS_TRY(gs_trisolve_create(o->types[k], be, (gs_uplo)s, s == 0 && unit_L, NULL, &ts));
+            GS_TRY(gs_trisolve_create(o->types[k], be, (gs_uplo)s, s == 0 && unit_L, &o->prm, &ts));
             GS_TRY(gs_trisolve_analyse(ts, &F[s]));
             GS_TRY(gs_trisolve_solve(ts, b, x));
             GS_TRY(gs_backend_synchronize(be));
@@ -716,6 +736,7 @@ static gs_status bench(const bench_opts *o)
     FILE *jf = NULL;
 
     GS_TRY(gs_backend_create("cuda", o->device, &be));
+    if (o->analysis_pool) gs_backend_cuda_set_analysis_pool(be, true);
     GS_TRY(gs_backend_create("host", 0, &host));
     if (o->json) {
         jf = fopen(o->json, "a");

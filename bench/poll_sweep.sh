@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Sweep of the sync-free solver's measurement knobs (GS_SF_REM_PREFETCH, GS_SF_WARPS_PER_SM,
-# GS_SYNCFREE_SCHEDULE, GS_SYNCFREE_MERGE, GS_SF_TD_SYNC; docs/notes-trisolve.md section 6) over the PDE factors: one
-# bench_trisolve run per configuration and factor, syncfree only; prints
+# Sweep of the sync-free solver's parameters (syncfree.rem_prefetch, syncfree.warps_per_sm, syncfree.schedule,
+# syncfree.merge_levels, syncfree.td_sync, ...; trisolve/trisolve_params.h, docs/notes-trisolve.md section 6)
+# over the PDE factors: one bench_trisolve run per configuration and factor, syncfree only; prints
 # "config factor schedule L_us U_us L+U rel_err" (also in OUTFILE.jsonl.txt).
 # usage (repo root, GPU machine): bench/poll_sweep.sh BUILD_DIR OUTFILE.jsonl "CONFIG1" "CONFIG2" ...
-#   a CONFIG is a list of VAR=value (empty string: the defaults); FACTORS overrides the factor list
-#   (gen:n or gen:n:schedule, default "poisson3d:100 poisson3d:100:levels laplace27:64 poisson2d:1024").
+#   a CONFIG is a list of NAME=value solver parameters separated by spaces (empty string: the defaults), e.g.
+#   "syncfree.warps_per_sm=8 syncfree.rem_prefetch=off"; FACTORS overrides the factor list (gen:n or
+#   gen:n:schedule, default "poisson3d:100 poisson3d:100:levels laplace27:64 poisson2d:1024").
 set -uo pipefail
 build=$1 json=$2
 shift 2
@@ -16,10 +17,11 @@ factors=${FACTORS:-"poisson3d:100 poisson3d:100:levels laplace27:64 poisson2d:10
 for cfg in "$@"; do
   for f in $factors; do
     IFS=: read -r gen n sched <<< "$f"
-    envs=($cfg)
-    [ -n "${sched:-}" ] && envs+=("GS_SYNCFREE_SCHEDULE=$sched")
+    params=()
+    for p in $cfg; do params+=(--param "$p"); done
+    [ -n "${sched:-}" ] && params+=(--param "syncfree.schedule=$sched")
     tmp=$(mktemp)
-    env "${envs[@]}" "$exe" --gen "$gen" --n "$n" --types syncfree --reps 50 --json "$tmp" > /dev/null 2>&1 \
+    "$exe" --gen "$gen" --n "$n" --types syncfree --reps 50 --json "$tmp" "${params[@]}" > /dev/null 2>&1 \
       || echo "# failed: $cfg $f" >&2
     python3 - "$tmp" "${cfg:-default}" "$f" <<'PY' | tee -a "$json.txt"
 import json, sys

@@ -92,6 +92,7 @@ typedef struct {
     gs_int stage_cap;
     cudaEvent_t stage_free; /* recorded after the staging copy: the pinned buffer may be reused */
     work_cache work;        /* stream-ordered work space kept for reuse (gs_backend_cuda_work_alloc) */
+    bool analysis_pool;     /* analysis work space from cudaMallocAsync's pool (gs_backend_cuda_set_analysis_pool) */
 } cuda_ctx;
 
 typedef struct {
@@ -346,7 +347,7 @@ bool gs_cuda_alloc_retry(int cuda_error)
 {
     if ((cudaError_t)cuda_error != cudaErrorMemoryAllocation) return false;
     (void)cudaGetLastError();
-    /* the default pool may hold freed work space of the stream-ordered allocations (GS_TS_WORK_POOL) */
+    /* the default pool may hold freed work space of the stream-ordered allocations (analysis_pool) */
     int dev = 0;
     cudaMemPool_t pool;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
@@ -507,6 +508,16 @@ void gs_backend_cuda_work_free(gs_backend *be, void *p)
 void gs_backend_cuda_work_trim(gs_backend *be)
 {
     if (be && be->kind == GS_BACKEND_CUDA && be->impl) work_trim(ctx_of(be));
+}
+
+void gs_backend_cuda_set_analysis_pool(gs_backend *be, bool on)
+{
+    if (be && be->kind == GS_BACKEND_CUDA && be->impl) ctx_of(be)->analysis_pool = on;
+}
+
+bool gs_backend_cuda_analysis_pool(const gs_backend *be)
+{
+    return be && be->kind == GS_BACKEND_CUDA && be->impl && ((const cuda_ctx *)be->impl)->analysis_pool;
 }
 
 static gs_status cuda_upload(gs_backend *be, void *dst, const void *src, size_t bytes)

@@ -29,6 +29,13 @@ gs_status gs_backend_cuda_work_alloc(gs_backend *be, void **p, size_t bytes, con
 void gs_backend_cuda_work_free(gs_backend *be, void *p);
 void gs_backend_cuda_work_trim(gs_backend *be);
 
+/* Where the triangular solvers' analyses take their work space on this backend (trisolve/analysis_cuda.cu,
+ * gs_ts_work_alloc): the work space above (false, the default), or cudaMallocAsync from the device's default
+ * memory pool (true; measurements: cheaper later allocations, a slow first one). Set it before the first
+ * analysis on the backend, never while an analysis holds work space. */
+void gs_backend_cuda_set_analysis_pool(gs_backend *be, bool on);
+bool gs_backend_cuda_analysis_pool(const gs_backend *be);
+
 /* After a device allocation of `bytes` failed with CUDA error `cuda_error` (a cudaError_t): true when the
  * device's default memory pool held freed blocks worth returning (the device is synchronized and the
  * pool trimmed; retry the allocation once), false otherwise. */

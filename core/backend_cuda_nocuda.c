@@ -45,3 +45,15 @@ void gs_backend_cuda_work_free(gs_backend *be, void *p)
 }
 
 void gs_backend_cuda_work_trim(gs_backend *be) { (void)be; }
+
+void gs_backend_cuda_set_analysis_pool(gs_backend *be, bool on)
+{
+    (void)be;
+    (void)on;
+}
+
+bool gs_backend_cuda_analysis_pool(const gs_backend *be)
+{
+    (void)be;
+    return false;
+}

@@ -29,27 +29,23 @@
 
 /* ================================================================ stream-ordered work space */
 
-/* By default (state -1) the backend's work space (gs_backend_cuda_work_alloc: blocks given back are kept
- * idle and handed out again, no cudaFree and no synchronization). Opt-in with
- * GS_TS_WORK_POOL=1 instead: the default pool then keeps up
+/* By default the backend's work space (gs_backend_cuda_work_alloc: blocks given back are kept idle and
+ * handed out again, no cudaFree and no synchronization). Opt-in on a backend with
+ * gs_backend_cuda_set_analysis_pool instead: the default pool then keeps up
  * to GS_TS_POOL_KEEP bytes (at most 1/8 of the device) of freed blocks cached (the default threshold, 0,
  * returns them at every synchronization; a cudaMalloc that fails trims the pool and retries,
  * backend_cuda.cu). Measured on the H100 (gpusolve, ILU(0) + BiCGStab, poisson3d 100^3, fresh process):
  * the pool makes later allocations cheap (merged builder 2.5 vs 3.4-4.3 ms, the upper analysis 4.4 vs
  * 5.9-7.4 ms) but its first allocation costs 6-11 ms (T's plan 7.8-12.9 vs 1.4-2.4 ms), so the setup of
- * a run is 3-7 ms longer with it (18.9-25.2 vs 15.6-22.0 ms): off by default. State -1 also where the
- * device has no memory pools. */
+ * a run is 3-7 ms longer with it (18.9-25.2 vs 15.6-22.0 ms): off by default. The backend's work space
+ * also where the device has no memory pools. */
 #define GS_TS_POOL_KEEP ((unsigned long long)4 << 30)
 
-static int ts_pool_state(void)
+static int ts_pool_state(gs_backend *be)
 {
-    static int state = 0; /* 0 unknown, 1 ready, -1 none */
+    static int state = 0; /* the device's default pool: 0 unknown, 1 ready, -1 none */
+    if (!gs_backend_cuda_analysis_pool(be)) return -1;
     if (state != 0) return state;
-    const char *knob = getenv("GS_TS_WORK_POOL"); /* opt-in (1): the pool's first allocation is slow */
-    if (!knob || strcmp(knob, "1") != 0) {
-        state = -1;
-        return state;
-    }
     int dev = 0, ok = 0;
     cudaMemPool_t pool;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -73,7 +69,7 @@ static int ts_pool_state(void)
 gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes)
 {
     *p = NULL;
-    if (ts_pool_state() < 0) return gs_backend_cuda_work_alloc(be, p, bytes, "analysis work space");
+    if (ts_pool_state(be) < 0) return gs_backend_cuda_work_alloc(be, p, bytes, "analysis work space");
     cudaStream_t s = gs_ts_stream(be);
     cudaError_t e = cudaMallocAsync(p, bytes ? bytes : 1, s);
     if (e != cudaSuccess && gs_cuda_alloc_retry((int)e)) e = cudaMallocAsync(p, bytes ? bytes : 1, s);
@@ -85,7 +81,7 @@ gs_status gs_ts_work_alloc(gs_backend *be, void **p, size_t bytes)
 void gs_ts_work_free(gs_backend *be, void *p)
 {
     if (!p) return;
-    if (ts_pool_state() < 0) { /* kept for a later analysis step, ordered by the stream */
+    if (ts_pool_state(be) < 0) { /* kept for a later analysis step, ordered by the stream */
         gs_backend_cuda_work_free(be, p);
         return;
     }
@@ -322,10 +318,10 @@ static __global__ void __launch_bounds__(LV_THREADS) lv_run_levels_kernel(lv_lev
 
 /* Persistent blocks of the warp level kernel per multiprocessor (at most): polling warps load L2, and
  * fewer of them finish sooner. H100, level_time ms of the level order from device factors
- * (`GS_LV_BLOCKS_PER_SM=b GS_SYNCFREE_SCHEDULE=levels bench_trisolve --gen G --n N --device-factors --types
- * syncfree --reps 50 --no-jacobi`), b = 3 / 4 / 6 / 8, one factor: poisson3d 100^3 0.62 / 0.55 / 0.53 / 0.52
- * (the other 0.65 / 0.57 / 0.59 / 0.59), laplace27 64^3 0.45 / 0.49 / 0.54 / 0.54, poisson2d 1024^2 0.87 /
- * 0.92 / 1.02 / 1.02: 4 is the best compromise. Neither a 500 ns back-off after a fruitless poll nor passing
+ * (`bench_trisolve --gen G --n N --device-factors --types syncfree --reps 50 --no-jacobi --param
+ * analysis.level_blocks_per_sm=b --param syncfree.schedule=levels`), b = 3 / 4 / 6 / 8, one factor:
+ * poisson3d 100^3 0.62 / 0.55 / 0.53 / 0.52 (the other 0.65 / 0.57 / 0.59 / 0.59), laplace27 64^3 0.45 /
+ * 0.49 / 0.54 / 0.54, poisson2d 1024^2 0.87 / 0.92 / 1.02 / 1.02: 4 is the best compromise. Neither a 500 ns back-off after a fruitless poll nor passing
  * the levels of the block's earlier warps through shared memory is faster (docs/notes-trisolve.md section
  * 3.3). */
 #define LV_WARP_BLOCKS_PER_SM 4
@@ -926,8 +922,7 @@ static gs_status lv_analysis(gs_backend *be, const gs_csr *T, const gs_csr_dev *
             la.level = W.key;
             GS_TRY(GS_CUDA(cudaMemsetAsync(W.key, 0xFF, nn * sizeof(gs_int), s)));
             long long per_sm = LV_WARP_BLOCKS_PER_SM;
-            const char *knob = getenv("GS_LV_BLOCKS_PER_SM"); /* measurements (docs/notes-trisolve.md section 6) */
-            if (knob && atoi(knob) > 0) per_sm = atoi(knob);
+            if (opts->level_blocks_per_sm > 0) per_sm = opts->level_blocks_per_sm; /* the solver's parameters */
             const unsigned pblocks = (unsigned)((long long)ublocks < per_sm * A->sms ? (long long)ublocks
                                                                                       : per_sm * A->sms);
             if (uplo == GS_LOWER) {

@@ -58,18 +58,8 @@
 #include "core/carve.h"
 #include "core/mem.h"
 #include "core/staging_cuda.h"
+#include "trisolve/jacobi_kernels.h"
 #include "trisolve/trisolve_cuda.h"
-
-/* ---- the private interface of jacobi_ref.c and jacobi_cuda.cu (declared identically in both) ---- */
-extern "C" {
-gs_status gs_trisolve_create_jacobi_cuda(gs_trisolve *ts);
-void gs_jacobi_layout(gs_int *long_row, gs_int *rows_per_block, gs_int *local_sweeps);
-bool gs_jacobi_in_place(const gs_trisolve *ts);
-bool gs_jacobi_descending(const gs_trisolve *ts);
-void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
-                           gs_int max_row);
-gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
-}
 
 #define JAC_GRAPH_MAX_LAUNCHES 64 /* longer launch sequences are not worth a graph of that many nodes */
 #define JAC_WARP 32
@@ -797,7 +787,8 @@ static gs_status jac_analyse_any(gs_trisolve *ts, const gs_csr *hT, const gs_csr
             GS_FAIL(GS_ERR_INTERNAL, "Jacobi split: factor with n = %d has only %d entries", (int)T.n, (int)T.nnz);
         d->nlong = hs.nlong;
         d->max_row = hs.max_row;
-        GS_TRY(gs_jacobi_sweep_shape(T.n, (long long)d->nnz_off, d->max_row, d->in_place, &d->lanes, &d->ell_w));
+        gs_jacobi_sweep_shape(T.n, (long long)d->nnz_off, d->max_row, d->in_place, &ts->prm.jacobi, &d->lanes,
+                              &d->ell_w);
 
         /* 3. the solver's arrays */
         GS_TRY(gs_backend_alloc(be, &d->arena, jac_arena_carve(NULL, d, unit)));

@@ -33,19 +33,8 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "trisolve/jacobi_kernels.h"
 #include "trisolve/trisolve_impl.h"
-
-/* ---- the private interface of jacobi_ref.c and jacobi_cuda.cu (declared identically in both files;
- * trisolve.c declares the two create functions) ---- */
-gs_status gs_trisolve_create_jacobi(gs_trisolve *ts);
-gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts);
-gs_status gs_trisolve_create_jacobi_cuda(gs_trisolve *ts);
-void gs_jacobi_layout(gs_int *long_row, gs_int *rows_per_block, gs_int *local_sweeps);
-bool gs_jacobi_in_place(const gs_trisolve *ts);
-bool gs_jacobi_descending(const gs_trisolve *ts);
-void gs_jacobi_view_common(const gs_trisolve *ts, gs_report *rep, const char *prefix, gs_int nlong,
-                           gs_int max_row);
-gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
 
 /* The layout both implementations share (the GPU takes it from gs_jacobi_layout, so the host model
  * and the kernels cannot drift apart):
@@ -69,7 +58,7 @@ gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, boo
  * H100, laplace27 64^3 L / U (us): G = 1 24.5 / 35.4, 2 22.6 / 26.1, 4 26.3 / 30.5, 8 30.7 / 33.1,
  * 16 41.9 / 49.2; on the 7-point factor G = 4 doubles the time. So G = JACOBI_SUB_LANES = 2 when the
  * factor averages at least JACOBI_SUB_MIN_AVG off-diagonal entries per row, else a thread per row;
- * GS_JACOBI_LANES (1, 2, 4, 8 or 16) forces G for tests and measurements. The asynchronous sweeps keep
+ * the parameters (jacobi.lanes: 1, 2, 4, 8 or 16) force G for tests and measurements. The asynchronous sweeps keep
  * a thread per row. */
 #define JACOBI_SUB_LANES 2
 #define JACOBI_SUB_MIN_AVG 8
@@ -79,7 +68,7 @@ gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, boo
  * arithmetic of a thread per row, so lanes = 1 for the twin. Measured on the H100 (GB/s over 12 nnz +
  * 28 n bytes, L / U; copy 2987): laplace27 64^3 CSR 1919 / 1416, 2 lanes 2141 / 1968, ELL 2586 / 2454;
  * poisson3d 100^3 CSR 2680 / 2689, ELL 2706 / 2890; poisson2d 1024^2 CSR 2765 / 2755, ELL 2957 / 3052.
- * GS_JACOBI_ELL=1 forces the ELL copy wherever the rows fit, 0 refuses it. */
+ * jacobi.ell = on forces the ELL copy wherever the rows fit, off refuses it. */
 #define JACOBI_ELL_MAX_WIDTH 16
 #define JACOBI_ELL_MAX_FILL 1.3
 
@@ -94,42 +83,23 @@ void gs_jacobi_layout(gs_int *long_row, gs_int *rows_per_block, gs_int *local_sw
     *local_sweeps = JACOBI_ASYNC_LOCAL_SWEEPS;
 }
 
-/* One of GS_JACOBI_LANES / GS_JACOBI_ELL: *v = its value when set and in `allowed`, -1 when unset. */
-static gs_status jacobi_env(const char *name, const int *allowed, int nallowed, int *v)
+void gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, const gs_jacobi_params *p,
+                           int *lanes, int *ell)
 {
-    const char *e = getenv(name);
-    *v = -1;
-    if (!e || !e[0]) return GS_OK;
-    char *end = NULL;
-    long x = strtol(e, &end, 10);
-    for (int k = 0; k < nallowed && *end == '\0'; k++)
-        if (x == allowed[k]) {
-            *v = (int)x;
-            return GS_OK;
-        }
-    return GS_ERROR(GS_ERR_ARG, "environment variable %s is '%s'; expected %s", name, e,
-                    nallowed == 2 ? "0 or 1" : "1, 2, 4, 8 or 16");
-}
-
-gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell)
-{
-    static const int lane_values[] = {1, 2, 4, 8, 16}, ell_values[] = {0, 1};
-    int forced_lanes = -1, forced_ell = -1;
+    const int forced_lanes = p->lanes > 0 ? p->lanes : -1;
+    const int forced_ell = p->ell == GS_TS_ON ? 1 : p->ell == GS_TS_OFF ? 0 : -1;
     *lanes = 1;
     *ell = 0;
-    GS_CALL(jacobi_env("GS_JACOBI_LANES", lane_values, 5, &forced_lanes));
-    GS_CALL(jacobi_env("GS_JACOBI_ELL", ell_values, 2, &forced_ell));
-    if (in_place || n <= 0) return GS_OK; /* the asynchronous sweeps: a thread per row, CSR */
+    if (in_place || n <= 0) return; /* the asynchronous sweeps: a thread per row, CSR */
     bool long_ish = nnz_off >= (long long)JACOBI_SUB_MIN_AVG * n;
     bool fits = max_row <= JACOBI_ELL_MAX_WIDTH && (double)n * (double)(max_row > 0 ? max_row : 1) <=
                                                        JACOBI_ELL_MAX_FILL * (double)(nnz_off > 0 ? nnz_off : 1);
     if (forced_ell == 1 ? max_row <= JACOBI_ELL_MAX_WIDTH : forced_ell == -1 && forced_lanes == -1 && fits) {
         *ell = max_row > 0 ? (int)max_row : 1;
-        return GS_OK;
+        return;
     }
     if (forced_lanes > 0) *lanes = forced_lanes;
     else if (long_ish) *lanes = JACOBI_SUB_LANES;
-    return GS_OK;
 }
 
 /* async-jacobi with asynchronous (in-place) sweeps; deterministic async-jacobi and jacobi are
@@ -277,7 +247,8 @@ static gs_status jac_host_analyse(gs_trisolve *ts, const gs_csr *T)
         if (len > d->max_row) d->max_row = len;
     }
     int ell = 0; /* the GPU's ELL copy sums in row order: a thread per row here */
-    GS_TRY(gs_jacobi_sweep_shape(T->nrows, (long long)d->N.nnz, d->max_row, gs_jacobi_in_place(ts), &d->lanes, &ell));
+    gs_jacobi_sweep_shape(T->nrows, (long long)d->N.nnz, d->max_row, gs_jacobi_in_place(ts), &ts->prm.jacobi, &d->lanes,
+                          &ell);
     d->time_analyse = gs_wtime() - t0;
 cleanup:
     if (st != GS_OK) {

@@ -365,6 +365,7 @@ static gs_status ls_cuda_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs
     memset(&d->P, 0, sizeof d->P);
     /* rows renumbered level by level; values in float with preconditioner.precision = "single" */
     gs_ts_plan_opts po = {GS_LS_ELL_MAX_WIDTH, true, 0, 0, ts->prm.single}; /* columns as positions */
+    po.level_blocks_per_sm = ts->prm.analysis.level_blocks_per_sm;
     GS_TRY(T ? gs_ts_analysis_run(be, T, ts->uplo, ts->unit_diag, &po, &d->A)
              : gs_ts_analysis_run_dev(be, dT, ts->uplo, ts->unit_diag, &po, &d->A));
     t1 = gs_wtime();

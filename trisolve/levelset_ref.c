@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "trisolve/levelset_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 /* A level with at least this many rows is solved by an OpenMP loop on the host. */

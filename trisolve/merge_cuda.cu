@@ -429,7 +429,8 @@ static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count, si
 }
 
 gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_int *lev, gs_int nlevels, bool unit_diag,
-                                 gs_int m, long long max_fill, gs_ts_merge_dev *R, gs_ts_merge_stats *stats)
+                                 gs_int m, long long max_fill, long long pool_start, gs_ts_merge_dev *R,
+                                 gs_ts_merge_stats *stats)
 {
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be);
@@ -535,8 +536,7 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
          * (poisson3d 100^3, m = 2: 4.43e6 entries, T->nnz + n = 4e6 for the unit L; poisson2d 1024^2, m = 16:
          * 9.86e6 against 3e6), the growth covers the rest */
         long long want = ((long long)T->nnz + n) * (m + 6) / 6;
-        const char *start = getenv("GS_MERGE_POOL_START"); /* tests: a small first pool that must grow */
-        if (start && atoll(start) > 0) want = atoll(start);
+        if (pool_start > 0) want = pool_start; /* tests: a small first pool that must grow */
         const long long guess = want < max_fill ? want : max_fill;
         GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)(guess > 0 ? guess : 1)));
         GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)(guess > 0 ? guess : 1)));
@@ -646,7 +646,7 @@ cleanup:
 }
 
 gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, bool unit_diag, gs_int m,
-                              long long max_fill, const gs_ts_analysis *AT, gs_ts_merge_dev *R,
+                              long long max_fill, long long pool_start, const gs_ts_analysis *AT, gs_ts_merge_dev *R,
                               gs_ts_merge_stats *stats)
 {
     gs_status st = GS_OK;
@@ -679,7 +679,8 @@ gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev 
     }
     {
         const double t0 = gs_wtime();
-        GS_TRY(gs_ts_merge_build_cuda(be, dT, row_level, AT->D.nlevels, unit_diag, m, max_fill, R, stats));
+        GS_TRY(gs_ts_merge_build_cuda(be, dT, row_level, AT->D.nlevels, unit_diag, m, max_fill, pool_start, R,
+                                      stats));
         stats->build_time = gs_wtime() - t0;
     }
     if (!stats->too_much_fill && n > 0) { /* the two stages' levels, from T's */
@@ -703,8 +704,8 @@ cleanup:
 }
 
 gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m,
-                                long long max_fill, gs_csr *TD, gs_csr *M, gs_ts_merge_stats *stats,
-                                gs_int *stage_level)
+                                long long max_fill, long long pool_start, gs_csr *TD, gs_csr *M,
+                                gs_ts_merge_stats *stats, gs_int *stage_level)
 {
     gs_status st = GS_OK;
     gs_ts_analysis AT;
@@ -716,7 +717,7 @@ gs_status gs_ts_merge_build_gpu(gs_backend *be, const gs_csr *T, gs_uplo uplo, b
     memset(&R, 0, sizeof R);
     GS_TRY(gs_ts_check_rows(T, uplo, unit_diag, T->nrows));
     GS_TRY(gs_ts_analysis_run(be, T, uplo, unit_diag, &po, &AT));
-    GS_TRY(gs_ts_merge_prepare(be, T, NULL, unit_diag, m, max_fill, &AT, &R, stats));
+    GS_TRY(gs_ts_merge_prepare(be, T, NULL, unit_diag, m, max_fill, pool_start, &AT, &R, stats));
     if (!stats->too_much_fill) {
         GS_TRY(gs_ts_csr_download(be, &R.TD, TD));
         GS_TRY(gs_ts_csr_download(be, &R.M, M));

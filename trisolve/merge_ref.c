@@ -26,6 +26,8 @@
 
 #include "core/backend.h"
 #include "core/mem.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/merge_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 gs_status gs_ts_merge_build_host(const gs_csr *T, gs_uplo uplo, bool unit_diag, gs_int m, long long max_fill,

@@ -16,38 +16,38 @@
  *
  * Schedule: the level-set plan built on the GPU (gs_ts_analysis_run) with entry columns given as
  * POSITIONS: rows renumbered level by level, so that the rows taken together become ready together and
- * no warp holds rows far from the wavefront. A persistent grid of warps (SF_WARPS_PER_SM per SM) takes
+ * no warp holds rows far from the wavefront. A persistent grid of warps (GS_SF_WARPS_PER_SM per SM) takes
  * 32 positions per ticket (the next ticket is requested while the chunk is solved) and solves them a
  * thread per row, each spinning on the ready values of its pending entries (all polled in parallel,
- * the sum formed in entry order once all are there). Any row length (ELL part of at most SF_ELL_MAX
+ * the sum formed in entry order once all are there). Any row length (ELL part of at most GS_SF_ELL_MAX
  * entries + CSR remainder read 4 at a time), any structure. Plans whose levels are wider than what that
- * grid holds run a block per SF_BLOCK positions instead, one ticket per block (sf_once_kernel).
+ * grid holds run a block per GS_SF_BLOCK positions instead, one ticket per block (sf_once_kernel).
  *
- * Warp runs (chosen by gs_ts_syncfree_rule in trisolve.c after T's row levels; sf_wrun_kernel below): a
+ * Warp runs (chosen by gs_ts_syncfree_rule, syncfree_rules.c, after T's row levels; sf_wrun_kernel below): a
  * warp per run of up to GS_SF_WRUN_ROWS strictly linked rows, the run's recurrence solved by a scan over
  * the lanes; the GPU analysis builds the plan with run_rows = GS_SF_WRUN_ROWS.
  *
- * Run schedule (GS_SYNCFREE_SCHEDULE=runs only: slower than the level order on the benchmark factors):
+ * Run schedule (forced by the parameters only, syncfree.schedule = runs: slower than the level order):
  * the units renumbered level by level are runs of up to GS_SF_RUN_ROWS consecutive rows, each reading
- * the row before it (trisolve_impl.h; syncfree_ref.c is the host twin of the plan and of the
+ * the row before it (syncfree_kernels.h; syncfree_ref.c is the host twin of the plan and of the
  * arithmetic). A thread takes a run and solves its rows in order, passing the value of a row to the
  * next in a register; all ELL values of the run's rows are polled together, so a row whose predecessor
  * has just been solved usually finds its other values there. On a PDE factor in natural order a run
  * level covers up to GS_SF_RUN_ROWS row levels along a grid line: fewer cross-SM hops on the critical
  * path (poisson2d 1024^2: 2047 row levels, 1279 run levels).
  *
- * Merged schedule (trisolve_impl.h, merge_ref.c; chosen by gs_ts_syncfree_merge_rule in trisolve.c from
+ * Merged schedule (merge_kernels.h, merge_ref.c; chosen by gs_ts_syncfree_merge_rule, syncfree_rules.c, from
  * T's level plan): m consecutive levels form a group, x = M^{-1} (T_D^{-1} b) with M = I + T_D^{-1} T_O,
  * T_D and M built on the GPU (merge_cuda.cu); two stages, each a level-order plan solved by this kernel
  * (y between them), m and ceil(levels / m) levels instead of `levels` (poisson2d 1024^2 m = 16: 16 + 128
- * levels for 2047). A first stage of at most SF_TD_SYNC_LEVELS levels runs a plain launch per level, or one
+ * levels for 2047). A first stage of at most GS_SF_TD_SYNC_LEVELS levels runs a plain launch per level, or one
  * launch for at most two (sf_td2_kernel, m = 2 on the 3D factors); and when its rows have at most
- * SF_FOLD_MAX entries (the 3D factors), it is folded into M's kernel instead: each M row forms its own
+ * GS_SF_FOLD_MAX entries (the 3D factors), it is folded into M's kernel instead: each M row forms its own
  * y_i from b and a fold table by M position (sf_fold_table_kernel, sf_chunk's FOLD; sf_td2_kernel's
  * operations, so the same bits), one launch per solve (H100, poisson3d with the merged schedule forced,
  * L+U: 375 us folded, 430 with a launch of its own for the first stage).
  *
- * Wide rows (sf_grid's rules, docs/notes-trisolve.md section 4.2): rows of more than 8 ELL
+ * Wide rows (the grid rules of syncfree_rules.c, docs/notes-trisolve.md section 4.2): rows of more than 8 ELL
  * entries are shared by 2 or 4 lanes (sf_split_chunk: each polls a slice of the entries, the partial sums
  * meet in a butterfly of shuffles), so a lane issues fewer polls per round; in large level-order plans
  * with a remainder, the first SF_REM_PREFETCH remainder entries (SF_SPLIT_REM_PREFETCH with lanes per row,
@@ -81,18 +81,10 @@
 
 /* ================================================================ level-order schedule */
 
-#define SF_BLOCK 128       /* threads per block (4 warps) */
-#define SF_ELL_MAX 16      /* widest ELL part: entries a thread keeps in registers */
-/* persistent warps per multiprocessor (capped by occupancy). H100, level-order and merged schedules, L+U us
- * with 8 / 12 / 16 warps: poisson3d 356.5 / 349.4 / 374.5, poisson2d 582.7 / 563.8 / 584.5, laplace27
- * 719.4 / 717.7 / 735.6 (convdiff3d 357.2 / 350.5 with 8 / 12) */
-#define SF_WARPS_PER_SM 12
-#define SF_LANES_RULE_WARPS 8 /* the warps per multiprocessor sf_lanes_per_row's rule was measured with */
 #define SF_REM_PREFETCH 4  /* remainder entries per row polled with the ELL part (sf_chunk's RP) */
 #ifndef SF_SPLIT_REM_PREFETCH
 #define SF_SPLIT_REM_PREFETCH 1 /* ... the same with lanes per row (sf_split_chunk's RP, sub-lane 0's slots) */
 #endif
-#define SF_REM_PREFETCH_WAVES 4 /* ... when the plan has this many times more positions than lanes (sf_grid) */
 
 /* V: the type the plan stores its values in (double, or float with preconditioner.precision = "single");
  * they are widened to double where they are used, so the arithmetic is double either way. */
@@ -117,8 +109,6 @@ struct sf_dev {
     const gs_int *__restrict__ fold_b;
     const V *__restrict__ fold_t, *__restrict__ fold_d, *__restrict__ fold_di;
 };
-
-#define SF_FOLD_MAX 4 /* T_D entries per row that a folded M row forms its y from (sf_fold_*) */
 
 /* The first RP remainder entries of position p into slots c[0..RP-1], v[0..RP-1] (the caller passes its
  * slots after the ELL part), the remainder cursor rq past them and its end r1: read with the row's static
@@ -179,10 +169,10 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
     if (active) {
         i = __ldg(S.perm + p);
         if constexpr (FOLD) {
-            gs_int fb[SF_FOLD_MAX];
-            V ft[SF_FOLD_MAX], fd[SF_FOLD_MAX];
+            gs_int fb[GS_SF_FOLD_MAX];
+            V ft[GS_SF_FOLD_MAX], fd[GS_SF_FOLD_MAX];
 #pragma unroll
-            for (int k = 0; k < SF_FOLD_MAX; k++) {
+            for (int k = 0; k < GS_SF_FOLD_MAX; k++) {
                 fb[k] = -1;
                 if (k < S.fold_w) {
                     const size_t q = (size_t)k * (size_t)S.n + (size_t)p;
@@ -193,7 +183,7 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
             }
             double sy = __ldg(b + i);
 #pragma unroll
-            for (int k = 0; k < SF_FOLD_MAX; k++)
+            for (int k = 0; k < GS_SF_FOLD_MAX; k++)
                 if (fb[k] >= 0) sy -= (double)ft[k] * (__ldg(b + fb[k]) * (double)fd[k]);
             bi = sy * (double)__ldg(S.fold_di + p);
         } else {
@@ -528,7 +518,7 @@ static __device__ __forceinline__ unsigned long long sf_first_ticket(const sf_de
  * past the last chunk; the first ticket tells the solve (generation) it belongs to. K = 1: level order
  * (sf_chunk, WMAX ELL entries per row); K > 1: runs (sf_run_chunk, WMAX ELL entries per row). */
 template <int WMAX, int K, typename V, int RP, int LPR = 1, bool FOLD = false, bool REM = true>
-static __global__ void __launch_bounds__(SF_BLOCK)
+static __global__ void __launch_bounds__(GS_SF_BLOCK)
     sf_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
 {
     const unsigned lane = threadIdx.x & 31u;
@@ -554,14 +544,14 @@ template <typename V>
 using sf_kernel_fn = void (*)(sf_dev<V>, const double *, double *);
 
 /* Plans whose average level holds more rows than the persistent grid (the merged schedule's first stage
- * on the 2D factor: 16 levels of 65k rows): a block per SF_BLOCK positions, not persistent. Each block takes
+ * on the 2D factor: 16 levels of 65k rows): a block per GS_SF_BLOCK positions, not persistent. Each block takes
  * one ticket, which gives its positions and the solve (generation: per_solve = blocks); its warps solve
  * their 32 positions like sf_kernel's (sf_chunk, a lane per row). A block waits only for positions of
  * smaller tickets, taken by blocks that run or have finished, so no wait can deadlock. Many more rows are
  * in flight than with the persistent grid, which hides the dependent reads at the start of every row
- * (perm -> b) in a pass over wide levels. Plans without a remainder only (sf_grid). */
+ * (perm -> b) in a pass over wide levels. Plans without a remainder only (gs_sf_grid_rule). */
 template <int WMAX, typename V>
-static __global__ void __launch_bounds__(SF_BLOCK)
+static __global__ void __launch_bounds__(GS_SF_BLOCK)
     sf_once_kernel(sf_dev<V> S, const double *__restrict__ b, double *__restrict__ x)
 {
     __shared__ unsigned long long tk;
@@ -571,7 +561,7 @@ static __global__ void __launch_bounds__(SF_BLOCK)
     long long *cur = S.ready + ((solve & 1ULL) ? (size_t)S.n : 0);
     long long *nxt = S.ready + ((solve & 1ULL) ? 0 : (size_t)S.n);
     sf_chunk<WMAX, 0, V, false, false>(S, b, x, cur, nxt,
-                                       (gs_int)(chunk * (unsigned long long)SF_BLOCK) + (gs_int)threadIdx.x);
+                                       (gs_int)(chunk * (unsigned long long)GS_SF_BLOCK) + (gs_int)threadIdx.x);
 }
 
 template <typename V>
@@ -583,7 +573,7 @@ static sf_kernel_fn<V> sf_pick_once(int wmax)
 }
 
 /* The level-order kernel of a plan: WMAX ELL slots, rem_prefetch: the remainder's first entries polled with
- * the ELL part (sf_grid), rem: the plan has a remainder at all (else the kernel has no remainder loop:
+ * the ELL part (gs_sf_grid_rule), rem: the plan has a remainder at all (else the kernel has no remainder loop:
  * even when it runs zero times, its code and live registers slow the warp-run kernel's rows by ~10-20%,
  * docs/notes-trisolve.md section 1). */
 template <typename V>
@@ -715,9 +705,6 @@ static __global__ void sf_fold_table_kernel(gs_int n, int tw, const gs_int *__re
 
 /* ================================================================ host side */
 
-#define SF_TD_SYNC_LEVELS 4 /* merged: T_D of at most this many levels solved level-synchronously */
-#define SF_WARPS_PER_SM_WIDE 4 /* more than 8 ELL entries per row in one lane: fewer pollers (laplace27 L: 527 us
-                                  with 4 warps per SM, 589 with 8) */
 
 /* One solve of the plan: the persistent grid, the ready values and the ticket counter. */
 typedef struct sf_stage {
@@ -725,7 +712,7 @@ typedef struct sf_stage {
     int blocks, wmax, run_rows;
     bool rem_prefetch; /* the kernel that polls the first SF_REM_PREFETCH remainder entries with the ELL part */
     int lpr;           /* lanes per row (sf_split_chunk), 1: a lane per row */
-    bool once;         /* a block per SF_BLOCK positions instead of the persistent grid (sf_once_kernel) */
+    bool once;         /* a block per GS_SF_BLOCK positions instead of the persistent grid (sf_once_kernel) */
     long long *ready;
     unsigned long long *ticket;
 } sf_stage;
@@ -735,7 +722,7 @@ typedef struct sf_stage {
 typedef struct sf_data {
     sf_stage st[2];
     int nstages;
-    bool forced; /* the schedule came from GS_SYNCFREE_SCHEDULE */
+    bool forced; /* the schedule came from the parameters (syncfree.schedule) */
     gs_ts_merge_stats merge; /* merged: the transformation's statistics (m = 0: not merged) */
     double merge_time;       /* seconds spent building T_D and M (row levels, upload of a host T, builder) */
     double tplan_time;       /* seconds of T's level plan (the start of every analysis) */
@@ -790,11 +777,9 @@ static void sf_release(gs_trisolve *ts, sf_data *d)
  * ticket in run-level order (a run reads only runs of smaller level, hence of earlier tickets: no wait can
  * deadlock); generations and the reset of the other ready array as in sf_kernel. S.nunits = runs,
  * S.n = positions; values of type V widened to double. */
-#define SF_WR_WARPS_PER_SM 16      /* rows of at most 4 ELL entries (probe, 3D: 545 us with 1, 149 with 16) */
-#define SF_WR_WARPS_PER_SM_WIDE 4  /* wider rows: their polls load L2 (probe: laplace27 best at 4) */
 
 template <int WMAX, typename V, bool REM>
-static __global__ void __launch_bounds__(SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, const double *__restrict__ b,
+static __global__ void __launch_bounds__(GS_SF_BLOCK) sf_wrun_kernel(sf_dev<V> S, const double *__restrict__ b,
                                                                   double *__restrict__ x)
 {
     const int lane = (int)(threadIdx.x & 31u);
@@ -897,113 +882,48 @@ static sf_kernel_fn<V> sf_pick_wrun(int wmax, bool rem)
     return sf_wrun_kernel<16, V, false>;
 }
 
-/* Lanes per row (sf_split_chunk) of a level-order plan. Rows of more than 8 ELL entries: 4 lanes when a
- * grid of SF_LANES_RULE_WARPS warps per multiprocessor then still holds two average levels, else 2 (the more
- * lanes per row, the fewer polls per lane and round, but the fewer rows in flight). H100, L+U us with 1 /
- * 2 / 4 lanes per row, level width 593 / 8192 rows: laplace27 64^3 in the level order (13 entries) 1003 /
- * 807 / 753; poisson2d 1024^2 merged M (up to 17) 733 / 688 / 785. GS_SF_LANES_PER_ROW = 1, 2, 4 forces
- * (measurements, tests) for rows of more than 4 entries. */
-static int sf_lanes_per_row(const gs_ts_analysis *A)
-{
-    const gs_ls_dplan *D = &A->D;
-    if (D->run_rows != 1) return 1;
-    const char *v = getenv("GS_SF_LANES_PER_ROW");
-    if (v && v[0]) {
-        const int k = atoi(v);
-        return D->ell_width > 4 && (k == 2 || k == 4) ? k : 1;
-    }
-    if (D->ell_width <= 8 || D->nlevels < 1) return 1;
-    const double avg = (double)D->nunits / (double)D->nlevels, lanes = 32.0 * SF_LANES_RULE_WARPS * A->sms;
-    return lanes / 4.0 >= 2.0 * avg ? 4 : 2;
-}
-
-/* The persistent grid of the plan: SF_WARPS_PER_SM warps per multiprocessor (SF_WARPS_PER_SM_WIDE for
- * rows of more than 8 ELL entries held by one lane, i.e. with GS_SF_LANES_PER_ROW=1: their polls load L2
- * more), at most the resident ones and one per chunk (32 units, or 32 / lanes-per-row rows); the lanes
- * per row, whether the remainder is polled early, and whether the levels are wide enough for a block
- * per SF_BLOCK positions instead (sf_once_kernel). */
-static gs_status sf_grid(sf_stage *d)
+/* The kernel and grid of a stage whose plan is built (syncfree_rules.c: gs_sf_kernel_rule picks the kernel
+ * instance and the lanes per row, gs_sf_grid_rule the grid, given how many blocks of that kernel a
+ * multiprocessor holds, the early remainder and the block per GS_SF_BLOCK positions). */
+static gs_status sf_grid(sf_stage *d, const gs_syncfree_params *prm)
 {
     const gs_ls_dplan *D = &d->A.D;
-    d->run_rows = D->run_rows;
-    d->lpr = 1;
-    d->rem_prefetch = false;
-    d->once = false;
-    if (D->run_rows == GS_SF_WRUN_ROWS) { /* warp runs: a warp per run, SF_WR_WARPS_PER_SM(_WIDE) per SM */
-        d->wmax = D->ell_width <= 4 ? 4 : D->ell_width <= 8 ? 8 : 16;
-        int per_sm = 0;
-        const bool rem = D->rem_nnz > 0;
-        const void *k = D->single ? (const void *)sf_pick_wrun<float>(d->wmax, rem)
-                                  : (const void *)sf_pick_wrun<double>(d->wmax, rem);
-        GS_CALL(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, SF_BLOCK, 0)));
-        long long want = (d->wmax == 4 ? SF_WR_WARPS_PER_SM : SF_WR_WARPS_PER_SM_WIDE) / (SF_BLOCK / 32);
-        const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only */
-        if (knob && atoi(knob) >= SF_BLOCK / 32) want = atoi(knob) / (SF_BLOCK / 32);
-        if (per_sm > 0 && want > per_sm) want = per_sm;
-        if (want < 1) want = 1;
-        long long blocks = (long long)d->A.sms * want, need = ((long long)D->nunits + SF_BLOCK / 32 - 1) / (SF_BLOCK / 32);
-        if (blocks > need) blocks = need;
-        if (blocks < 1) blocks = 1;
-        d->blocks = (int)blocks;
-        return GS_OK;
-    }
-    /* entry slots of the kernel: each slot costs instructions in every polling round, idle or not */
-    const char *w6 = getenv("GS_SF_ELL6"); /* measurements: 0 = no 6-slot kernel (rows of 5-6 entries: 8) */
-    const bool six = !(w6 && strcmp(w6, "0") == 0);
-    d->wmax = D->run_rows > 1          ? GS_SF_RUN_ELL
-              : D->ell_width <= 4      ? 4
-              : D->ell_width <= 6 && six ? 6
-              : D->ell_width <= 8      ? 8
-                                       : 16;
+    gs_sf_plan_shape sh;
+    gs_sf_grid g;
+    sh.run_rows = D->run_rows;
+    sh.ell_width = D->ell_width;
+    sh.nunits = D->nunits;
+    sh.npos = D->npos;
+    sh.nlevels = D->nlevels;
+    sh.rem = D->rem_nnz > 0;
+    sh.sms = d->A.sms;
+    gs_sf_kernel_rule(&sh, prm, &g);
+    const void *kernel = NULL;
+    if (D->run_rows == GS_SF_WRUN_ROWS)
+        kernel = D->single ? (const void *)sf_pick_wrun<float>(g.wmax, sh.rem)
+                           : (const void *)sf_pick_wrun<double>(g.wmax, sh.rem);
+    else
+        kernel = D->single ? (const void *)sf_pick<float>(g.wmax, D->run_rows, false, g.lpr, false, sh.rem)
+                           : (const void *)sf_pick<double>(g.wmax, D->run_rows, false, g.lpr, false, sh.rem);
     int per_sm = 0;
-    d->lpr = sf_lanes_per_row(&d->A);
-    const bool rem = D->rem_nnz > 0;
-    const void *kernel = D->single ? (const void *)sf_pick<float>(d->wmax, d->run_rows, false, d->lpr, false, rem)
-                                   : (const void *)sf_pick<double>(d->wmax, d->run_rows, false, d->lpr, false, rem);
-    GS_CALL(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SF_BLOCK, 0)));
-    long long want_per_sm = (d->wmax > 8 && d->lpr == 1 ? SF_WARPS_PER_SM_WIDE : SF_WARPS_PER_SM) / (SF_BLOCK / 32);
-    const char *knob = getenv("GS_SF_WARPS_PER_SM"); /* measurements only (docs/notes-trisolve.md section 6) */
-    if (knob && atoi(knob) >= SF_BLOCK / 32) want_per_sm = atoi(knob) / (SF_BLOCK / 32);
-    if (per_sm > 0 && want_per_sm > per_sm) want_per_sm = per_sm;
-    if (want_per_sm < 1) want_per_sm = 1;
-    const long long per_chunk = 32 / d->lpr;
-    long long chunks = ((long long)D->nunits + per_chunk - 1) / per_chunk, blocks = (long long)d->A.sms * want_per_sm;
-    long long need = (chunks + SF_BLOCK / 32 - 1) / (SF_BLOCK / 32);
-    if (blocks > need) blocks = need;
-    if (blocks < 1) blocks = 1;
-    d->blocks = (int)blocks;
-    /* The remainder's first entries polled with the ELL part (RP of sf_chunk / sf_split_chunk, whatever the
-     * lanes per row) when the rows come in a wavefront (more than SF_REM_PREFETCH_WAVES times the rows the
-     * grid holds at once): a row with a few entries past the ELL width then costs no extra round trip on its
-     * level (poisson2d 1024^2 merged m = 16: L+U 734 us with it, 784 without). When the grid holds (nearly)
-     * every row at once, every row polls from the start and the extra polls only load L2 (cage10: 152 us
-     * with it, 141 without), so not there. */
-    const char *knob_rp = getenv("GS_SF_REM_PREFETCH"); /* measurements and tests: 1 / 0 forces */
-    d->rem_prefetch = D->run_rows == 1 && D->rem_nnz > 0 &&
-                      (knob_rp && knob_rp[0] ? strcmp(knob_rp, "1") == 0
-                                             : (long long)D->npos > SF_REM_PREFETCH_WAVES * 32LL * blocks * (SF_BLOCK / 32));
-    /* Wide levels: when the average level holds more rows than the persistent grid, a block per SF_BLOCK
-     * positions (sf_once_kernel; rows of a lane each, no remainder). GS_SF_ONCE = 1 / 0 forces (tests,
-     * measurements) where it applies. */
-    const char *knob_once = getenv("GS_SF_ONCE");
-    const double avg = D->nlevels > 0 ? (double)D->nunits / (double)D->nlevels : 0.0;
-    const double in_flight = (double)blocks * (double)(SF_BLOCK / d->lpr);
-    d->once = D->run_rows == 1 && d->lpr == 1 && D->rem_nnz == 0 &&
-              (knob_once && knob_once[0] ? strcmp(knob_once, "1") == 0 : avg > in_flight);
-    if (d->once) {
-        d->blocks = (int)(((long long)D->npos + SF_BLOCK - 1) / SF_BLOCK);
-        d->rem_prefetch = false;
-    }
+    GS_CALL(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, GS_SF_BLOCK, 0)));
+    gs_sf_grid_rule(&sh, prm, per_sm, &g);
+    d->run_rows = D->run_rows;
+    d->wmax = g.wmax;
+    d->lpr = g.lpr;
+    d->blocks = g.blocks;
+    d->rem_prefetch = g.rem_prefetch;
+    d->once = g.once;
     return GS_OK;
 }
 
 /* The grid of a stage whose plan S->A is built, and two generations of ready values (all SF_EMPTY)
  * with the ticket counter at 0; stamp: the plan's analysis time ends here (else it was stamped before). */
-static gs_status sf_stage_finish(gs_backend *be, sf_stage *S, bool stamp = true)
+static gs_status sf_stage_finish(gs_backend *be, sf_stage *S, const gs_syncfree_params *prm, bool stamp = true)
 {
     gs_status st = GS_OK;
     cudaStream_t s = gs_ts_stream(be);
-    GS_TRY(sf_grid(S));
+    GS_TRY(sf_grid(S, prm));
     {
         void *p = NULL;
         size_t np = (size_t)S->A.D.npos;
@@ -1023,18 +943,18 @@ cleanup:
 
 /* The plan of one stage from a factor on the host (T) or in device memory (dT), then sf_stage_finish. */
 static gs_status sf_stage_build(gs_backend *be, sf_stage *S, const gs_csr *T, const gs_csr_dev *dT, gs_uplo uplo,
-                                bool unit_diag, const gs_ts_plan_opts *po)
+                                bool unit_diag, const gs_ts_plan_opts *po, const gs_syncfree_params *prm)
 {
     GS_CALL(T ? gs_ts_analysis_run(be, T, uplo, unit_diag, po, &S->A)
               : gs_ts_analysis_run_dev(be, dT, uplo, unit_diag, po, &S->A));
-    GS_CALL(sf_stage_finish(be, S));
+    GS_CALL(sf_stage_finish(be, S, prm));
     return GS_OK;
 }
 
 static size_t sf_align256(size_t b) { return (b + 255) / 256 * 256; }
 
 /* The fold table of a merged schedule whose T_D (stage 0, at most two levels, no remainder, ELL width at
- * most SF_FOLD_MAX) and M (stage 1) plans are built: d->fold_arena and its parts, d->fold_w
+ * most GS_SF_FOLD_MAX) and M (stage 1) plans are built: d->fold_arena and its parts, d->fold_w
  * (sf_fold_table_kernel). */
 static gs_status sf_fold_build(gs_backend *be, sf_data *d)
 {
@@ -1109,8 +1029,8 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
     const long long nnz = T ? T->nnz : dT->nnz, n = T ? T->nrows : dT->nrows;
     memset(&R, 0, sizeof R);
     *built = false;
-    GS_TRY(gs_ts_merge_prepare(be, T, dT, ts->unit_diag, m, (long long)GS_SF_MERGE_FILL * (nnz + n), &d->st[0].A, &R,
-                               &d->merge));
+    GS_TRY(gs_ts_merge_prepare(be, T, dT, ts->unit_diag, m, (long long)GS_SF_MERGE_FILL * (nnz + n),
+                               ts->prm.syncfree.merge_pool_start, &d->st[0].A, &R, &d->merge));
     d->merge_time = gs_wtime() - t0;
     if (d->merge.too_much_fill) goto cleanup;
     gs_ts_analysis_free(be, &d->st[0].A);
@@ -1126,27 +1046,36 @@ static gs_status sf_merged_build(gs_trisolve *ts, sf_data *d, const gs_csr *T, c
         GS_TRY(gs_ts_analysis_run_dev(be, &R.TD, ts->uplo, ts->unit_diag, &pd, &d->st[0].A));
         gs_ts_analysis_done(&d->st[0].A);
         sf_merge_dev_drop(be, &R.td_rowptr, &R.td_colind, &R.td_val);
-        GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, &pm));
+        GS_TRY(sf_stage_build(be, &d->st[1], NULL, &R.M, ts->uplo, true, &pm, &ts->prm.syncfree));
         sf_merge_dev_drop(be, &R.m_rowptr, &R.m_colind, &R.m_val);
     }
     {
-        const char *knob = getenv("GS_SF_TD_SYNC"); /* measurements: 1 / 0 forces */
-        d->td_sync = knob && knob[0] ? strcmp(knob, "1") == 0 : d->st[0].A.D.nlevels <= SF_TD_SYNC_LEVELS;
-        const char *one = getenv("GS_SF_TD_ONE_PASS"); /* measurements and tests: 0 forces a launch per level */
-        d->td_one_pass = d->td_sync && d->st[0].A.D.nlevels <= 2 && !(one && strcmp(one, "0") == 0);
-        /* T_D folded into M's kernel: no first launch and no y; the M rows read b and the fold table */
-        const char *fk = getenv("GS_SF_TD_FOLD"); /* measurements and tests: 0 forces the one-pass stage */
         const sf_stage *M = &d->st[1];
         const gs_ls_dplan *TD = &d->st[0].A.D;
-        d->td_fold = d->td_one_pass && !(fk && strcmp(fk, "0") == 0) && TD->rem_nnz == 0 &&
-                     TD->ell_width <= SF_FOLD_MAX && TD->npos == M->A.D.npos && M->run_rows == 1 && M->lpr == 1 &&
-                     !M->rem_prefetch && !M->once;
+        gs_sf_grid mg;
+        gs_sf_td_shape ts_shape;
+        gs_sf_td_choice c;
+        mg.wmax = M->wmax;
+        mg.lpr = M->lpr;
+        mg.blocks = M->blocks;
+        mg.rem_prefetch = M->rem_prefetch;
+        mg.once = M->once;
+        ts_shape.td_levels = TD->nlevels;
+        ts_shape.td_ell_width = TD->ell_width;
+        ts_shape.td_rem = TD->rem_nnz > 0;
+        ts_shape.same_positions = TD->npos == M->A.D.npos;
+        ts_shape.m_run_rows = M->run_rows;
+        ts_shape.m = &mg;
+        gs_sf_td_rule(&ts_shape, &ts->prm.syncfree, &c);
+        d->td_sync = c.sync;
+        d->td_one_pass = c.one_pass;
+        d->td_fold = c.fold; /* T_D folded into M's kernel: no first launch and no y */
     }
     if (d->td_fold) {
         GS_TRY(sf_fold_build(be, d)); /* stage 0's plan stays, for the table's build and its statistics */
     } else {
         void *p = NULL;
-        GS_TRY(sf_stage_finish(be, &d->st[0], false));
+        GS_TRY(sf_stage_finish(be, &d->st[0], &ts->prm.syncfree, false));
         GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)R.TD.nrows + 1) * sizeof(double)));
         d->y = (double *)p;
     }
@@ -1189,7 +1118,7 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     sf_data *d = (sf_data *)ts->data;
     gs_backend *be = ts->be;
     gs_status st = GS_OK;
-    gs_ts_plan_opts po = {SF_ELL_MAX, true, 0, GS_SF_RUN_ELL, ts->prm.single};
+    gs_ts_plan_opts po = {GS_SF_ELL_MAX, true, 0, GS_SF_RUN_ELL, ts->prm.single};
     gs_int m = 0;
     bool built = false;
 
@@ -1197,8 +1126,9 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     memset(&d->merge, 0, sizeof d->merge);
     d->merge_time = 0.0;
     d->t0 = gs_wtime();
-    GS_TRY(gs_ts_syncfree_forced(&po.forced_run_rows)); /* the schedule rule, or the one forced */
-    GS_TRY(gs_ts_syncfree_merge_forced(&m));
+    po.forced_run_rows = gs_sf_forced_run_rows(&ts->prm.syncfree); /* the schedule rule, or the one forced */
+    po.level_blocks_per_sm = ts->prm.analysis.level_blocks_per_sm;
+    m = gs_sf_forced_merge_levels(&ts->prm.syncfree);
     d->forced = po.forced_run_rows > 0;
     /* T's analysis (checks the rows): the level order's only stage, or, where the merged schedule or warp
      * runs are wanted, only T's levels (no plan: the next plan checks T's diagonal) */
@@ -1248,7 +1178,7 @@ static gs_status sf_analyse_from(gs_trisolve *ts, const gs_csr *T, const gs_csr_
     if (built) {
         d->nstages = 2;
     } else {
-        GS_TRY(sf_stage_finish(be, &d->st[0]));
+        GS_TRY(sf_stage_finish(be, &d->st[0], &ts->prm.syncfree));
         d->nstages = 1;
     }
     d->total_time = gs_wtime() - d->t0;
@@ -1282,7 +1212,7 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     S.w = D->ell_width;
     S.has_rem = D->rem_nnz > 0;
     S.nchunks = ((unsigned long long)D->nunits + (32ULL / d->lpr) - 1ULL) / (32ULL / d->lpr);
-    S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
+    S.per_solve = S.nchunks + (unsigned long long)d->blocks * (GS_SF_BLOCK / 32);
     S.perm = D->perm;
     S.ell_col = D->ell_col;
     S.ell_val = ell_val;
@@ -1304,8 +1234,8 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
     }
     if (D->run_rows == GS_SF_WRUN_ROWS) { /* warp runs: a ticket per run */
         S.nchunks = (unsigned long long)D->nunits;
-        S.per_solve = S.nchunks + (unsigned long long)d->blocks * (SF_BLOCK / 32);
-        sf_pick_wrun<V>(d->wmax, D->rem_nnz > 0)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+        S.per_solve = S.nchunks + (unsigned long long)d->blocks * (GS_SF_BLOCK / 32);
+        sf_pick_wrun<V>(d->wmax, D->rem_nnz > 0)<<<(unsigned)d->blocks, GS_SF_BLOCK, 0, s>>>(S, b, x);
         GS_CALL(GS_CUDA_LAUNCHED("sf_wrun_kernel"));
         return GS_OK;
     }
@@ -1323,14 +1253,14 @@ static gs_status sf_launch(const sf_stage *d, const V *ell_val, const V *rem_val
         }
         return GS_OK;
     }
-    if (d->once && !fold) { /* a block per SF_BLOCK positions, one ticket each */
+    if (d->once && !fold) { /* a block per GS_SF_BLOCK positions, one ticket each */
         S.per_solve = (unsigned long long)d->blocks;
-        sf_pick_once<V>(d->wmax)<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+        sf_pick_once<V>(d->wmax)<<<(unsigned)d->blocks, GS_SF_BLOCK, 0, s>>>(S, b, x);
         GS_CALL(GS_CUDA_LAUNCHED("sf_once_kernel"));
         return GS_OK;
     }
     sf_kernel_fn<V> kernel = sf_pick<V>(d->wmax, d->run_rows, d->rem_prefetch, d->lpr, fold != NULL, D->rem_nnz > 0);
-    kernel<<<(unsigned)d->blocks, SF_BLOCK, 0, s>>>(S, b, x);
+    kernel<<<(unsigned)d->blocks, GS_SF_BLOCK, 0, s>>>(S, b, x);
     GS_CALL(GS_CUDA_LAUNCHED("sf_kernel"));
     return GS_OK;
 }
@@ -1415,22 +1345,22 @@ static void sf_view(const gs_trisolve *ts, gs_report *rep, const char *prefix)
         for (int k = 0; k < 2; k++) {
             snprintf(sub, sizeof sub, "%s.%s", prefix, k == 0 ? "td" : "m");
             gs_ts_analysis_view(&d->st[k].A, rep, sub);
-            gs_ts_report_int(rep, sub, "warps", (long long)d->st[k].blocks * (SF_BLOCK / 32));
+            gs_ts_report_int(rep, sub, "warps", (long long)d->st[k].blocks * (GS_SF_BLOCK / 32));
             gs_ts_report_int(rep, sub, "remainder_prefetch", d->st[k].rem_prefetch ? 1 : 0);
             gs_ts_report_int(rep, sub, "lanes_per_row", d->st[k].lpr);
             gs_ts_report_int(rep, sub, "persistent", d->st[k].once ? 0 : 1);
         }
-        gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
+        gs_ts_report_int(rep, prefix, "threads_per_block", GS_SF_BLOCK);
         return;
     }
     if (d->merge.too_much_fill) gs_ts_report_int(rep, prefix, "merge_refused_fill", 1);
     gs_ts_analysis_view(&S0->A, rep, prefix);
     if (d->wruns_rule) gs_ts_report_double(rep, prefix, "row_levels_time", d->tplan_time); /* the rule's pass */
-    gs_ts_report_int(rep, prefix, "warps", (long long)S0->blocks * (SF_BLOCK / 32));
+    gs_ts_report_int(rep, prefix, "warps", (long long)S0->blocks * (GS_SF_BLOCK / 32));
     gs_ts_report_int(rep, prefix, "remainder_prefetch", S0->rem_prefetch ? 1 : 0);
     gs_ts_report_int(rep, prefix, "lanes_per_row", S0->lpr);
     gs_ts_report_int(rep, prefix, "persistent", S0->once ? 0 : 1);
-    gs_ts_report_int(rep, prefix, "threads_per_block", SF_BLOCK);
+    gs_ts_report_int(rep, prefix, "threads_per_block", GS_SF_BLOCK);
 }
 
 static const gs_trisolve_ops sf_ops = {sf_analyse, sf_solve, sf_destroy, sf_view, sf_analyse_dev};

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 void gs_sf_runs_plan_free(gs_sf_runs_plan *P)

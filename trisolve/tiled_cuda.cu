@@ -4,7 +4,7 @@
  * warp: its two halves multiply the off-diagonal tiles (lane (h, r) owns row r of the tiles of half h),
  * a shuffle adds the halves, then the 16 lanes substitute through the diagonal tile with a shuffle per
  * column (x_k broadcast from lane k). The arithmetic is exactly that of tiled_ref.c (see
- * tiled_impl.h), written with explicit roundings (__fma_rn, __dadd_rn, __dsub_rn, __dmul_rn) so that
+ * tiled_kernels.h), written with explicit roundings (__fma_rn, __dadd_rn, __dsub_rn, __dmul_rn) so that
  * the compiler cannot contract it differently: both variants and the host twin agree bit for bit.
  *
  * A tile row's off-diagonal tiles are taken in batches of NB per half (NB = 4 or 16, from the plan's
@@ -18,7 +18,7 @@
  * tile (docs/notes-trisolve.md section 4.6).
  *
  * Two schedules of the same tile-row work (the variant, chosen in analyse by gs_tl_choose_variant:
- * the rule of tiled_ref.c, or forced by the environment variable GS_TILED_VARIANT=levelset|syncfree):
+ * the rule of tiled_ref.c, or forced by the solver's parameters, tiled.variant = levelset | syncfree):
  *
  *  levelset  tile rows level by level (tile levels of the plan). Consecutive thin levels (at most
  *            GS_TL_CHAIN_TILE_ROWS tile rows each) form a chain run by ONE thread block, a warp per
@@ -48,7 +48,7 @@
 #include <cuda_runtime.h>
 
 #include "core/mem.h"
-#include "trisolve/tiled_impl.h"
+#include "trisolve/tiled_kernels.h"
 #include "trisolve/trisolve_cuda.h"
 
 #define TL_WIDE_THREADS 256                             /* multi-block level kernel: 8 tile rows per block */
@@ -472,7 +472,7 @@ static gs_status tl_cuda_analyse(gs_trisolve *ts, const gs_csr *T)
 
     tl_release(ts, d);
     GS_TRY(gs_tl_plan_build(T, ts->uplo, ts->unit_diag, GS_TL_CHAIN_TILE_ROWS, &d->P));
-    GS_TRY(gs_tl_choose_variant(&d->P, &d->variant, &d->forced));
+    d->variant = gs_tl_choose_variant(&d->P, ts->prm.tiled.variant, &d->forced);
     /* batch size: the tiles of the widest tile row's half in one batch when they are few */
     d->nb = (d->P.max_tiles_per_row + 1) / 2 <= TL_NB_SMALL ? TL_NB_SMALL : TL_NB_LARGE;
     t1 = gs_wtime();

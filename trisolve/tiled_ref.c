@@ -3,7 +3,7 @@
  * (diagonal) form with 8-bit local indices, tile-level levels and chains, the level-set / sync-free
  * variant rule, and x = T^{-1} b solved tile row by tile row. This is the host implementation of
  * "tiled" and the reference of the GPU data layout: tiled_cuda.cu uploads exactly this plan and
- * evaluates the same arithmetic (see tiled_impl.h). */
+ * evaluates the same arithmetic (see tiled_kernels.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,8 @@
 #endif
 
 #include "core/mem.h"
-#include "trisolve/tiled_impl.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/tiled_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 void gs_tl_plan_free(gs_tl_plan *P)
@@ -164,7 +165,7 @@ cleanup:
     return st;
 }
 
-/* Formats from the entry counts (thresholds in tiled_impl.h) and the offsets into idx / val. */
+/* Formats from the entry counts (thresholds in tiled_kernels.h) and the offsets into idx / val. */
 static void choose_formats(gs_tl_plan *P)
 {
     int64_t io = 0, vo = 0;
@@ -366,7 +367,7 @@ cleanup:
     return st;
 }
 
-/* One tile row I: the arithmetic of tiled_impl.h, lane (h, r) of the GPU warp = acc[h][r]. Every
+/* One tile row I: the arithmetic of tiled_kernels.h, lane (h, r) of the GPU warp = acc[h][r]. Every
  * product is accumulated by fma() (one rounding), as the GPU's __fma_rn, and every other operation is
  * a single IEEE operation, so host and GPU agree bit for bit. */
 static void solve_tile_row(const gs_tl_plan *P, gs_int I, const double *b, double *x, double *xp)
@@ -476,28 +477,18 @@ const char *gs_tl_variant_name(gs_tl_variant v) { return v == GS_TL_SYNCFREE ? "
  * multi-block launch); the sync-free variant pays none (tile rows poll their inputs' ready values). The
  * rule (docs/notes-trisolve.md section 4.6): sync-free whenever the tile rows have dependencies -- it is
  * faster on every factor measured, a single chain of thin levels included; level-set only for one tile
- * level, which is one plain launch. GS_TILED_VARIANT forces either. */
+ * level, which is one plain launch. The solver's parameters (tiled.variant) force either. */
 gs_tl_variant gs_tl_variant_rule(const gs_tl_plan *P)
 {
     return P->nlevels <= 1 ? GS_TL_LEVELSET : GS_TL_SYNCFREE; /* no dependencies: one plain launch */
 }
 
-gs_status gs_tl_choose_variant(const gs_tl_plan *P, gs_tl_variant *variant, bool *forced)
+gs_tl_variant gs_tl_choose_variant(const gs_tl_plan *P, gs_tiled_force force, bool *forced)
 {
-    const char *e = getenv("GS_TILED_VARIANT");
-    *forced = true;
-    if (e && strcmp(e, "levelset") == 0) {
-        *variant = GS_TL_LEVELSET;
-    } else if (e && strcmp(e, "syncfree") == 0) {
-        *variant = GS_TL_SYNCFREE;
-    } else if (!e || !e[0] || strcmp(e, "auto") == 0) {
-        *variant = gs_tl_variant_rule(P);
-        *forced = false;
-    } else {
-        return GS_ERROR(GS_ERR_ARG, "environment variable GS_TILED_VARIANT is '%s'; expected levelset, "
-                                    "syncfree or auto (unset or empty: auto)", e);
-    }
-    return GS_OK;
+    *forced = force != GS_TILED_AUTO;
+    if (force == GS_TILED_LEVELSET) return GS_TL_LEVELSET;
+    if (force == GS_TILED_SYNCFREE) return GS_TL_SYNCFREE;
+    return gs_tl_variant_rule(P);
 }
 
 /* ---------------------------------------------------------------- "tiled" on the host backend */
@@ -518,7 +509,7 @@ static gs_status tl_host_analyse(gs_trisolve *ts, const gs_csr *T)
     gs_tl_plan_free(&d->P);
     gs_free(&d->xp);
     GS_TRY(gs_tl_plan_build(T, ts->uplo, ts->unit_diag, GS_TL_CHAIN_TILE_ROWS, &d->P));
-    GS_TRY(gs_tl_choose_variant(&d->P, &d->variant, &d->forced));
+    d->variant = gs_tl_choose_variant(&d->P, ts->prm.tiled.variant, &d->forced);
     GS_TRY(GS_MALLOC(d->xp, T->nrows));
     d->time_analyse = gs_wtime() - t0;
 cleanup:

@@ -22,7 +22,7 @@
  *              which runs `jacobi` (jacobi_ref.c: the sequential model on the host; jacobi_cuda.cu).
  *   tiled      TileSpTRSV: rows renumbered by level, 16x16 tiles (COO/CSR/dense, 8-bit local indices),
  *              a warp per tile row, level-set or sync-free over tile rows (tiled_ref.c host twin,
- *              tiled_cuda.cu; the plan and the variant rule in tiled_impl.h).
+ *              tiled_cuda.cu; the plan and the variant rule in tiled_kernels.h).
  * A type the schema lists but this build does not implement fails with GS_ERR_UNSUPPORTED
  * "trisolve type X is not available yet".
  *
@@ -55,6 +55,10 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "trisolve/jacobi_kernels.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/syncfree_kernels.h"
+#include "trisolve/tiled_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 /* ---------------------------------------------------------------- report helpers (shared) */
@@ -197,12 +201,6 @@ static gs_status create_auto(gs_trisolve *ts)
     ts->ops = &auto_ops;
     return GS_OK;
 }
-
-/* jacobi_ref.c: both pick the host twin or jacobi_cuda.cu by backend and set ts->variable */
-gs_status gs_trisolve_create_jacobi(gs_trisolve *ts);
-gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts);
-/* tiled_ref.c: the host twin or tiled_cuda.cu by backend */
-gs_status gs_trisolve_create_tiled(gs_trisolve *ts);
 
 const gs_trisolve_entry gs_trisolve_registry[] = {
     {"auto", create_auto, "levelset on the host; syncfree on cuda (cusparse for small factors of few levels)"},
@@ -410,26 +408,24 @@ static gs_status unknown_type(const char *type)
     return GS_ERROR(GS_ERR_ARG, "unknown trisolve type '%s'; expected one of %s", type, names);
 }
 
-/* block_order normalised to a static string (the caller's string may not outlive the solver) */
+/* The caller's parameters checked, block_order normalised to a static string (the caller's string may not
+ * outlive the solver); NULL: the defaults. */
 static gs_status normalise_params(const gs_trisolve_params *in, gs_trisolve_params *out)
 {
     static const char *const orders[] = {"dependency", "forward", "backward"};
-    out->sweeps = 3;
+    *out = gs_trisolve_params_default();
     out->block_order = orders[0];
-    out->deterministic = false;
-    out->single = false;
     if (!in) return GS_OK;
-    if (in->sweeps < 0) return GS_ERROR(GS_ERR_ARG, "trisolve sweeps is %d; expected >= 0", in->sweeps);
-    out->sweeps = in->sweeps;
-    out->deterministic = in->deterministic;
-    out->single = in->single;
-    if (in->block_order) {
+    GS_CALL(gs_trisolve_params_check(in));
+    const char *order = in->block_order;
+    *out = *in;
+    out->block_order = orders[0];
+    if (order) {
         size_t k;
         for (k = 0; k < sizeof orders / sizeof orders[0]; k++)
-            if (strcmp(in->block_order, orders[k]) == 0) break;
+            if (strcmp(order, orders[k]) == 0) break;
         if (k == sizeof orders / sizeof orders[0])
-            return GS_ERROR(GS_ERR_ARG, "trisolve block_order '%s'; expected dependency|forward|backward",
-                            in->block_order);
+            return GS_ERROR(GS_ERR_ARG, "trisolve block_order '%s'; expected dependency|forward|backward", order);
         out->block_order = orders[k];
     }
     return GS_OK;
@@ -490,7 +486,7 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
     if (!cfg) return GS_ERROR(GS_ERR_ARG, "gs_trisolve_create_from_config: config is NULL");
     const char *side = side_name(uplo);
     char key[64];
-    gs_trisolve_params prm;
+    gs_trisolve_params prm = gs_trisolve_params_default();
     snprintf(key, sizeof key, "trisolve.%s.type", side);
     const char *type = gs_config_string(cfg, key);
     snprintf(key, sizeof key, "trisolve.%s.sweeps", side);
@@ -502,90 +498,6 @@ gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, g
     const char *precision = gs_config_string(cfg, "preconditioner.precision");
     prm.single = precision && strcmp(precision, "single") == 0;
     GS_CALL(gs_trisolve_create(type, be, uplo, unit_diag, &prm, ts));
-    return GS_OK;
-}
-
-/* ---------------------------------------------------------------- the sync-free schedule rule
- *
- * syncfree on cuda runs one of these schedules (trisolve_impl.h): "levels" (a thread per row, rows in
- * level order), "merged" (two level-order solves, T = T_D + T_O, m levels per group: the merge rule below),
- * "wruns" (a warp per run of up to 32 consecutive rows, each reading the row before it, the run's
- * recurrence solved by a scan over the lanes) and "runs" (a thread per run of 4; slower than the level
- * order on the benchmark factors, selected by GS_SYNCFREE_SCHEDULE=runs only). The cost of each is about
- * (levels of its units) x (one cross-SM hop) while the grid keeps up; warp runs cut the levels where rows
- * read their predecessor, i.e. along the grid lines of a PDE factor in natural order (3D 7-point 100^3:
- * 202 run levels for 298 row levels; 2D 5-point 1024^2: 1055 for 2047), merging cuts them by m.
- *
- * Rule (docs/notes-trisolve.md sections 4.4 and 5): warp runs when the factor has a long critical path
- * (at least 64 row levels), at least GS_SF_WRUN_MIN_LINKED of its rows linked by the strict link (a run
- * then averages many rows and holes cost at most 4.1 n positions), no row of more than GS_SF_WRUN_MAX_ROW
- * off-diagonal entries (the kernel's ELL slots), and merging does not pay more than m = 2 (the merge rule's
- * m for wide levels). H100, L us: poisson3d 100^3 133 with warp runs against 179 in the level order;
- * laplace27 64^3 (rows of 13, 4 warps per SM) 250 against 302. Not chosen: poisson2d 1024^2, whose
- * merged schedule (m = 16, 16 + 128 levels, 261 us) walks fewer levels than its 1055 run levels. */
-
-gs_int gs_ts_syncfree_rule(const gs_ts_row_stats *s, gs_int nlevels, gs_int merge_m)
-{
-    if (s->n <= 0 || nlevels < 64 || merge_m > 2 || s->max_row_length > GS_SF_WRUN_MAX_ROW) return 1;
-    if ((double)s->linked_rows < GS_SF_WRUN_MIN_LINKED * (double)s->n) return 1;
-    return GS_SF_WRUN_ROWS;
-}
-
-gs_status gs_ts_syncfree_forced(gs_int *run_rows)
-{
-    const char *e = getenv("GS_SYNCFREE_SCHEDULE");
-    *run_rows = 0;
-    if (!e || !e[0] || strcmp(e, "auto") == 0) return GS_OK;
-    if (strcmp(e, "levels") == 0 || strcmp(e, "merged") == 0) *run_rows = 1; /* merged: its two solves */
-    else if (strcmp(e, "runs") == 0) *run_rows = GS_SF_RUN_ROWS;
-    else if (strcmp(e, "wruns") == 0) *run_rows = GS_SF_WRUN_ROWS;
-    else
-        return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_SCHEDULE is '%s'; expected levels, runs, "
-                                    "wruns, merged or auto (unset or empty: auto)", e);
-    return GS_OK;
-}
-
-gs_int gs_ts_syncfree_merge_rule(gs_int n, gs_int levels, gs_int max_row_length)
-{
-    /* Merging pays where the level order pays many thin levels and the fill of R stays small (short rows);
-     * H100, bench_trisolve --merge-stages (docs/notes-trisolve.md section 4.3,
-     * docs/results/trisolve_merge_stages_h100.txt):
-     *   poisson2d 1024^2 (2047 levels of 512 rows, 2 entries per row): L+U 2654 us in the level order,
-     *     1079 with m = 4, 832 with m = 8, 786 with m = 16;
-     *   poisson3d / convdiff3d 100^3 (298 levels of 3356 rows), both solves sync-free: no gain (m = 2, 4:
-     *     485-504 against 489 us; m = 8: 1505: the second solve's wide levels cost ~2.6 us each);
-     *   laplace27 64^3 (13 entries per row): R's fill makes it slower at every m (m = 2: 2575 against
-     *     1004 us).
-     * m is chosen so that a level of M holds ~8192 rows (2D: 16). With wide levels (3D) m = 2, where the
-     * first solve (2 levels) runs level-synchronously (syncfree_cuda.cu) and the second has half the levels:
-     * poisson3d / convdiff3d L+U 438 us, against 485 with a sync-free first stage (m = 3: 479, m = 4: 473).
-     * (Where the rows are strictly linked, gs_ts_syncfree_rule takes warp runs instead.) */
-    if (n <= 0 || levels < 64 || max_row_length > 4) return 1;
-    if ((double)n / (double)levels > 1024.0) return 2;
-    const double want = 8192.0 * (double)levels / (double)n;
-    gs_int m = 2;
-    while (m < GS_SF_MERGE_RULE_MAX && (double)m * 1.4142 < want) m *= 2; /* the power of two nearest want */
-    return m;
-}
-
-gs_status gs_ts_syncfree_merge_forced(gs_int *m)
-{
-    const char *e = getenv("GS_SYNCFREE_SCHEDULE"), *g = getenv("GS_SYNCFREE_MERGE");
-    gs_int run_rows = 0;
-    *m = 0;
-    GS_CALL(gs_ts_syncfree_forced(&run_rows));
-    if (run_rows == 0) return GS_OK; /* auto: the rule decides */
-    *m = 1;
-    if (strcmp(e, "merged") != 0) return GS_OK;
-    *m = GS_SF_MERGE_DEFAULT;
-    if (g && g[0]) {
-        char *end = NULL;
-        long v = strtol(g, &end, 10);
-        if (*end != '\0' || v < 1 || v > GS_SF_MERGE_MAX)
-            return GS_ERROR(GS_ERR_ARG, "environment variable GS_SYNCFREE_MERGE is '%s'; expected levels per group, "
-                                        "an integer in 1..%d", g, GS_SF_MERGE_MAX);
-        *m = (gs_int)v;
-    }
     return GS_OK;
 }
 

@@ -13,6 +13,7 @@
 #include "core/backend.h"
 #include "core/csr.h"
 #include "core/report.h"
+#include "trisolve/trisolve_params.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,15 +34,30 @@ typedef struct gs_trisolve_ops {
     gs_status (*analyse_dev)(gs_trisolve *ts, const gs_csr_dev *T);
 } gs_trisolve_ops;
 
-/* Parameters of the approximate solvers (ignored by exact ones). */
+/* What a caller chooses beyond the type: the approximate solvers' parameters (ignored by the exact ones),
+ * the precision of the stored factor, and each solver's schedule parameters (trisolve_params.h; zero: the
+ * solver's rules decide). */
 typedef struct gs_trisolve_params {
     int sweeps;            /* jacobi / async-jacobi sweeps */
     const char *block_order; /* "dependency" | "forward" | "backward" */
     bool deterministic;    /* async-jacobi: synchronous sweeps instead */
-    bool single;           /* store the factor's values in float (applied with double accumulation);
-                              preconditioner.precision = "single". Supported by the cuda solvers syncfree,
-                              levelset, cusparse, jacobi, async-jacobi and auto; others refuse it. */
+    bool single;           /* store the factor's values in float (applied with double accumulation), as the
+                              caller asks (preconditioner.precision = "single"). Supported by the solvers whose
+                              registry entry says so (cuda: syncfree, levelset, cusparse, jacobi,
+                              async-jacobi, auto); others refuse it. */
+    gs_ts_analysis_params analysis; /* the GPU analysis of levelset and syncfree */
+    gs_syncfree_params syncfree;
+    gs_tiled_params tiled;
+    gs_jacobi_params jacobi;
 } gs_trisolve_params;
+
+/* The defaults: 3 sweeps in dependency order, not deterministic, double, every rule deciding. */
+gs_trisolve_params gs_trisolve_params_default(void);
+/* Set one field by name (trisolve_params.h lists the names): "syncfree.schedule=levels", or key and value
+ * apart (value non-NULL). GS_ERR_ARG for an unknown name or a bad value. */
+gs_status gs_trisolve_params_set(gs_trisolve_params *prm, const char *key, const char *value);
+/* GS_ERR_ARG naming the first field out of range (gs_trisolve_create checks its parameters with it). */
+gs_status gs_trisolve_params_check(const gs_trisolve_params *prm);
 
 struct gs_trisolve {
     const gs_trisolve_ops *ops;

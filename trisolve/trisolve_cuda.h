@@ -11,6 +11,9 @@
 #include "core/backend_cuda.h"
 #include "core/cuda_check.h"
 #include "core/gpu_sync_cuda.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/merge_kernels.h"
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 /* ---------------------------------------------------------------- ready values (syncfree_cuda.cu, the
@@ -58,7 +61,7 @@ static void gs_ts_free_array(gs_backend *be, T **p)
 
 /* Work space of an analysis, stream-ordered on the backend's stream: by default the backend's work space
  * (gs_backend_cuda_work_alloc: a block given back is kept idle for a later request, no cudaFree and no
- * synchronization); with GS_TS_WORK_POOL=1, cudaMallocAsync from the device's default memory pool
+ * synchronization); with gs_backend_cuda_set_analysis_pool, cudaMallocAsync from the device's default memory pool
  * (measured in analysis_cuda.cu: cheaper later allocations, an expensive first one). For temporaries
  * that only work queued on that stream touches (another stream must wait on an event recorded after the
  * allocation, and be waited for before the block is given back). Given back with gs_ts_work_free (NULL
@@ -149,6 +152,7 @@ struct gs_ts_plan_opts {
     bool (*levels_only)(const gs_ts_row_stats *rs, gs_int nlevels, const void *ctx);
     const void *levels_ctx;
     bool poison_plan; /* tests: the plan's block filled with 0xA5 bytes before the kernels write it */
+    int level_blocks_per_sm; /* blocks per multiprocessor of the row-level kernel (0: LV_WARP_BLOCKS_PER_SM) */
 };
 
 /* The analysis of the level-order solvers, x = T^{-1} b with T given on the host (header checked by
@@ -212,9 +216,11 @@ gs_status gs_ts_merge_row_levels(gs_backend *be, const gs_ls_dplan *D, gs_int *l
 /* T_D and M of a factor T in device memory (rows already checked) with the level of each row in lev
  * (device, nlevels levels): gs_ts_merge_build_host's results, bit for bit, in device arrays owned by R.
  * Too much fill (R over max_fill entries, checked pass by pass as the host twin does, or beyond gs_int's
- * range): too_much_fill, nothing kept, GS_OK. */
+ * range): too_much_fill, nothing kept, GS_OK. pool_start: the first size of the pool of R's entries
+ * (0: a guess from T's size; tests give a small one that must grow). */
 gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_int *lev, gs_int nlevels, bool unit_diag,
-                                 gs_int m, long long max_fill, gs_ts_merge_dev *R, gs_ts_merge_stats *stats);
+                                 gs_int m, long long max_fill, long long pool_start, gs_ts_merge_dev *R,
+                                 gs_ts_merge_stats *stats);
 void gs_ts_merge_dev_free(gs_backend *be, gs_ts_merge_dev *R);
 /* The merged schedule's transformation of a factor on the host (T) or in device memory (dT) whose level
  * plan AT is built (gs_ts_analysis_run: it checked the rows' structure; a levels-only AT gives its
@@ -222,7 +228,7 @@ void gs_ts_merge_dev_free(gs_backend *be, gs_ts_merge_dev *R);
  * is read from AT's upload (levels-only AT) or uploaded once more; then gs_ts_merge_build_cuda. On failure
  * nothing is kept in R. */
 gs_status gs_ts_merge_prepare(gs_backend *be, const gs_csr *T, const gs_csr_dev *dT, bool unit_diag, gs_int m,
-                              long long max_fill, const gs_ts_analysis *AT, gs_ts_merge_dev *R,
+                              long long max_fill, long long pool_start, const gs_ts_analysis *AT, gs_ts_merge_dev *R,
                               gs_ts_merge_stats *stats);
 
 #endif

@@ -1,5 +1,6 @@
 /* Stand-ins for the GPU triangular solvers in a build without CUDA (GS_WITH_CUDA=OFF): a cuda backend
  * cannot exist there, so these are reached only by a programming error; they say so. */
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 static gs_status no_cuda(const char *type)

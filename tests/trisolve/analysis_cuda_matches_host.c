@@ -15,6 +15,8 @@
 #include "core/mem.h"
 #include "testutil.h"
 #include "tri_cases.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 static gs_backend *gpu, *host;

@@ -213,12 +213,13 @@ static void expect_solves(gs_trisolve *ts, const gs_csr *T, const char *what)
 
 /* Every fault kind at the first row that takes it, in the middle and near the end; then two faults
  * (the earlier one reported whichever kind it is); then the repaired factor solves. */
-static void run_faults(const char *type, gs_csr *T, gs_uplo uplo, bool unit, const char *name, bool all_rows)
+static void run_faults(const char *type, const gs_trisolve_params *prm, gs_csr *T, gs_uplo uplo, bool unit,
+                       const char *name, bool all_rows)
 {
     gs_trisolve *ts = NULL;
     char what[160];
     gs_int n = T->nrows;
-    GS_ASSERT_OK(gs_trisolve_create(type, gpu, uplo, unit, NULL, &ts));
+    GS_ASSERT_OK(gs_trisolve_create(type, gpu, uplo, unit, prm, &ts));
     int tried = 0;
     for (int k = 0; k < F_COUNT; k++) {
         const gs_int starts[3] = {0, n / 2 + 3, n - 1};
@@ -267,12 +268,12 @@ static void test_fault_classes(void **state)
                 char name[64];
                 GS_ASSERT_OK(tri_random(1000, 5, (gs_uplo)side, unit != 0, 40 + 2 * side + unit, &T));
                 snprintf(name, sizeof name, "random1000/%s/%s", side ? "upper" : "lower", unit ? "unit" : "nonunit");
-                run_faults(types[t], &T, (gs_uplo)side, unit != 0, name, !gs_test_quick()); /* quick: middle rows */
+                run_faults(types[t], NULL, &T, (gs_uplo)side, unit != 0, name, !gs_test_quick()); /* quick: middle rows */
                 gs_csr_free(&T);
                 if (gs_test_quick()) continue;
                 GS_ASSERT_OK(tri_random(4099, 3, (gs_uplo)side, unit != 0, 50 + 2 * side + unit, &T));
                 snprintf(name, sizeof name, "random4099/%s/%s", side ? "upper" : "lower", unit ? "unit" : "nonunit");
-                run_faults(types[t], &T, (gs_uplo)side, unit != 0, name, false);
+                run_faults(types[t], NULL, &T, (gs_uplo)side, unit != 0, name, false);
                 gs_csr_free(&T);
             }
 }
@@ -303,7 +304,6 @@ static void far_chain(gs_int n, gs_csr *T)
 static void test_merged_faults(void **state)
 {
     (void)state;
-    setenv("GS_SYNCFREE_SCHEDULE", "merged", 1);
     for (int c = 0; c < 3; c++) {
         gs_csr A = {0}, T = {0};
         gs_uplo uplo = c == 1 ? GS_UPPER : GS_LOWER;
@@ -315,11 +315,13 @@ static void test_merged_faults(void **state)
         } else {
             far_chain(1003, &T);
         }
-        setenv("GS_SYNCFREE_MERGE", m, 1);
+        gs_trisolve_params prm = gs_trisolve_params_default();
+        GS_ASSERT_OK(gs_trisolve_params_set(&prm, "syncfree.schedule", "merged"));
+        GS_ASSERT_OK(gs_trisolve_params_set(&prm, "syncfree.merge_levels", m));
         /* the path taken: merged (c < 2), refused (c = 2) */
         gs_trisolve *ts = NULL;
         gs_report *rep = NULL;
-        GS_ASSERT_OK(gs_trisolve_create("syncfree", gpu, uplo, unit, NULL, &ts));
+        GS_ASSERT_OK(gs_trisolve_create("syncfree", gpu, uplo, unit, &prm, &ts));
         GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
         GS_ASSERT_OK(gs_report_create(&rep));
         gs_trisolve_view(ts, rep, "t");
@@ -331,12 +333,10 @@ static void test_merged_faults(void **state)
         gs_trisolve_destroy(&ts);
         char name[64];
         snprintf(name, sizeof name, "%s m=%s", c < 2 ? "poisson2d 37x29" : "far chain 1003", m);
-        run_faults("syncfree", &T, uplo, unit, name, true);
+        run_faults("syncfree", &prm, &T, uplo, unit, name, true);
         gs_csr_free(&T);
         gs_csr_free(&A);
     }
-    unsetenv("GS_SYNCFREE_MERGE");
-    unsetenv("GS_SYNCFREE_SCHEDULE");
 }
 
 /* A bidiagonal factor whose row i also reads row i+1 (lower) or i-1 (upper): a dependency cycle the

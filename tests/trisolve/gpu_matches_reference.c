@@ -1,10 +1,19 @@
-/* A GPU triangular solver (TS_TYPE, set per test executable) against the host reference on the whole
- * case suite: random factors (n = 1000, 4099; empty rows; a dense row), a 5000-row bidiagonal chain,
- * diagonal and identity factors, mixed wide/thin levels, 3D Poisson triangles and triangles of real
- * matrices; lower and upper, unit and non-unit. x is poisoned with NaN before every solve; each
- * case is solved twice (graph replay / new generation) and must agree within TRI_TOL; deterministic
- * solvers must give bit-identical results. Also: switching b/x vectors, many consecutive solves,
- * re-analysis with new values, and the view keys. */
+/* A GPU triangular solver against the host reference on the whole case suite, for every variant of a
+ * group of solver parameters: random factors (n = 1000, 4099; empty rows; a dense row), a 5000-row
+ * bidiagonal chain, diagonal and identity factors, mixed wide/thin levels, 3D Poisson triangles and
+ * triangles of real matrices; lower and upper, unit and non-unit. x is poisoned with NaN before every
+ * solve; each case is solved twice (graph replay / new generation) and must agree within TRI_TOL;
+ * deterministic solvers give bit-identical results. Also: switching b/x vectors, many consecutive
+ * solves, re-analysis with new values, and the view keys.
+ *
+ *   usage: gpu_matches_reference TYPE [GROUP]
+ *
+ * TYPE is the trisolve type; GROUP names a list of parameter variants (below; default: the defaults
+ * alone). A variant sets solver parameters (trisolve_params.h) and may name a switch whose other value
+ * must give the same bits (a partner solver, compared on every case, in double and optionally in single:
+ * a kernel form of one schedule against another), a view key that some stage must report on some case
+ * (so that the forced form really ran), and the schedule the view must report. The suite is built once
+ * and every variant runs over it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,58 +27,133 @@
 #include "trisolve/trisolve.h"
 #include "trisolve/trisolve_impl.h"
 
-#ifndef TS_TYPE
-#error "TS_TYPE must name the trisolve type under test"
-#endif
-#ifndef TS_DETERMINISTIC
-#define TS_DETERMINISTIC 1
-#endif
+typedef struct variant {
+    const char *name;
+    const char *params;    /* "name=value,..." (gs_trisolve_params_set); NULL: the defaults */
+    const char *pair;      /* a switch whose other value gives a partner solver with the same bits */
+    bool pair_single;      /* the pair compared in single precision too */
+    const char *count_key; /* some stage of some case reports count_key = count_value */
+    long long count_value;
+    const char *schedule;  /* the schedule the view reports (merged: or levels where the fill refused it) */
+} variant;
 
+static const variant defaults[] = {{"default", NULL, NULL, false, NULL, 0, NULL}};
+
+/* syncfree: the schedules (each forced, also on factors where the rule picks another) and the merged
+ * schedule with 4 (its first stage level-synchronous, the rule) and 3 (sync-free, forced) levels per group */
+static const variant sf_schedules[] = {
+    {"default", NULL, NULL, false, NULL, 0, NULL},
+    {"levels", "syncfree.schedule=levels", NULL, false, NULL, 0, "levels"},
+    {"runs", "syncfree.schedule=runs", NULL, false, NULL, 0, "runs"},
+    {"wruns", "syncfree.schedule=wruns", NULL, false, NULL, 0, "wruns"},
+    {"merged4", "syncfree.schedule=merged,syncfree.merge_levels=4,syncfree.td_sync=on", NULL, false, NULL, 0,
+     "merged"},
+    {"merged3", "syncfree.schedule=merged,syncfree.merge_levels=3,syncfree.td_sync=off", NULL, false, NULL, 0,
+     "merged"},
+};
+
+/* syncfree, the merged schedule's forms: the two-level first stage in one launch against a launch per level,
+ * folded into M's kernel against its own launch (double and single); the remainder polled early against
+ * after the ELL part; lanes sharing a row; a block per 128 positions against the persistent grid */
+static const variant sf_merged[] = {
+    {"merged2-onepass", "syncfree.schedule=merged,syncfree.merge_levels=2,syncfree.td_sync=on,syncfree.td_fold=off",
+     "syncfree.td_one_pass", false, "merge_td_one_pass", 1, "merged"},
+    {"merged2-fold", "syncfree.schedule=merged,syncfree.merge_levels=2,syncfree.td_sync=on", "syncfree.td_fold", true,
+     "merge_td_fold", 1, "merged"},
+    {"merged-remprefetch", "syncfree.schedule=merged,syncfree.rem_prefetch=on", "syncfree.rem_prefetch", false,
+     "remainder_prefetch", 1, "merged"},
+    {"merged-lanes4-remprefetch", "syncfree.schedule=merged,syncfree.lanes_per_row=4,syncfree.rem_prefetch=on",
+     "syncfree.rem_prefetch", false, "remainder_prefetch", 1, "merged"},
+    {"merged-once", "syncfree.schedule=merged,syncfree.merge_levels=3,syncfree.td_sync=off,syncfree.once=on",
+     "syncfree.once", true, "persistent", 0, "merged"},
+    {"merged-lanes2", "syncfree.schedule=merged,syncfree.lanes_per_row=2", NULL, false, NULL, 0, "merged"},
+    {"merged-lanes4", "syncfree.schedule=merged,syncfree.lanes_per_row=4", NULL, false, NULL, 0, "merged"},
+};
+
+/* syncfree, the level-order kernel's forms: early remainder (a lane per row, lanes per row), a block per 128
+ * positions, 1, 2 and 4 lanes per row */
+static const variant sf_kernels[] = {
+    {"levels-remprefetch", "syncfree.schedule=levels,syncfree.rem_prefetch=on", "syncfree.rem_prefetch", false,
+     "remainder_prefetch", 1, "levels"},
+    {"levels-lanes2-remprefetch", "syncfree.schedule=levels,syncfree.lanes_per_row=2,syncfree.rem_prefetch=on",
+     "syncfree.rem_prefetch", false, "remainder_prefetch", 1, "levels"},
+    {"levels-once", "syncfree.schedule=levels,syncfree.once=on", "syncfree.once", true, "persistent", 0, "levels"},
+    {"levels-lanes1", "syncfree.schedule=levels,syncfree.lanes_per_row=1", NULL, false, NULL, 0, "levels"},
+    {"levels-lanes2", "syncfree.schedule=levels,syncfree.lanes_per_row=2", NULL, false, NULL, 0, "levels"},
+    {"levels-lanes4", "syncfree.schedule=levels,syncfree.lanes_per_row=4", NULL, false, NULL, 0, "levels"},
+};
+
+static const struct {
+    const char *name;
+    const variant *v;
+    int n;
+} groups[] = {
+    {"default", defaults, 1},
+    {"schedules", sf_schedules, (int)(sizeof sf_schedules / sizeof sf_schedules[0])},
+    {"merged", sf_merged, (int)(sizeof sf_merged / sizeof sf_merged[0])},
+    {"kernels", sf_kernels, (int)(sizeof sf_kernels / sizeof sf_kernels[0])},
+};
+
+static const char *ts_type;        /* the solver under test */
+static bool deterministic;         /* bit-identical repeated solves (all but cusparse) */
+static const variant *variants;
+static int nvariants;
 static gs_backend *gpu, *host;
+static tri_suite suite;
 
-static int setup(void **state) { return tri_backends_create(&gpu, &host); }
+static int setup(void **state)
+{
+    if (tri_backends_create(&gpu, &host) != 0) return -1;
+    if (tri_suite_build(&suite, true) != GS_OK) {
+        gs_error_print(stderr);
+        return -1;
+    }
+    return 0;
+}
 
 static int teardown(void **state)
 {
+    tri_suite_free(&suite);
     tri_backends_destroy(&gpu, &host);
     return 0;
 }
 
-/* Sync-free variants: a solver of the case analysed with the environment as it is (ta, if asked for) and one
- * analysed with the measurement knob KNOB set the other way (t2; TESTED is the knob's value under test,
- * 0 or 1), with the parameters PRM (NULL: the defaults). */
-static inline void knob_pair(const tri_case *c, const gs_trisolve_params *prm, const char *knob, int tested,
-                             gs_trisolve **ta, gs_trisolve **t2)
+/* The parameters of a variant (single: the factor's values in float). */
+static gs_trisolve_params variant_params(const variant *v, bool single)
 {
-    if (ta) {
-        GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, prm, ta));
-        GS_ASSERT_OK(gs_trisolve_analyse(*ta, &c->T));
-    }
-    setenv(knob, tested == 1 ? "0" : "1", 1);
-    GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, prm, t2));
-    GS_ASSERT_OK(gs_trisolve_analyse(*t2, &c->T));
-    setenv(knob, tested == 1 ? "1" : "0", 1);
+    gs_trisolve_params p = gs_trisolve_params_default();
+    tri_params_apply(&p, v->params);
+    p.single = single;
+    return p;
 }
 
-/* The parameters of the double / single comparisons (one sweep, the dependency order: ignored by the exact
- * solvers; single: the factor's values in float). */
-static inline gs_trisolve_params knob_params(int single)
+/* The partner of a variant: its switch set the other way (on or auto -> off, off -> on). */
+static gs_trisolve_params partner_params(const variant *v, bool single)
 {
-    gs_trisolve_params prm;
-    memset(&prm, 0, sizeof prm);
-    prm.sweeps = 1;
-    prm.block_order = "dependency";
-    prm.single = single == 1;
-    return prm;
+    gs_trisolve_params p = variant_params(v, single);
+    gs_trisolve_params on = p, off = p;
+    char set[96];
+    snprintf(set, sizeof set, "%s=on", v->pair);
+    GS_ASSERT_OK(gs_trisolve_params_set(&on, set, NULL));
+    snprintf(set, sizeof set, "%s=off", v->pair);
+    GS_ASSERT_OK(gs_trisolve_params_set(&off, set, NULL));
+    return memcmp(&p, &off, sizeof p) == 0 ? on : off; /* p already off: the partner has it on */
+}
+
+/* The view of ts under "t" (caller destroys). */
+static gs_report *view_of(const gs_trisolve *ts)
+{
+    gs_report *rr = NULL;
+    GS_ASSERT_OK(gs_report_create(&rr));
+    gs_trisolve_view(ts, rr, "t");
+    return rr;
 }
 
 /* How many stages of the solver (the whole of it, or the merged schedule's .td and .m) report KEY = VALUE. */
-static inline int stages_with(gs_trisolve *ts, const char *key, long long value)
+static int stages_with(const gs_trisolve *ts, const char *key, long long value)
 {
-    gs_report *rr = NULL;
+    gs_report *rr = view_of(ts);
     int count = 0;
-    GS_ASSERT_OK(gs_report_create(&rr));
-    gs_trisolve_view(ts, rr, "t");
     const char *stages[] = {"t", "t.td", "t.m"};
     for (int q = 0; q < 3; q++) {
         char k[128];
@@ -81,24 +165,96 @@ static inline int stages_with(gs_trisolve *ts, const char *key, long long value)
     return count;
 }
 
+static long long view_int(const gs_report *rr, const char *key, long long missing)
+{
+    const gs_report_entry *e = gs_report_find(rr, key);
+    return e ? e->i : missing;
+}
 
+/* What the sync-free view must say under parameters p: the merged first stage's form (one pass only for a
+ * level-synchronous stage of at most two levels, never where the parameters turn it off; folded only in one
+ * pass, never where turned off); the early remainder as forced, in every stage with a remainder (but a T_D
+ * folded into M's kernel, which has no grid of its own); the persistent grid wherever the block per 128
+ * positions is turned off. */
+static void check_forced_view(const gs_trisolve *ts, const gs_trisolve_params *p)
+{
+    if (strcmp(ts_type, "syncfree") != 0) return;
+    gs_report *rr = view_of(ts);
+    const gs_report_entry *sc = gs_report_find(rr, "t.schedule");
+    assert_non_null(sc);
+    const bool merged = strcmp(sc->s, "merged") == 0;
+    if (merged) {
+        const long long sync = view_int(rr, "t.merge_td_level_sync", -1), one = view_int(rr, "t.merge_td_one_pass", -1);
+        const long long fold = view_int(rr, "t.merge_td_fold", -1), lv = view_int(rr, "t.td.levels", -1);
+        assert_true(sync >= 0 && one >= 0 && fold >= 0 && lv >= 0);
+        assert_int_equal(one, sync == 1 && lv <= 2 && p->syncfree.td_one_pass != GS_TS_OFF ? 1 : 0);
+        if (fold) assert_int_equal(one, 1);
+        if (p->syncfree.td_fold == GS_TS_OFF) assert_int_equal(fold, 0);
+        if (p->syncfree.td_sync != GS_TS_AUTO) assert_int_equal(sync, p->syncfree.td_sync == GS_TS_ON ? 1 : 0);
+    }
+    for (int k = 0; k < (merged ? 2 : 1); k++) {
+        const char *stage = merged ? (k == 0 ? "t.td" : "t.m") : "t";
+        char key[128];
+        snprintf(key, sizeof key, "%s.remainder_prefetch", stage);
+        const long long rp = view_int(rr, key, -1);
+        snprintf(key, sizeof key, "%s.remainder_nnz", stage);
+        const long long rem = view_int(rr, key, -1);
+        snprintf(key, sizeof key, "%s.persistent", stage);
+        const long long persistent = view_int(rr, key, -1);
+        if (merged && k == 0 && view_int(rr, "t.merge_td_fold", 0) == 1) continue; /* T_D has no grid of its own */
+        assert_true(rp >= 0 && rem >= 0 && persistent >= 0);
+        if (p->syncfree.rem_prefetch != GS_TS_AUTO)
+            assert_int_equal(rp, rem > 0 && p->syncfree.rem_prefetch == GS_TS_ON ? 1 : 0);
+        if (p->syncfree.once == GS_TS_OFF) assert_int_equal(persistent, 1);
+    }
+    gs_report_destroy(&rr);
+}
 
 static void check(const char *what, const tri_case *c, gs_int n, const double *x, const double *xr)
 {
     double e = gs_test_rel_diff(n, x, xr);
-    if (!(e <= TRI_TOL)) fprintf(stderr, "%s %s (%s): relative error %.3e > %.1e\n", TS_TYPE, c->name, what, e, TRI_TOL);
+    if (!(e <= TRI_TOL)) fprintf(stderr, "%s %s (%s): relative error %.3e > %.1e\n", ts_type, c->name, what, e, TRI_TOL);
     assert_true(e <= TRI_TOL);
 }
 
-static void test_suite(void **state)
+static gs_trisolve *analysed(const tri_case *c, const gs_trisolve_params *p)
 {
-    tri_suite S;
-    int folded = 0; /* TS_TD_FOLD: cases whose merged schedule folds T_D into M */
-    int early = 0;  /* TS_REM_PREFETCH: cases whose kernel (a stage's) polls the remainder early */
-    int once = 0;   /* TS_ONCE: stages solved by a block per 128 positions instead of the persistent grid */
-    GS_ASSERT_OK(tri_suite_build(&S, true));
-    for (int k = 0; k < S.n; k++) {
-        const tri_case *c = &S.c[k];
+    gs_trisolve *ts = NULL;
+    GS_ASSERT_OK(gs_trisolve_create(ts_type, gpu, c->uplo, c->unit, p, &ts));
+    GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
+    return ts;
+}
+
+/* The variant's solver and its partner give the same bits (twice each: both generations of the ready
+ * values), in double and, with pair_single, in single; the double one equals the reference. */
+static void check_pair(const variant *v, const tri_case *c, const gs_vector *b, gs_vector *x, const double *xr,
+                       double *x1, double *x2, const double *poison)
+{
+    const gs_int n = c->T.nrows;
+    for (int single = 0; single < (v->pair_single ? 2 : 1); single++) {
+        const gs_trisolve_params pa = variant_params(v, single != 0), pb = partner_params(v, single != 0);
+        gs_trisolve *ta = analysed(c, &pa), *tb = analysed(c, &pb);
+        check_forced_view(tb, &pb);
+        for (int rep = 0; rep < 2; rep++) {
+            tri_gpu_solve(ta, b, x, x1, poison);
+            if (single == 0) check("pair", c, n, x1, xr);
+            tri_gpu_solve(tb, b, x, x2, poison);
+            if (memcmp(x1, x2, (size_t)n * sizeof(double)) != 0)
+                fprintf(stderr, "%s %s: %s on and off differ\n", v->name, c->name, v->pair);
+            assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+        }
+        gs_trisolve_destroy(&ta);
+        gs_trisolve_destroy(&tb);
+    }
+}
+
+/* One variant over the suite. */
+static void suite_variant(const variant *v)
+{
+    int counted = 0;
+    const double t0 = gs_wtime();
+    for (int k = 0; k < suite.n; k++) {
+        const tri_case *c = &suite.c[k];
         gs_int n = c->T.nrows;
         double *hb = NULL, *hb2 = NULL, *xr = NULL, *xr2 = NULL, *x1 = NULL, *x2 = NULL, *poison = NULL;
         GS_ASSERT_OK(GS_MALLOC(hb, n));
@@ -114,7 +270,6 @@ static void test_suite(void **state)
         tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, hb, xr);
         tri_host_solve(host, "reference", &c->T, c->uplo, c->unit, NULL, hb2, xr2);
 
-        gs_trisolve *ts = NULL;
         gs_vector *b = NULL, *b2 = NULL, *x = NULL, *y = NULL;
         GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
         GS_ASSERT_OK(gs_vec_create(gpu, n, &b2));
@@ -122,79 +277,17 @@ static void test_suite(void **state)
         GS_ASSERT_OK(gs_vec_create(gpu, n, &y));
         GS_ASSERT_OK(gs_vec_upload(b, hb));
         GS_ASSERT_OK(gs_vec_upload(b2, hb2));
-        GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, c->uplo, c->unit, NULL, &ts));
-        GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
+        const gs_trisolve_params prm = variant_params(v, false);
+        gs_trisolve *ts = analysed(c, &prm);
+        check_forced_view(ts, &prm);
+        if (v->count_key) counted += stages_with(ts, v->count_key, v->count_value);
 
         tri_gpu_solve(ts, b, x, x1, poison);
         check("first solve", c, n, x1, xr);
         tri_gpu_solve(ts, b, x, x2, poison); /* replay */
         check("second solve", c, n, x2, xr);
-        if (TS_DETERMINISTIC) assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
-#ifdef TS_TD_ONE_PASS
-        { /* the merged first stage the other way (one launch / a launch per level): the same bits */
-            gs_trisolve *t2 = NULL;
-            knob_pair(c, NULL, "GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS, NULL, &t2);
-            tri_gpu_solve(t2, b, x, x2, poison);
-            assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
-            gs_trisolve_destroy(&t2);
-        }
-#endif
-#ifdef TS_TD_FOLD
-        { /* T_D folded into M's kernel or not (the one-launch first stage), in double and in single: the same
-           * bits; count the cases that fold */
-            for (int single = 0; single < 2; single++) {
-                gs_trisolve *tf = NULL, *t2 = NULL;
-                const gs_trisolve_params prm = knob_params(single);
-                knob_pair(c, &prm, "GS_SF_TD_FOLD", TS_TD_FOLD, &tf, &t2);
-                gs_report *fr = NULL;
-                GS_ASSERT_OK(gs_report_create(&fr));
-                gs_trisolve_view(tf, fr, "t");
-                const gs_report_entry *fe = gs_report_find(fr, "t.merge_td_fold");
-                if (fe && fe->i) folded++;
-                if (fe) assert_true(fe->i == 0 || TS_TD_FOLD == 1);
-                gs_report_destroy(&fr);
-                tri_gpu_solve(tf, b, x, x1, poison);
-                if (single == 0) check("fold", c, n, x1, xr);
-                tri_gpu_solve(t2, b, x, x2, poison);
-                assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
-                gs_trisolve_destroy(&tf);
-                gs_trisolve_destroy(&t2);
-            }
-            tri_gpu_solve(ts, b, x, x1, poison); /* x1 again from the solver under test */
-        }
-#endif
-#ifdef TS_REM_PREFETCH
-        { /* the remainder polled with the ELL part or after it: the same arithmetic, so the same bits; count
-           * the cases (stages) that poll it early */
-            gs_trisolve *t2 = NULL;
-            knob_pair(c, NULL, "GS_SF_REM_PREFETCH", TS_REM_PREFETCH, NULL, &t2);
-            tri_gpu_solve(t2, b, x, x2, poison);
-            assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
-            gs_trisolve_destroy(&t2);
-            early += stages_with(ts, "remainder_prefetch", 1);
-        }
-#endif
-#ifdef TS_ONCE
-        { /* a block per 128 positions or the persistent grid: the same rows, the same arithmetic, so the same
-           * bits (twice each: both generations of the ready values), in double and in single; count the stages
-           * that run without the persistent grid */
-            for (int single = 0; single < 2; single++) {
-                gs_trisolve *ta = NULL, *t2 = NULL;
-                const gs_trisolve_params prm = knob_params(single);
-                knob_pair(c, &prm, "GS_SF_ONCE", TS_ONCE, &ta, &t2);
-                for (int rep = 0; rep < 2; rep++) {
-                    tri_gpu_solve(ta, b, x, x1, poison);
-                    if (single == 0) check("once", c, n, x1, xr);
-                    tri_gpu_solve(t2, b, x, x2, poison);
-                    assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
-                }
-                gs_trisolve_destroy(&ta);
-                gs_trisolve_destroy(&t2);
-            }
-            tri_gpu_solve(ts, b, x, x1, poison); /* x1 again from the solver under test */
-            once += stages_with(ts, "persistent", 0);
-        }
-#endif
+        if (deterministic) assert_memory_equal(x1, x2, (size_t)n * sizeof(double));
+        if (v->pair) check_pair(v, c, b, x, xr, x1, x2, poison);
         /* other vectors, then back: the solver must follow the pointers of each call */
         tri_gpu_solve(ts, b2, y, x2, poison);
         check("other b and x", c, n, x2, xr2);
@@ -223,27 +316,20 @@ static void test_suite(void **state)
         gs_free(&x2);
         gs_free(&poison);
     }
-    tri_suite_free(&S);
-#ifdef TS_TD_FOLD
-    fprintf(stderr, "%s: %d cases fold T_D into M\n", TS_TYPE, folded);
-    if (TS_TD_FOLD == 1) assert_true(folded > 0);
-#endif
-#ifdef TS_REM_PREFETCH
-    fprintf(stderr, "%s: %d stages poll the remainder early\n", TS_TYPE, early);
-    if (TS_REM_PREFETCH == 1) assert_true(early > 0);
-#endif
-#ifdef TS_ONCE
-    fprintf(stderr, "%s: %d stages without the persistent grid\n", TS_TYPE, once);
-    if (TS_ONCE == 1) assert_true(once > 0);
-#endif
-    (void)folded;
-    (void)early;
-    (void)once;
+    fprintf(stderr, "%s %s: %d cases in %.1f s", ts_type, v->name, suite.n, gs_wtime() - t0);
+    if (v->count_key) fprintf(stderr, ", %d stages with %s = %lld", counted, v->count_key, v->count_value);
+    fprintf(stderr, "\n");
+    if (v->count_key) assert_true(counted > 0);
+}
+
+static void test_suite(void **state)
+{
+    for (int k = 0; k < nvariants; k++) suite_variant(&variants[k]);
 }
 
 /* Many solves in a row without host syncs between them (flags generations, graph replays), then a
- * re-analysis with scaled values (x scales inversely) and a view. */
-static void test_repeat_reanalyse_view(void **state)
+ * re-analysis with scaled values (x scales inversely) and a view; for each variant. */
+static void repeat_reanalyse_view(const variant *v)
 {
     const gs_int n = 4099;
     gs_csr T = {0};
@@ -258,13 +344,14 @@ static void test_repeat_reanalyse_view(void **state)
     tri_rhs(n, 5, hb);
     tri_host_solve(host, "reference", &c.T, c.uplo, c.unit, NULL, hb, xr);
 
+    const gs_trisolve_params prm = variant_params(v, false);
     gs_trisolve *ts = NULL;
     gs_vector *b = NULL, *x = NULL, *z = NULL;
     GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
     GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
     GS_ASSERT_OK(gs_vec_create(gpu, n, &z));
     GS_ASSERT_OK(gs_vec_upload(b, hb));
-    GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, GS_UPPER, false, NULL, &ts));
+    GS_ASSERT_OK(gs_trisolve_create(ts_type, gpu, GS_UPPER, false, &prm, &ts));
     GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
     GS_ASSERT_OK(gs_vec_upload(x, poison));
     /* alternate x and z so every solve must write all of its output; racecheck (GS_TEST_QUICK=2): 20 */
@@ -291,76 +378,28 @@ static void test_repeat_reanalyse_view(void **state)
     gs_trisolve_view(ts, rep, "trisolve.upper");
     const gs_report_entry *e = gs_report_find(rep, "trisolve.upper.type");
     assert_non_null(e);
-    assert_string_equal(e->s, TS_TYPE);
+    assert_string_equal(e->s, ts_type);
     assert_non_null(gs_report_find(rep, "trisolve.upper.analysis_time"));
     assert_non_null(gs_report_find(rep, "trisolve.upper.implementation"));
-    if (strcmp(TS_TYPE, "levelset") == 0) {
+    if (strcmp(ts_type, "levelset") == 0) {
         e = gs_report_find(rep, "trisolve.upper.levels");
         assert_non_null(e);
         assert_int_equal(e->i, gs_csr_levels(&T, false, NULL));
         assert_non_null(gs_report_find(rep, "trisolve.upper.chains"));
         assert_non_null(gs_report_find(rep, "trisolve.upper.graph_kernels"));
     }
-    if (strcmp(TS_TYPE, "auto") == 0) assert_non_null(gs_report_find(rep, "trisolve.upper.selected"));
-#ifdef TS_SCHEDULE
-    e = gs_report_find(rep, "trisolve.upper.schedule");
-    assert_non_null(e);
-    /* merged forced: the level order only where the fill limit refused it (reported) */
-    if (strcmp(TS_SCHEDULE, "merged") == 0 && gs_report_find(rep, "trisolve.upper.merge_refused_fill"))
-        assert_string_equal(e->s, "levels");
-    else
-        assert_string_equal(e->s, TS_SCHEDULE);
-#endif
-    if (strcmp(TS_TYPE, "syncfree") == 0) assert_non_null(gs_report_find(rep, "trisolve.upper.schedule"));
-#ifdef TS_TD_ONE_PASS /* merged: a first stage (T_D) of at most two levels in one launch, or one per level */
-    {
-        const gs_report_entry *sc = gs_report_find(rep, "trisolve.upper.schedule");
-        if (sc && strcmp(sc->s, "merged") == 0) {
-            const gs_report_entry *op = gs_report_find(rep, "trisolve.upper.merge_td_one_pass");
-            const gs_report_entry *sy = gs_report_find(rep, "trisolve.upper.merge_td_level_sync");
-            const gs_report_entry *lv = gs_report_find(rep, "trisolve.upper.td.levels");
-            assert_non_null(op);
-            assert_non_null(sy);
-            assert_non_null(lv);
-            assert_int_equal(op->i, sy->i == 1 && lv->i <= 2 ? TS_TD_ONE_PASS : 0);
-        }
+    if (strcmp(ts_type, "auto") == 0) assert_non_null(gs_report_find(rep, "trisolve.upper.selected"));
+    if (strcmp(ts_type, "syncfree") == 0) {
+        e = gs_report_find(rep, "trisolve.upper.schedule");
+        assert_non_null(e);
+        /* merged forced: the level order only where the fill limit refused it (reported) */
+        if (v->schedule && strcmp(v->schedule, "merged") == 0 &&
+            gs_report_find(rep, "trisolve.upper.merge_refused_fill"))
+            assert_string_equal(e->s, "levels");
+        else if (v->schedule)
+            assert_string_equal(e->s, v->schedule);
+        check_forced_view(ts, &prm);
     }
-#endif
-#ifdef TS_TD_FOLD /* merged: folded only where the first stage is one launch of at most two levels */
-    {
-        const gs_report_entry *sc = gs_report_find(rep, "trisolve.upper.schedule");
-        if (sc && strcmp(sc->s, "merged") == 0) {
-            const gs_report_entry *fo = gs_report_find(rep, "trisolve.upper.merge_td_fold");
-            const gs_report_entry *op = gs_report_find(rep, "trisolve.upper.merge_td_one_pass");
-            assert_non_null(fo);
-            assert_non_null(op);
-            if (fo->i) assert_int_equal(op->i, 1);
-            if (TS_TD_FOLD == 0) assert_int_equal(fo->i, 0);
-        }
-    }
-#endif
-#ifdef TS_REM_PREFETCH /* forced: the plan's remainder (if any) polled with the ELL part, or not */
-    {
-        const gs_report_entry *sc = gs_report_find(rep, "trisolve.upper.schedule");
-        const bool merged = sc && strcmp(sc->s, "merged") == 0; /* each stage reports its own (.td, .m) */
-        for (int k = 0; k < (merged ? 2 : 1); k++) {
-            const char *stage = merged ? (k == 0 ? ".td" : ".m") : "";
-            char key[128];
-            snprintf(key, sizeof key, "trisolve.upper%s.remainder_nnz", stage);
-            e = gs_report_find(rep, key);
-            assert_non_null(e);
-            snprintf(key, sizeof key, "trisolve.upper%s.remainder_prefetch", stage);
-            const gs_report_entry *rp = gs_report_find(rep, key);
-            assert_non_null(rp);
-            snprintf(key, sizeof key, "trisolve.upper%s.lanes_per_row", stage);
-            const gs_report_entry *lp = gs_report_find(rep, key);
-            assert_non_null(lp);
-            /* any kernel of rows (a lane per row or lanes sharing one) polls the remainder early */
-            (void)lp;
-            assert_int_equal(rp->i, e->i > 0 ? TS_REM_PREFETCH : 0);
-        }
-    }
-#endif
     gs_report_destroy(&rep);
 
     gs_trisolve_destroy(&ts);
@@ -374,6 +413,11 @@ static void test_repeat_reanalyse_view(void **state)
     gs_csr_free(&T);
 }
 
+static void test_repeat_reanalyse_view(void **state)
+{
+    for (int k = 0; k < nvariants; k++) repeat_reanalyse_view(&variants[k]);
+}
+
 /* A host vector given to a GPU solver is refused before any kernel runs. */
 static void test_backend_mismatch(void **state)
 {
@@ -383,7 +427,7 @@ static void test_backend_mismatch(void **state)
     gs_vector *b = NULL, *x = NULL;
     GS_ASSERT_OK(gs_vec_create(host, 100, &b));
     GS_ASSERT_OK(gs_vec_create(gpu, 100, &x));
-    GS_ASSERT_OK(gs_trisolve_create(TS_TYPE, gpu, GS_LOWER, true, NULL, &ts));
+    GS_ASSERT_OK(gs_trisolve_create(ts_type, gpu, GS_LOWER, true, NULL, &ts));
     GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
     GS_ASSERT_FAILS(gs_trisolve_solve(ts, b, x), GS_ERR_ARG, "must live on the solver's backend");
     gs_trisolve_destroy(&ts);
@@ -392,8 +436,6 @@ static void test_backend_mismatch(void **state)
     gs_csr_free(&T);
 }
 
-/* auto's rule on cuda: cusparse for a small factor of fewer than 10 levels, syncfree for a deep one; both
- * solve correctly (x poisoned first). Only in the auto executable. */
 /* auto on a lower factor T: the solve, the solver it selects (and the sync-free schedule: NULL = any), and
  * auto_levels = T's row levels whatever schedule the sync-free analysis then chose */
 static void auto_case(const char *name, gs_csr *T, const char *expect, const char *schedule)
@@ -444,9 +486,11 @@ static void auto_case(const char *name, gs_csr *T, const char *expect, const cha
     gs_free(&hx);
 }
 
+/* auto's rule on cuda: cusparse for a small factor of fewer than 10 levels, syncfree for a deep one; both
+ * solve correctly (x poisoned first). Only for TYPE auto. */
 static void test_auto_rule(void **state)
 {
-    if (strcmp(TS_TYPE, "auto") != 0) skip();
+    if (strcmp(ts_type, "auto") != 0) skip();
     const gs_int n = 5003;
     gs_csr T = {0};
     /* shallow: rows >= 3 read rows 0 and 1 only -> 2 levels */
@@ -490,33 +534,25 @@ static void test_auto_rule(void **state)
     gs_csr_free(&A);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: %s TYPE [GROUP]\n", argv[0]);
+        return 2;
+    }
+    ts_type = argv[1];
+    deterministic = strcmp(ts_type, "cusparse") != 0;
+    const char *group = argc == 3 ? argv[2] : "default";
+    for (size_t k = 0; k < sizeof groups / sizeof groups[0]; k++)
+        if (strcmp(group, groups[k].name) == 0) {
+            variants = groups[k].v;
+            nvariants = groups[k].n;
+        }
+    if (!variants) {
+        fprintf(stderr, "%s: unknown group '%s'\n", argv[0], group);
+        return 2;
+    }
     gs_test_require_gpu();
-#ifdef TS_SCHEDULE /* the sync-free schedule forced for the whole executable */
-    setenv("GS_SYNCFREE_SCHEDULE", TS_SCHEDULE, 1);
-#endif
-#ifdef TS_MERGE /* levels per group of the merged schedule */
-    setenv("GS_SYNCFREE_MERGE", TS_MERGE, 1);
-#endif
-#ifdef TS_TD_SYNC /* the merged schedule's first stage: level-synchronous (1) or sync-free (0) */
-    setenv("GS_SF_TD_SYNC", TS_TD_SYNC, 1);
-#endif
-#ifdef TS_TD_ONE_PASS /* merged: a two-level first stage in one launch (1) or one launch per level (0) */
-    setenv("GS_SF_TD_ONE_PASS", TS_TD_ONE_PASS == 1 ? "1" : "0", 1);
-#endif
-#ifdef TS_TD_FOLD /* merged, two-level first stage: folded into M's kernel (1) or its own launch (0) */
-    setenv("GS_SF_TD_FOLD", TS_TD_FOLD == 1 ? "1" : "0", 1);
-#endif
-#ifdef TS_REM_PREFETCH /* sync-free: the first remainder entries polled with the ELL part (1) or after it (0) */
-    setenv("GS_SF_REM_PREFETCH", TS_REM_PREFETCH == 1 ? "1" : "0", 1);
-#endif
-#ifdef TS_ONCE /* sync-free: a block per 128 positions (1) or the persistent grid (0) where it applies */
-    setenv("GS_SF_ONCE", TS_ONCE == 1 ? "1" : "0", 1);
-#endif
-#ifdef TS_LANES_PER_ROW /* sync-free: lanes sharing a row of more than 4 entries (1, 2, 4) */
-    setenv("GS_SF_LANES_PER_ROW", TS_LANES_PER_ROW, 1);
-#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite),
         cmocka_unit_test(test_repeat_reanalyse_view),

@@ -1,12 +1,14 @@
-/* GPU Jacobi triangular solves (jacobi_cuda.cu) against their host twin and the exact reference; one
- * source, two test executables:
- *   jacobi_cuda_matches_reference (JAC_TEST_ASYNC = 0): `jacobi` on the GPU equals the host twin
+/* GPU Jacobi triangular solves (jacobi_cuda.cu) against their host twin and the exact reference:
+ *   jacobi_cuda_test [--shapes]: `jacobi` on the GPU equals the host twin
  *     (jacobi_ref.c) within 1e-13 relative after 0, 1, 3 and `levels` sweeps (then also the exact
  *     substitution within TRI_TOL) on random factors with n = 1000, 4099, 100003 (empty rows, a dense
  *     row: the warp-per-row path), the whole tri_cases suite and ILU(0) factors of a 2D Laplacian; x is
  *     poisoned with NaN before every solve; repeated solves are bit-identical; other b / x vectors,
  *     x as the next right-hand side, re-analysis with new values, graph and direct-launch paths, view.
- *   async_jacobi_cuda_converges (JAC_TEST_ASYNC = 1): block-asynchronous Jacobi in every block order
+ *     With --shapes, all of that for each sweep shape the parameters can force (jacobi.lanes = 2: lanes
+ *     sharing every short row; jacobi.ell = on: the ELL copy wherever the rows fit), the host twin with the
+ *     same parameters.
+ *   jacobi_cuda_test --async: block-asynchronous Jacobi in every block order
  *     meets the loose bound ||x_s - x*||_inf <= rho^s ||x_0 - x*||_inf (rho = ||D^{-1}(T - D)||_inf)
  *     after 1 and 2 sweeps, and the tight bound (TRI_TOL) after `levels` sweeps, in every one of
  *     several repeated solves; deterministic = true is bit-identical to GPU `jacobi`; variability flags. */
@@ -20,9 +22,6 @@
 #include "tri_cases.h"
 #include "trisolve/trisolve.h"
 
-#ifndef JAC_TEST_ASYNC
-#error "JAC_TEST_ASYNC must be 0 (jacobi_cuda_matches_reference) or 1 (async_jacobi_cuda_converges)"
-#endif
 
 #define TWIN_TOL 1e-13 /* GPU jacobi vs host twin: the same sums, up to fused multiply-adds */
 /* beyond this much work (levels * nnz) the host twin at `levels` sweeps is replaced by the exact
@@ -119,10 +118,20 @@ static void free_cases(jcases *C)
 
 /* ---------------------------------------------------------------- helpers */
 
+/* The sweep shape the parameters force (--shapes), for the GPU solvers and their host twins alike. */
+static gs_jacobi_params shape;
+
+static gs_trisolve_params jparams(int sweeps, const char *order, bool deterministic, bool single)
+{
+    gs_trisolve_params p = tri_params(sweeps, order, deterministic, single);
+    p.jacobi = shape;
+    return p;
+}
+
 /* x = solve of T with type / params on the host backend (twin or reference) */
 static void host_solve(const char *type, const jcase *c, int sweeps, const double *b, double *x)
 {
-    gs_trisolve_params prm = {sweeps, NULL, false, false};
+    gs_trisolve_params prm = jparams(sweeps, NULL, false, false);
     tri_host_solve(host, type, &c->T, c->uplo, c->unit, &prm, b, x);
 }
 
@@ -240,8 +249,7 @@ static void assert_view_string(const gs_trisolve *ts, const char *name, const ch
     gs_report_destroy(&rep);
 }
 
-#if !JAC_TEST_ASYNC
-/* ================================================================ jacobi_cuda_matches_reference */
+/* ================================================================ jacobi (synchronous sweeps) */
 
 static void test_matches_twin(void **state)
 {
@@ -271,7 +279,7 @@ static void test_matches_twin(void **state)
         for (int si = 0; si < 4; si++) {
             int sweeps = sweeps_list[si];
             bool big = (double)levels * (double)c->T.nnz > TWIN_MAX_WORK;
-            gs_trisolve_params prm = {sweeps, NULL, false, false};
+            gs_trisolve_params prm = jparams(sweeps, NULL, false, false);
             gs_trisolve *ts = NULL;
             GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &prm, &ts));
             assert_false(ts->variable);
@@ -348,7 +356,7 @@ static void test_repeat_reanalyse(void **state)
     const int sweeps = 5;
     host_solve("jacobi", &c, sweeps, B.b, B.xt);
 
-    gs_trisolve_params prm = {sweeps, NULL, false, false};
+    gs_trisolve_params prm = jparams(sweeps, NULL, false, false);
     gs_trisolve *ts = NULL;
     gs_vector *b = NULL, *x = NULL, *z = NULL;
     GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
@@ -414,7 +422,7 @@ static void test_analyse_dev(void **state)
         for (int t = 0; t < 2; t++)
             for (int single = 0; single < 2; single++)
                 for (int sweeps = 0; sweeps <= 3; sweeps += (sweeps == 0 ? 1 : 2)) {
-                    gs_trisolve_params prm = {sweeps, "dependency", true, single != 0};
+                    gs_trisolve_params prm = jparams(sweeps, "dependency", true, single != 0);
                     gs_trisolve *th = NULL, *td = NULL;
                     GS_ASSERT_OK(gs_trisolve_create(types[t], gpu, c->uplo, c->unit, &prm, &th));
                     GS_ASSERT_OK(gs_trisolve_create(types[t], gpu, c->uplo, c->unit, &prm, &td));
@@ -433,7 +441,7 @@ static void test_analyse_dev(void **state)
                     tri_gpu_solve(td, b, x, B.x2, B.poison);
                     assert_memory_equal(B.x1, B.x2, (size_t)n * sizeof(double));
                     /* and both are the right answer: the host twin of the factor the solver applies */
-                    gs_trisolve_params pt = {sweeps, NULL, false, false};
+                    gs_trisolve_params pt = jparams(sweeps, NULL, false, false);
                     tri_host_solve(host, "jacobi", single ? &M : &c->T, c->uplo, c->unit, &pt, B.b, B.xt);
                     check_close("GPU jacobi (analyse_dev) vs host twin", c, sweeps, B.x2, B.xt,
                                 single ? 1e-12 : TWIN_TOL);
@@ -477,7 +485,8 @@ static void test_single(void **state)
         GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
         GS_ASSERT_OK(gs_vec_upload(b, B.b));
         for (int sweeps = 1; sweeps <= 3; sweeps += 2) {
-            gs_trisolve_params ps = {sweeps, NULL, false, true}, pd = {sweeps, NULL, false, false};
+            gs_trisolve_params ps = jparams(sweeps, NULL, false, true);
+            gs_trisolve_params pd = jparams(sweeps, NULL, false, false);
             gs_trisolve *tsf = NULL, *tsd = NULL;
             GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &ps, &tsf));
             GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &pd, &tsd));
@@ -489,7 +498,7 @@ static void test_single(void **state)
 
             tri_gpu_solve(tsf, b, x, B.x1, B.poison);
             tri_gpu_solve(tsd, b, x, B.x2, B.poison);
-            gs_trisolve_params pt = {sweeps, NULL, false, false};
+            gs_trisolve_params pt = jparams(sweeps, NULL, false, false);
             tri_host_solve(host, "jacobi", &M, c->uplo, c->unit, &pt, B.b, B.xt);
             check_close("GPU single jacobi vs host twin of the rounded factor", c, sweeps, B.x1, B.xt, 1e-12);
             double e = gs_test_rel_diff(n, B.x1, B.x2);
@@ -527,7 +536,7 @@ static void expect_dev_failure(const char *what, const gs_csr *T, gs_uplo uplo, 
     dev_factor_upload(T, &F);
     for (int t = 0; t < 2; t++)
         for (int single = 0; single < 2; single++) {
-            gs_trisolve_params prm = {2, NULL, false, single != 0};
+            gs_trisolve_params prm = jparams(2, NULL, false, single != 0);
             gs_trisolve *ts = NULL;
             GS_ASSERT_OK(gs_trisolve_create(types[t], gpu, uplo, unit, &prm, &ts));
             gs_status st = gs_trisolve_analyse_dev(ts, &F.D);
@@ -566,7 +575,7 @@ static void test_analyse_dev_faults(void **state)
     {
         dev_factor F;
         dev_factor_upload(&L, &F);
-        gs_trisolve_params prm = {1, NULL, false, false};
+        gs_trisolve_params prm = jparams(1, NULL, false, false);
         gs_trisolve *ts = NULL;
         GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, GS_LOWER, false, &prm, &ts));
         GS_ASSERT_FAILS(gs_trisolve_analyse_dev(ts, &F.D), GS_ERR_NUMERIC, "zero diagonal at row 538 (1-based)");
@@ -607,7 +616,7 @@ static void test_analyse_dev_faults(void **state)
         bufs B;
         bufs_alloc(&B, n);
         tri_rhs(n, 8, B.b);
-        gs_trisolve_params prm = {3, NULL, false, false};
+        gs_trisolve_params prm = jparams(3, NULL, false, false);
         gs_trisolve *ts = NULL, *th = NULL;
         gs_vector *b = NULL, *x = NULL;
         GS_ASSERT_OK(gs_vec_create(gpu, n, &b));
@@ -637,15 +646,8 @@ static void test_analyse_dev_faults(void **state)
     gs_csr_free(&Ls);
 }
 
-int main(void)
+static int run_sync(void)
 {
-    gs_test_require_gpu();
-#ifdef JAC_TEST_LANES /* lanes per short row of the synchronous sweep, forced for the whole executable */
-    setenv("GS_JACOBI_LANES", JAC_TEST_LANES, 1);
-#endif
-#ifdef JAC_TEST_ELL /* the ELL copy, forced wherever the rows fit */
-    setenv("GS_JACOBI_ELL", JAC_TEST_ELL, 1);
-#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_twin),
         cmocka_unit_test(test_repeat_reanalyse),
@@ -656,8 +658,7 @@ int main(void)
     return cmocka_run_group_tests(tests, setup, teardown);
 }
 
-#else
-/* ================================================================ async_jacobi_cuda_converges */
+/* ================================================================ async-jacobi (asynchronous sweeps) */
 
 static void test_async_bounds(void **state)
 {
@@ -687,7 +688,7 @@ static void test_async_bounds(void **state)
             const int sweeps_list[4] = {0, 1, 2, levels};
             for (int si = 0; si < 4; si++) {
                 int sweeps = sweeps_list[si];
-                gs_trisolve_params prm = {sweeps, orders[o], false, false};
+                gs_trisolve_params prm = jparams(sweeps, orders[o], false, false);
                 gs_trisolve *ts = NULL;
                 GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &prm, &ts));
                 assert_true(ts->variable);
@@ -735,7 +736,8 @@ static void test_deterministic_is_jacobi(void **state)
         GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
         GS_ASSERT_OK(gs_vec_upload(b, B.b));
         for (int sweeps = 1; sweeps <= 4; sweeps += 3) {
-            gs_trisolve_params pa = {sweeps, "backward", true, false}, pj = {sweeps, NULL, false, false};
+            gs_trisolve_params pa = jparams(sweeps, "backward", true, false);
+            gs_trisolve_params pj = jparams(sweeps, NULL, false, false);
             gs_trisolve *ta = NULL, *tj = NULL;
             GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &pa, &ta));
             GS_ASSERT_OK(gs_trisolve_create("jacobi", gpu, c->uplo, c->unit, &pj, &tj));
@@ -762,7 +764,7 @@ static void test_view(void **state)
     const gs_int n = 1000;
     gs_csr T = {0};
     GS_ASSERT_OK(tri_random(n, 5, GS_UPPER, false, 3, &T));
-    gs_trisolve_params prm = {4, "dependency", false, false};
+    gs_trisolve_params prm = jparams(4, "dependency", false, false);
     gs_trisolve *ts = NULL;
     GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, GS_UPPER, false, &prm, &ts));
     GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
@@ -819,7 +821,7 @@ static void test_async_single_and_dev(void **state)
         GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
         GS_ASSERT_OK(gs_vec_upload(b, B.b));
         for (int single = 0; single < 2; single++) {
-            gs_trisolve_params prm = {levels, "dependency", false, single != 0};
+            gs_trisolve_params prm = jparams(levels, "dependency", false, single != 0);
             gs_trisolve *th = NULL, *td = NULL;
             GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &prm, &th));
             GS_ASSERT_OK(gs_trisolve_create("async-jacobi", gpu, c->uplo, c->unit, &prm, &td));
@@ -852,9 +854,8 @@ static void test_async_single_and_dev(void **state)
     gs_free(&C);
 }
 
-int main(void)
+static int run_async(void)
 {
-    gs_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_async_bounds),
         cmocka_unit_test(test_async_single_and_dev),
@@ -863,4 +864,27 @@ int main(void)
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
-#endif
+
+int main(int argc, char **argv)
+{
+    bool async = false, shapes = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--async") == 0) async = true;
+        else if (strcmp(argv[i], "--shapes") == 0) shapes = true;
+        else {
+            fprintf(stderr, "usage: %s [--async | --shapes]\n", argv[0]);
+            return 2;
+        }
+    }
+    gs_test_require_gpu();
+    if (async) return run_async();
+    if (!shapes) return run_sync();
+    static const gs_jacobi_params forced[] = {{2, GS_TS_AUTO}, {0, GS_TS_ON}};
+    int failed = 0;
+    for (size_t k = 0; k < sizeof forced / sizeof forced[0]; k++) {
+        shape = forced[k];
+        fprintf(stderr, "jacobi.lanes = %d, jacobi.ell = %s\n", shape.lanes, shape.ell == GS_TS_ON ? "on" : "auto");
+        failed += run_sync();
+    }
+    return failed;
+}

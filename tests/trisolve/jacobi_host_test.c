@@ -21,6 +21,7 @@
 #include "solver/solver.h"
 #include "testutil.h"
 #include "tri_cases.h"
+#include "trisolve/jacobi_kernels.h"
 #include "trisolve/trisolve.h"
 
 static gs_backend *host;
@@ -38,11 +39,14 @@ static int teardown(void **state)
 
 /* x = solve of T with `type` and the given parameters (x poisoned first); returns the solver's
  * variability flag */
+static int forced_lanes; /* jacobi.lanes of solve_with's solvers (0: the rule) */
+
 static bool solve_with(const char *type, const gs_csr *T, gs_uplo uplo, bool unit, int sweeps, const char *order,
                        bool deterministic, const double *b, double *x)
 {
     gs_int n = T->nrows;
-    gs_trisolve_params prm = {sweeps, order, deterministic, false};
+    gs_trisolve_params prm = tri_params(sweeps, order, deterministic, false);
+    prm.jacobi.lanes = forced_lanes;
     gs_trisolve *ts = NULL;
     gs_vector *vb = NULL, *vx = NULL;
     GS_ASSERT_OK(gs_trisolve_create(type, host, uplo, unit, &prm, &ts));
@@ -363,7 +367,7 @@ static void test_reanalyse_and_view(void **state)
 
     const char *types[] = {"jacobi", "async-jacobi"};
     for (int t = 0; t < 2; t++) {
-        gs_trisolve_params prm = {levels, "backward", false, false};
+        gs_trisolve_params prm = tri_params(levels, "backward", false, false);
         gs_trisolve *ts = NULL;
         gs_vector *b = NULL, *x = NULL, *y = NULL;
         GS_ASSERT_OK(gs_vec_create(host, n, &b));
@@ -530,61 +534,59 @@ static void test_pc_variable_ras(void **state) { check_pc_variability("ras", "pr
 
 /* The lanes rule of the synchronous sweep (jacobi_ref.c), shared by the twin and the GPU: 2 lanes from
  * JACOBI_SUB_MIN_AVG = 8 off-diagonal entries per row on average, a thread per row below it and for the
- * asynchronous sweeps; GS_JACOBI_LANES forces it (1, 2, 4, 8, 16), anything else is refused. The twin with
- * forced lanes still converges to the exact solve after `levels` sweeps. */
-gs_status gs_jacobi_sweep_shape(gs_int n, long long nnz_off, gs_int max_row, bool in_place, int *lanes, int *ell);
+ * asynchronous sweeps; the parameters force it (jacobi.lanes: 1, 2, 4, 8, 16; other values are refused at
+ * creation) and the ELL copy (jacobi.ell). The twin with forced lanes still converges to the exact solve
+ * after `levels` sweeps. */
 static void test_row_lanes(void **state)
 {
     int lanes = 0, ell = 0;
-    unsetenv("GS_JACOBI_LANES");
-    unsetenv("GS_JACOBI_ELL");
+    gs_jacobi_params p = {0, GS_TS_AUTO};
     /* rows of at most 16 entries with little padding: the ELL copy (lanes 1) */
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 1300, 13, false, &lanes, &ell));
+    gs_jacobi_sweep_shape(100, 1300, 13, false, &p, &lanes, &ell);
     assert_int_equal(ell, 13);
     assert_int_equal(lanes, 1);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 300, 3, false, &lanes, &ell));
+    gs_jacobi_sweep_shape(100, 300, 3, false, &p, &lanes, &ell);
     assert_true(lanes == 1 && ell == 3);
     /* long-ish rows that do not fit the ELL copy (too wide, or too much padding): 2 lanes */
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 1300, 40, false, &lanes, &ell));
+    gs_jacobi_sweep_shape(100, 1300, 40, false, &p, &lanes, &ell);
     assert_int_equal(ell, 0);
     assert_int_equal(lanes, 2);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 800, 16, false, &lanes, &ell));
+    gs_jacobi_sweep_shape(100, 800, 16, false, &p, &lanes, &ell);
     assert_int_equal(ell, 0);
     assert_int_equal(lanes, 2);
     /* short rows that do not fit, asynchronous sweeps, empty factor: a thread per row, CSR */
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 799, 20, false, &lanes, &ell));
+    gs_jacobi_sweep_shape(100, 799, 20, false, &p, &lanes, &ell);
     assert_true(lanes == 1 && ell == 0);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 300, 5, false, &lanes, &ell)); /* too much padding */
+    gs_jacobi_sweep_shape(100, 300, 5, false, &p, &lanes, &ell); /* too much padding */
     assert_true(lanes == 1 && ell == 0);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 5000, 50, true, &lanes, &ell));
+    gs_jacobi_sweep_shape(100, 5000, 50, true, &p, &lanes, &ell);
     assert_true(lanes == 1 && ell == 0);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(0, 0, 0, false, &lanes, &ell));
+    gs_jacobi_sweep_shape(0, 0, 0, false, &p, &lanes, &ell);
     assert_true(lanes == 1 && ell == 0);
     /* forced */
-    setenv("GS_JACOBI_LANES", "16", 1);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 1300, 13, false, &lanes, &ell));
+    p.lanes = 16;
+    gs_jacobi_sweep_shape(100, 1300, 13, false, &p, &lanes, &ell);
     assert_true(lanes == 16 && ell == 0);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 10, 1, true, &lanes, &ell));
+    gs_jacobi_sweep_shape(100, 10, 1, true, &p, &lanes, &ell);
     assert_int_equal(lanes, 1);
-    unsetenv("GS_JACOBI_LANES");
-    setenv("GS_JACOBI_ELL", "1", 1);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 300, 5, false, &lanes, &ell)); /* forced despite the padding */
+    p.lanes = 0;
+    p.ell = GS_TS_ON;
+    gs_jacobi_sweep_shape(100, 300, 5, false, &p, &lanes, &ell); /* forced despite the padding */
     assert_true(lanes == 1 && ell == 5);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 300, 17, false, &lanes, &ell));
+    gs_jacobi_sweep_shape(100, 300, 17, false, &p, &lanes, &ell);
     assert_true(ell == 0);
-    setenv("GS_JACOBI_ELL", "0", 1);
-    GS_ASSERT_OK(gs_jacobi_sweep_shape(100, 1300, 13, false, &lanes, &ell));
+    p.ell = GS_TS_OFF;
+    gs_jacobi_sweep_shape(100, 1300, 13, false, &p, &lanes, &ell);
     assert_true(lanes == 2 && ell == 0);
-    unsetenv("GS_JACOBI_ELL");
-    const char *bad[] = {"3", "32", "0", "4x"};
-    for (int k = 0; k < 4; k++) {
-        setenv("GS_JACOBI_LANES", bad[k], 1);
-        GS_ASSERT_FAILS(gs_jacobi_sweep_shape(100, 10, 1, false, &lanes, &ell), GS_ERR_ARG, "GS_JACOBI_LANES");
+    /* bad values are refused when the solver is created */
+    const int bad[] = {3, 32, -1};
+    for (int k = 0; k < 3; k++) {
+        gs_trisolve_params prm = tri_params(1, NULL, false, false);
+        gs_trisolve *ts = NULL;
+        prm.jacobi.lanes = bad[k];
+        GS_ASSERT_FAILS(gs_trisolve_create("jacobi", host, GS_LOWER, false, &prm, &ts), GS_ERR_ARG, "jacobi.lanes");
+        assert_null(ts);
     }
-    unsetenv("GS_JACOBI_LANES");
-    setenv("GS_JACOBI_ELL", "2", 1);
-    GS_ASSERT_FAILS(gs_jacobi_sweep_shape(100, 10, 1, false, &lanes, &ell), GS_ERR_ARG, "GS_JACOBI_ELL");
-    unsetenv("GS_JACOBI_ELL");
     /* the twin with 4 and 8 lanes per row: exact after `levels` sweeps on a random factor (a dense row) */
     gs_csr T = {0};
     GS_ASSERT_OK(tri_random(1000, 12, GS_LOWER, false, 7, &T));
@@ -595,13 +597,13 @@ static void test_row_lanes(void **state)
     GS_ASSERT_OK(GS_MALLOC(xr, T.nrows));
     tri_rhs(T.nrows, 11, b);
     exact_solve(&T, GS_LOWER, false, b, xr);
-    const char *forced[] = {"4", "8"};
+    const int forced[] = {4, 8};
     for (int k = 0; k < 2; k++) {
-        setenv("GS_JACOBI_LANES", forced[k], 1);
+        forced_lanes = forced[k];
         (void)solve_with("jacobi", &T, GS_LOWER, false, (int)levels, NULL, false, b, x);
         assert_true(gs_test_rel_diff(T.nrows, x, xr) <= TRI_TOL);
     }
-    unsetenv("GS_JACOBI_LANES");
+    forced_lanes = 0;
     gs_free(&b);
     gs_free(&x);
     gs_free(&xr);

@@ -8,6 +8,7 @@
 #include "core/mem.h"
 #include "testutil.h"
 #include "tri_cases.h"
+#include "trisolve/levelset_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 static void check_plan(const tri_case *c, const gs_ls_plan *P, gs_int chain_rows)

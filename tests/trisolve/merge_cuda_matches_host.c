@@ -12,6 +12,9 @@
 #include "core/mem.h"
 #include "testutil.h"
 #include "tri_cases.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/merge_kernels.h"
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 static gs_backend *gpu, *host;
@@ -59,8 +62,7 @@ static void test_suite(void **state)
         const size_t n = (size_t)c->T.nrows;
         /* every other case starts from a pool of 64 entries, so that the passes stop, the pool grows and
          * they resume (the first guess holds most of the suite's R) */
-        if (k % 2) setenv("GS_MERGE_POOL_START", "64", 1);
-        else unsetenv("GS_MERGE_POOL_START");
+        const long long pool_start = k % 2 ? 64 : 0;
         gs_int *stage = NULL, *hlev = NULL; /* the stages' given levels (GPU), T's levels by row (host) */
         gs_ls_plan P;
         memset(&P, 0, sizeof P);
@@ -75,7 +77,8 @@ static void test_suite(void **state)
             gs_ts_merge_stats sg, sh;
             const long long limit = (long long)GS_SF_MERGE_FILL * ((long long)c->T.nnz + c->T.nrows);
             GS_ASSERT_OK(gs_ts_merge_build_host(&c->T, c->uplo, c->unit, ms[a], limit, &TDh, &Mh, &sh));
-            GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &c->T, c->uplo, c->unit, ms[a], limit, &TDg, &Mg, &sg, stage));
+            GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &c->T, c->uplo, c->unit, ms[a], limit, pool_start, &TDg, &Mg, &sg,
+                                                stage));
             assert_int_equal(sg.too_much_fill, sh.too_much_fill);
             assert_int_equal(sg.levels, sh.levels);
             assert_int_equal(sg.groups, sh.groups);
@@ -103,7 +106,6 @@ static void test_suite(void **state)
         gs_free(&hlev);
         gs_ls_plan_free(&P);
     }
-    unsetenv("GS_MERGE_POOL_START");
     tri_suite_free(&S);
     fprintf(stderr, "builds whose pool grew: %d, refused: %d\n", grown, refused);
     assert_true(grown > 0);   /* the passes resumed after a pool growth, and matched the host */
@@ -123,13 +125,13 @@ static void test_fill_limit(void **state)
     const long long need = sh.nnz_r;
     gs_csr_free(&TD);
     gs_csr_free(&M);
-    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_UPPER, false, 4, need, &TD, &M, &sg, NULL));
+    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_UPPER, false, 4, need, 0, &TD, &M, &sg, NULL));
     assert_false(sg.too_much_fill);
     assert_int_equal(M.nnz, need);
     gs_csr_free(&TD);
     gs_csr_free(&M);
     GS_ASSERT_OK(gs_ts_merge_build_host(&T, GS_UPPER, false, 4, need - 1, &TD, &M, &sh));
-    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_UPPER, false, 4, need - 1, &TD, &M, &sg, NULL));
+    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_UPPER, false, 4, need - 1, 0, &TD, &M, &sg, NULL));
     assert_true(sh.too_much_fill);
     assert_true(sg.too_much_fill);
     assert_null(TD.rowptr);
@@ -147,7 +149,7 @@ static void test_empty(void **state)
     gs_ts_merge_stats sg, sh;
     GS_ASSERT_OK(gs_csr_alloc(&T, 0, 0, 0, true));
     GS_ASSERT_OK(gs_ts_merge_build_host(&T, GS_LOWER, false, 4, 100, &TDh, &Mh, &sh));
-    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_LOWER, false, 4, 100, &TD, &M, &sg, NULL));
+    GS_ASSERT_OK(gs_ts_merge_build_gpu(gpu, &T, GS_LOWER, false, 4, 100, 0, &TD, &M, &sg, NULL));
     assert_int_equal(sg.levels, sh.levels);
     assert_int_equal(sg.groups, sh.groups);
     assert_int_equal(TD.nrows, 0);

@@ -13,6 +13,9 @@
 #include "core/mem.h"
 #include "testutil.h"
 #include "tri_cases.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/merge_kernels.h"
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 static double find(const gs_csr *A, gs_int i, gs_int j)
@@ -179,8 +182,8 @@ static void test_pde_levels(void **state)
     }
 }
 
-/* The rule and the environment override. */
-static void test_rule_and_override(void **state)
+/* The rule (what the parameters force: syncfree_rules_test.c). */
+static void test_rule(void **state)
 {
     (void)state;
     assert_int_equal(gs_ts_syncfree_merge_rule(1048576, 2047, 2), 16); /* 2D 5-point 1024^2 */
@@ -190,27 +193,6 @@ static void test_rule_and_override(void **state)
     assert_int_equal(gs_ts_syncfree_merge_rule(262144, 442, 13), 1);  /* 27-point: fill */
     assert_int_equal(gs_ts_syncfree_merge_rule(11397, 50, 2), 1);     /* few levels */
     assert_int_equal(gs_ts_syncfree_merge_rule(0, 0, 0), 1);
-    gs_int m = -1;
-    unsetenv("GS_SYNCFREE_MERGE");
-    unsetenv("GS_SYNCFREE_SCHEDULE");
-    GS_ASSERT_OK(gs_ts_syncfree_merge_forced(&m));
-    assert_int_equal(m, 0);
-    setenv("GS_SYNCFREE_SCHEDULE", "levels", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_merge_forced(&m));
-    assert_int_equal(m, 1);
-    setenv("GS_SYNCFREE_SCHEDULE", "merged", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_merge_forced(&m));
-    assert_int_equal(m, GS_SF_MERGE_DEFAULT);
-    setenv("GS_SYNCFREE_MERGE", "8", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_merge_forced(&m));
-    assert_int_equal(m, 8);
-    setenv("GS_SYNCFREE_MERGE", "8x", 1);
-    GS_ASSERT_FAILS(gs_ts_syncfree_merge_forced(&m), GS_ERR_ARG,
-                    "environment variable GS_SYNCFREE_MERGE is '8x'; expected levels per group, an integer in 1..64");
-    setenv("GS_SYNCFREE_MERGE", "0", 1);
-    GS_ASSERT_FAILS(gs_ts_syncfree_merge_forced(&m), GS_ERR_ARG, "GS_SYNCFREE_MERGE is '0'");
-    unsetenv("GS_SYNCFREE_MERGE");
-    unsetenv("GS_SYNCFREE_SCHEDULE");
 }
 
 int main(void)
@@ -218,7 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite),
         cmocka_unit_test(test_pde_levels),
-        cmocka_unit_test(test_rule_and_override),
+        cmocka_unit_test(test_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  * to the reference within TRI_TOL; one row per run gives the level-set plan's levels; on PDE factors
  * in natural order the run levels are fewer than the row levels. Warp runs (32 rows, the scan): the
  * stricter link, run-major positions, no row reading its own run but its predecessor, the scan's solve
- * within TRI_TOL of the reference. Also the schedule rule and its environment override. */
+ * within TRI_TOL of the reference. Also the schedule rule (what the parameters force: syncfree_rules_test.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +14,8 @@
 #include "core/mem.h"
 #include "testutil.h"
 #include "tri_cases.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 static gs_backend *host;
@@ -300,28 +302,6 @@ static void test_pde_runs_and_rule(void **state)
     assert_int_equal(gs_ts_syncfree_rule(&rs, 100, 1), 1);
     gs_sf_runs_plan_free(&P);
     gs_csr_free(&T);
-
-    /* the override */
-    gs_int forced = -1;
-    unsetenv("GS_SYNCFREE_SCHEDULE");
-    GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, 0);
-    setenv("GS_SYNCFREE_SCHEDULE", "runs", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, GS_SF_RUN_ROWS);
-    setenv("GS_SYNCFREE_SCHEDULE", "levels", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, 1);
-    setenv("GS_SYNCFREE_SCHEDULE", "wruns", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, GS_SF_WRUN_ROWS);
-    setenv("GS_SYNCFREE_SCHEDULE", "auto", 1);
-    GS_ASSERT_OK(gs_ts_syncfree_forced(&forced));
-    assert_int_equal(forced, 0);
-    setenv("GS_SYNCFREE_SCHEDULE", "chunked", 1);
-    GS_ASSERT_FAILS(gs_ts_syncfree_forced(&forced), GS_ERR_ARG,
-                    "environment variable GS_SYNCFREE_SCHEDULE is 'chunked'; expected levels, runs, wruns, merged or auto");
-    unsetenv("GS_SYNCFREE_SCHEDULE");
 }
 
 /* Bad arguments of the plan builder; allocation failures leave nothing behind (k-th allocation fails). */

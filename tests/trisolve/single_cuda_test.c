@@ -42,6 +42,8 @@
 #include "testutil.h"
 #include "tri_cases.h"
 #include "trisolve/trisolve.h"
+#include "trisolve/levelset_kernels.h"
+#include "trisolve/syncfree_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 #define SINGLE_TOL 1e-6          /* float values with double accumulation vs the double reference */
@@ -166,12 +168,15 @@ static void single_twin(const gs_csr *T, gs_uplo uplo, bool unit, const double *
     }
 }
 
+/* Solver parameters forced for the whole run (--param name=value, e.g. syncfree.schedule=wruns: warp runs
+ * on every factor, whose kernel reads float values too). */
+static const char *forced_params[8];
+static int nforced;
+
 static gs_trisolve_params params(bool single)
 {
-    gs_trisolve_params p;
-    memset(&p, 0, sizeof p);
-    p.sweeps = 3;
-    p.block_order = "dependency";
+    gs_trisolve_params p = gs_trisolve_params_default();
+    for (int k = 0; k < nforced; k++) GS_ASSERT_OK(gs_trisolve_params_set(&p, forced_params[k], NULL));
     p.single = single;
     return p;
 }
@@ -526,11 +531,15 @@ static void test_cuda_types_without_single(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-#ifdef TS_SCHEDULE /* the sync-free schedule forced for the whole executable (single_cuda_wruns) */
-    setenv("GS_SYNCFREE_SCHEDULE", TS_SCHEDULE, 1);
-#endif
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--param") != 0 || i + 1 >= argc || nforced == 8) {
+            fprintf(stderr, "usage: %s [--param name=value]...\n", argv[0]);
+            return 2;
+        }
+        forced_params[nforced++] = argv[++i];
+    }
     /* host-only checks first: they run on machines without a GPU too */
     const struct CMUnitTest host_tests[] = {
         cmocka_unit_test(test_host_refuses_single),

@@ -1,5 +1,5 @@
 /* The GPU tiled solver (tiled_cuda.cu) against the host reference, with each variant forced through
- * GS_TILED_VARIANT (levelset: chains + wide-level launches in a CUDA graph; syncfree: one kernel,
+ * the parameter tiled.variant (levelset: chains + wide-level launches in a CUDA graph; syncfree: one kernel,
  * ticket-ordered warps polling ready values) on the whole case suite (random with empty rows and a dense row,
  * n = 1000 and 4099; a 5000-row chain; diagonal and identity; mixed wide/thin levels; 3D Poisson and
  * real-matrix triangles; lower and upper, unit and non-unit), the factor that uses every tile format
@@ -23,11 +23,18 @@
 static gs_backend *gpu, *host;
 static const char *const variants[2] = {"levelset", "syncfree"};
 
+/* The parameters that force variant v. */
+static gs_trisolve_params forced(int v)
+{
+    gs_trisolve_params p = gs_trisolve_params_default();
+    p.tiled.variant = v == 0 ? GS_TILED_LEVELSET : GS_TILED_SYNCFREE;
+    return p;
+}
+
 static int setup(void **state) { return tri_backends_create(&gpu, &host); }
 
 static int teardown(void **state)
 {
-    unsetenv("GS_TILED_VARIANT");
     tri_backends_destroy(&gpu, &host);
     return 0;
 }
@@ -109,8 +116,8 @@ static void test_suite_both_variants(void **state)
         GS_ASSERT_OK(gs_vec_upload(b2, hb2));
         for (int v = 0; v < 2; v++) {
             gs_trisolve *ts = NULL;
-            setenv("GS_TILED_VARIANT", variants[v], 1);
-            GS_ASSERT_OK(gs_trisolve_create("tiled", gpu, c->uplo, c->unit, NULL, &ts));
+            const gs_trisolve_params prm = forced(v);
+            GS_ASSERT_OK(gs_trisolve_create("tiled", gpu, c->uplo, c->unit, &prm, &ts));
             GS_ASSERT_OK(gs_trisolve_analyse(ts, &c->T));
             expect_variant(ts, variants[v]);
 
@@ -141,7 +148,6 @@ static void test_suite_both_variants(void **state)
             check("x as rhs", variants[v], c, n, x2, x1);
             gs_trisolve_destroy(&ts);
         }
-        unsetenv("GS_TILED_VARIANT");
         gs_vec_destroy(&b);
         gs_vec_destroy(&b2);
         gs_vec_destroy(&x);
@@ -184,8 +190,8 @@ static void test_repeat_reanalyse_view(void **state)
         GS_ASSERT_OK(gs_vec_create(gpu, n, &x));
         GS_ASSERT_OK(gs_vec_create(gpu, n, &z));
         GS_ASSERT_OK(gs_vec_upload(b, hb));
-        setenv("GS_TILED_VARIANT", variants[v], 1);
-        GS_ASSERT_OK(gs_trisolve_create("tiled", gpu, GS_LOWER, false, NULL, &ts));
+        const gs_trisolve_params prm = forced(v);
+        GS_ASSERT_OK(gs_trisolve_create("tiled", gpu, GS_LOWER, false, &prm, &ts));
         GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
         GS_ASSERT_OK(gs_vec_upload(x, poison));
         for (int r = 0; r < 200; r++) {
@@ -232,7 +238,6 @@ static void test_repeat_reanalyse_view(void **state)
         gs_vec_destroy(&x);
         gs_vec_destroy(&z);
     }
-    unsetenv("GS_TILED_VARIANT");
     gs_free(&hb);
     gs_free(&xr);
     gs_free(&hx);

@@ -8,7 +8,8 @@
  *  - tile levels are the exact longest-path levels of the tile rows, level_rows sorts them, chains
  *    partition the levels as specified; the statistics match the arrays; expected plans of the
  *    special cases (bidiagonal, diagonal, identity, the format case);
- *  - the variant rule and GS_TILED_VARIANT (forcing, auto, a bad value), the view keys;
+ *  - the variant rule and the parameter that forces a variant (tiled.variant; a bad value refused), the
+ *    view keys;
  *  - re-analysis (new values, new pattern), tiny orders, and an allocation failure at every point of
  *    analyse;
  *  - the plan built by one thread and by four is the same, array by array. */
@@ -25,7 +26,8 @@
 #include "testutil.h"
 #include "tiled_cases.h"
 #include "tri_cases.h"
-#include "trisolve/tiled_impl.h"
+#include "trisolve/tiled_kernels.h"
+#include "trisolve/levelset_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 /* the suite plus the format case on both sides, unit and non-unit */
@@ -40,12 +42,6 @@ static void build_cases(tri_suite *S)
             GS_ASSERT_OK(tiled_format_case((gs_uplo)side, unit != 0, &T));
             GS_ASSERT_OK(tri_suite_add(S, name, (gs_uplo)side, unit != 0, &T));
         }
-}
-
-static void set_variant_env(const char *v)
-{
-    if (v) setenv("GS_TILED_VARIANT", v, 1);
-    else unsetenv("GS_TILED_VARIANT");
 }
 
 /* Append the entries of tile tl (tile row I, local -> positions) to the COO triplets; check the tile's
@@ -105,7 +101,7 @@ static void unpack_tile(const gs_tl_plan *P, const gs_tile *tl, gs_int I, bool d
     }
 }
 
-/* the documented thresholds of tiled_impl.h */
+/* the documented thresholds of tiled_kernels.h */
 static int expected_fmt(int nnz)
 {
     if (nnz <= GS_TILE_COO_MAX) return GS_TILE_COO;
@@ -332,17 +328,19 @@ static void test_plan_invariants(void **state)
     tri_suite_free(&S);
 }
 
-/* tiled (host backend) vs reference through the public API, for each GS_TILED_VARIANT setting: x
+/* tiled (host backend) vs reference through the public API, for each tiled.variant (auto, forced): x
  * poisoned, solved twice (bit-identical), the reported variant as forced. */
 static void test_matches_reference(void **state)
 {
     static const char *const variants[] = {NULL, "levelset", "syncfree"};
+    static const gs_tiled_force force[] = {GS_TILED_AUTO, GS_TILED_LEVELSET, GS_TILED_SYNCFREE};
     gs_backend *be = NULL;
     GS_ASSERT_OK(gs_backend_create("host", 0, &be));
     tri_suite S;
     build_cases(&S);
     for (int vi = 0; vi < 3; vi++) {
-        set_variant_env(variants[vi]);
+        gs_trisolve_params prm = gs_trisolve_params_default();
+        prm.tiled.variant = force[vi];
         for (int k = 0; k < S.n; k++) {
             const tri_case *c = &S.c[k];
             gs_int n = c->T.nrows;
@@ -355,7 +353,7 @@ static void test_matches_reference(void **state)
             GS_ASSERT_OK(gs_vec_create(be, n, &x));
             tri_rhs(n, (uint64_t)k + 31, b->data);
             GS_ASSERT_OK(gs_trisolve_create("reference", be, c->uplo, c->unit, NULL, &ref));
-            GS_ASSERT_OK(gs_trisolve_create("tiled", be, c->uplo, c->unit, NULL, &tl));
+            GS_ASSERT_OK(gs_trisolve_create("tiled", be, c->uplo, c->unit, &prm, &tl));
             GS_ASSERT_OK(gs_trisolve_analyse(ref, &c->T));
             GS_ASSERT_OK(gs_trisolve_analyse(tl, &c->T));
             gs_test_poison(n, xr->data);
@@ -388,12 +386,11 @@ static void test_matches_reference(void **state)
             gs_free(&x1);
         }
     }
-    set_variant_env(NULL);
     tri_suite_free(&S);
     gs_backend_destroy(&be);
 }
 
-/* The rule on synthetic statistics, and GS_TILED_VARIANT handling. */
+/* The rule on synthetic statistics, and the forced variants. */
 static void test_variant_rule(void **state)
 {
     gs_tl_plan P;
@@ -415,42 +412,27 @@ static void test_variant_rule(void **state)
     assert_string_equal(gs_tl_variant_name(GS_TL_LEVELSET), "levelset");
     assert_string_equal(gs_tl_variant_name(GS_TL_SYNCFREE), "syncfree");
 
-    gs_tl_variant v;
     bool forced = true;
-    set_variant_env(NULL);
-    GS_ASSERT_OK(gs_tl_choose_variant(&P, &v, &forced));
-    assert_int_equal(v, GS_TL_SYNCFREE);
+    assert_int_equal(gs_tl_choose_variant(&P, GS_TILED_AUTO, &forced), GS_TL_SYNCFREE);
     assert_false(forced);
-    set_variant_env("");
-    GS_ASSERT_OK(gs_tl_choose_variant(&P, &v, &forced));
-    assert_false(forced);
-    set_variant_env("auto");
-    GS_ASSERT_OK(gs_tl_choose_variant(&P, &v, &forced));
-    assert_false(forced);
-    set_variant_env("levelset");
-    GS_ASSERT_OK(gs_tl_choose_variant(&P, &v, &forced));
-    assert_int_equal(v, GS_TL_LEVELSET);
+    assert_int_equal(gs_tl_choose_variant(&P, GS_TILED_LEVELSET, &forced), GS_TL_LEVELSET);
     assert_true(forced);
-    set_variant_env("syncfree");
     P.nlevels = 1;
-    GS_ASSERT_OK(gs_tl_choose_variant(&P, &v, &forced));
-    assert_int_equal(v, GS_TL_SYNCFREE);
+    assert_int_equal(gs_tl_choose_variant(&P, GS_TILED_SYNCFREE, &forced), GS_TL_SYNCFREE);
     assert_true(forced);
+    assert_int_equal(gs_tl_choose_variant(&P, GS_TILED_AUTO, &forced), GS_TL_LEVELSET);
+    assert_false(forced);
 
-    /* a bad value fails analyse with the value named; the solver is not left analysed */
+    /* a bad value is refused at creation with its name */
     gs_backend *be = NULL;
     gs_trisolve *ts = NULL;
-    gs_csr T = {0};
+    gs_trisolve_params prm = gs_trisolve_params_default();
     GS_ASSERT_OK(gs_backend_create("host", 0, &be));
-    GS_ASSERT_OK(tri_random(100, 3, GS_LOWER, false, 5, &T));
-    GS_ASSERT_OK(gs_trisolve_create("tiled", be, GS_LOWER, false, NULL, &ts));
-    set_variant_env("sync-free");
-    GS_ASSERT_FAILS(gs_trisolve_analyse(ts, &T), GS_ERR_ARG, "GS_TILED_VARIANT is 'sync-free'");
-    assert_false(ts->analysed);
-    set_variant_env(NULL);
-    GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
-    gs_trisolve_destroy(&ts);
-    gs_csr_free(&T);
+    prm.tiled.variant = (gs_tiled_force)7;
+    GS_ASSERT_FAILS(gs_trisolve_create("tiled", be, GS_LOWER, false, &prm, &ts), GS_ERR_ARG, "tiled.variant is 7");
+    assert_null(ts);
+    GS_ASSERT_FAILS(gs_trisolve_params_set(&prm, "tiled.variant", "sync-free"), GS_ERR_ARG,
+                    "tiled.variant = 'sync-free'");
     gs_backend_destroy(&be);
 }
 
@@ -463,7 +445,6 @@ static void test_view(void **state)
     gs_report *rep = NULL;
     GS_ASSERT_OK(gs_backend_create("host", 0, &be));
     GS_ASSERT_OK(tiled_format_case(GS_UPPER, false, &T));
-    set_variant_env(NULL);
     GS_ASSERT_OK(gs_trisolve_create("tiled", be, GS_UPPER, false, NULL, &ts));
     GS_ASSERT_OK(gs_trisolve_analyse(ts, &T));
     GS_ASSERT_OK(gs_report_create(&rep));

@@ -8,6 +8,7 @@
 #include "core/generate.h"
 #include "core/mem.h"
 #include "testutil.h"
+#include "trisolve/levelset_kernels.h"
 #include "trisolve/trisolve_impl.h"
 
 gs_status tri_from_matrix(const gs_csr *A, gs_uplo uplo, bool unit, gs_csr *T)
@@ -373,6 +374,29 @@ double tri_max_abs(gs_int n, const double *x)
     for (gs_int i = 0; i < n; i++)
         if (fabs(x[i]) > m) m = fabs(x[i]);
     return m;
+}
+
+gs_trisolve_params tri_params(int sweeps, const char *order, bool deterministic, bool single)
+{
+    gs_trisolve_params p = gs_trisolve_params_default();
+    p.sweeps = sweeps;
+    p.block_order = order;
+    p.deterministic = deterministic;
+    p.single = single;
+    return p;
+}
+
+void tri_params_apply(gs_trisolve_params *p, const char *list)
+{
+    char buf[512];
+    if (!list || !list[0]) return;
+    assert_true(strlen(list) < sizeof buf);
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *item = buf, *next; item; item = next) {
+        next = strchr(item, ',');
+        if (next) *next++ = '\0';
+        GS_ASSERT_OK(gs_trisolve_params_set(p, item, NULL));
+    }
 }
 
 int tri_backends_create(gs_backend **gpu, gs_backend **host)

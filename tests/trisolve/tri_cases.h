@@ -45,6 +45,12 @@ double tri_max_abs(gs_int n, const double *x);
 
 /* Test drivers shared by the trisolve tests; they assert (cmocka) instead of returning a status. */
 
+/* Solver parameters: the defaults with these approximate-solver fields (order NULL: dependency). */
+gs_trisolve_params tri_params(int sweeps, const char *order, bool deterministic, bool single);
+/* Set the fields of a comma-separated list "name=value,name=value" (gs_trisolve_params_set; NULL or "":
+ * nothing); asserts that every one is accepted. */
+void tri_params_apply(gs_trisolve_params *p, const char *list);
+
 /* The GPU tests' backends: *gpu = cuda device 0 and *host; 0, or -1 after printing the error (a cmocka
  * group setup's return value). tri_backends_destroy destroys both. */
 int tri_backends_create(gs_backend **gpu, gs_backend **host);

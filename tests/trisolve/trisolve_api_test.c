@@ -74,7 +74,7 @@ static void test_create_errors(void **state)
     assert_null(ts);
     GS_ASSERT_FAILS(gs_trisolve_create("reference", NULL, GS_LOWER, false, NULL, &ts), GS_ERR_ARG, "backend is NULL");
     GS_ASSERT_FAILS(gs_trisolve_create("reference", host, (gs_uplo)7, false, NULL, &ts), GS_ERR_ARG, "uplo is 7");
-    gs_trisolve_params prm = {3, "sideways", false, false};
+    gs_trisolve_params prm = tri_params(3, "sideways", false, false);
     GS_ASSERT_FAILS(gs_trisolve_create("reference", host, GS_LOWER, false, &prm, &ts), GS_ERR_ARG,
                     "block_order 'sideways'");
     prm.block_order = "backward";

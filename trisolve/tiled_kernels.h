@@ -120,10 +120,9 @@ void gs_tl_plan_solve_host(const gs_tl_plan *P, const double *b, double *x, doub
 /* "<prefix>.tile_rows", ".tiles", ".nonempty_tiles", ".tiles_coo", ..., ".tile_levels", ... */
 void gs_tl_plan_view(const gs_tl_plan *P, gs_report *rep, const char *prefix);
 
-/* The variant of a plan. The environment variable GS_TILED_VARIANT = levelset | syncfree forces it
- * (*forced = true); unset, empty or "auto" applies the rule of gs_tl_variant_rule. Another value is
- * GS_ERR_ARG naming it. */
-gs_status gs_tl_choose_variant(const gs_tl_plan *P, gs_tl_variant *variant, bool *forced);
+/* The variant of a plan: the one the parameters force (*forced = true), else the rule of
+ * gs_tl_variant_rule. */
+gs_tl_variant gs_tl_choose_variant(const gs_tl_plan *P, gs_tiled_force force, bool *forced);
 /* The documented rule alone (tiled_ref.c): levelset when the tile rows have no dependencies (one tile
  * level: one plain launch, no tickets), else syncfree. Measured on the H100 (docs/notes-trisolve.md
  * section 4.6): the sync-free variant is faster on every factor with dependencies, 1.3-7.8x, including
