@@ -95,12 +95,13 @@ GPUSOLVE_API int gpusolve_size(const gpusolve_solver *s);
  * convergence). Optional: gpusolve_solve calls it when needed. */
 GPUSOLVE_API int gpusolve_setup(gpusolve_solver *s);
 /* Solves A x = b (b and x of length n; device pointers with GPUSOLVE_DEVICE, copied through the host,
- * where the preprocessing maps them; the Krylov vectors stay on the backend). The first solve after a
- * setup runs the strategy: the automatic choice and, while attempts fail, the fallback ladder. When the
- * reported attempt converged, its setup is kept and later solves use it directly; a later solve that does
- * not converge runs the strategy again (with solver.fallback = "auto"). Returns the exit class: 0
- * converged, 1 not converged, 4 numerical failure, or an error's class. x holds the reported attempt's
- * solution whenever it ran (also when not converged). */
+ * where the preprocessing maps them; the Krylov vectors stay on the backend). The first solve uses the
+ * setup gpusolve_setup built, or runs the strategy: the automatic choice and, while attempts fail (with
+ * solver.fallback = "auto"), the fallback ladder. When the reported attempt converged, its setup is kept
+ * and later solves use it directly; a solve on a kept setup that does not converge runs the strategy
+ * again (with solver.fallback = "auto"). Returns the exit class: 0 converged, 1 not converged, 4
+ * numerical failure, or an error's class. x holds the reported attempt's solution whenever it ran (also
+ * when it did not converge). */
 GPUSOLVE_API int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flags);
 
 /* The report of the last call as one JSON object: the members of `gpusolve --json` that apply to a
@@ -111,7 +112,7 @@ GPUSOLVE_API int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, 
 GPUSOLVE_API const char *gpusolve_report_json(gpusolve_solver *s);
 /* The last call's exit class (GPUSOLVE_EXIT_*), as it returned. */
 GPUSOLVE_API int gpusolve_exit_code(const gpusolve_solver *s);
-/* The last solve's reason ("converged_rtol", "diverged_max_iterations", ...; "none" before a solve or
+/* The last solve's reason ("converged_rtol", "diverged_max_it", ...; "none" before a solve or
  * after an error) and its detail (what stopped it, in words; "" when none). */
 GPUSOLVE_API const char *gpusolve_reason(const gpusolve_solver *s);
 GPUSOLVE_API const char *gpusolve_reason_detail(const gpusolve_solver *s);
