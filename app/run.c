@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "app/app.h"
-#include "app/sweep.h"
+#include "app/run.h"
 #include "app/system.h"
 #include "api/run_report.h"
 #include "api/strategy.h"

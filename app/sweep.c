@@ -12,242 +12,7 @@
 #include "core/mem.h"
 #include "core/signal.h"
 
-#define CELL_LEN 80   /* one value in the summary table */
 #define PATH_LEN 4096 /* an output path with the run index inserted */
-
-/* ---------------------------------------------------------------------------------------------- */
-/* the plan                                                                                       */
-
-static const gs_cfg_key *schema_key(const char *path)
-{
-    for (const gs_cfg_key *k = gs_cfg_schema; k->path; k++)
-        if (strcmp(k->path, path) == 0) return k;
-    return NULL;
-}
-
-void gs_sweep_free(gs_sweep *sw)
-{
-    gs_free(&sw->keys);
-    gs_free(&sw->count);
-    gs_free(&sw->dim);
-    gs_free(&sw->dim_count);
-    sw->nkeys = sw->ndims = 0;
-    sw->nruns = 0;
-}
-
-gs_status gs_sweep_plan(const gs_config *cfg, const int *link, gs_sweep *sw)
-{
-    gs_status st = GS_OK;
-    int rows = 0;
-    int *row_of = NULL; /* schema row of each varied key */
-    memset(sw, 0, sizeof *sw);
-    while (gs_cfg_schema[rows].path) rows++;
-    GS_TRY(GS_CALLOC(sw->keys, rows));
-    GS_TRY(GS_CALLOC(sw->count, rows));
-    GS_TRY(GS_CALLOC(sw->dim, rows));
-    GS_TRY(GS_CALLOC(sw->dim_count, rows));
-    GS_TRY(GS_CALLOC(row_of, rows));
-    sw->nruns = 1;
-    for (int k = 0; k < rows; k++) {
-        const char *path = gs_cfg_schema[k].path;
-        int c = gs_config_count(cfg, path);
-        if (c <= 1) continue;
-        /* every run prints in one format: a sweep over the format itself has no meaning */
-        if (strcmp(path, "output.format") == 0)
-            GS_FAIL(GS_ERR_CONFIG, "output.format holds %d values; a sweep prints all its runs in one format "
-                                   "(give one value, or --json)", c);
-        /* a key linked to an earlier varied key joins that key's dimension */
-        int d = -1;
-        for (int j = 0; j < sw->nkeys && d < 0 && link && link[k]; j++) {
-            if (link[row_of[j]] != link[k]) continue;
-            d = sw->dim[j];
-            if (sw->count[j] != c)
-                GS_FAIL(GS_ERR_CONFIG,
-                        "%s and %s were set together (a wildcard -s) and are swept together, but hold %d and %d "
-                        "values; give them lists of the same length",
-                        sw->keys[j], path, sw->count[j], c);
-        }
-        if (d < 0) {
-            if (sw->nruns > GS_SWEEP_MAX_RUNS / c)
-                GS_FAIL(GS_ERR_CONFIG,
-                        "the sweep has more than %ld runs (at %s, with %d values); split it into several commands",
-                        GS_SWEEP_MAX_RUNS, path, c);
-            d = sw->ndims++;
-            sw->dim_count[d] = c;
-            sw->nruns *= c;
-        }
-        row_of[sw->nkeys] = k;
-        sw->keys[sw->nkeys] = path;
-        sw->count[sw->nkeys] = c;
-        sw->dim[sw->nkeys] = d;
-        sw->nkeys++;
-    }
-    gs_free(&row_of);
-    return GS_OK;
-cleanup:
-    gs_free(&row_of);
-    gs_sweep_free(sw);
-    return st;
-}
-
-void gs_sweep_indices(const gs_sweep *sw, long run, int *idx)
-{
-    /* mixed radix: the last dimension is the fastest digit */
-    for (int d = sw->ndims - 1; d >= 0; d--) {
-        int v = (int)(run % sw->dim_count[d]);
-        run /= sw->dim_count[d];
-        for (int k = 0; k < sw->nkeys; k++)
-            if (sw->dim[k] == d) idx[k] = v;
-    }
-}
-
-gs_status gs_sweep_config(const gs_config *cfg, const gs_sweep *sw, long run, gs_config **out)
-{
-    gs_status st = GS_OK;
-    gs_config *c = NULL;
-    int *idx = NULL;
-    *out = NULL;
-    GS_TRY(gs_config_copy(cfg, &c));
-    if (sw->nkeys > 0) {
-        GS_TRY(GS_MALLOC(idx, sw->nkeys));
-        gs_sweep_indices(sw, run, idx);
-        for (int k = 0; k < sw->nkeys; k++) GS_TRY(gs_config_pick(c, sw->keys[k], idx[k]));
-    }
-    *out = c;
-    c = NULL;
-cleanup:
-    gs_free(&idx);
-    gs_config_destroy(&c);
-    return st;
-}
-
-int gs_exit_code_worse(int a, int b)
-{
-    /* rank by seriousness: what stopped the work or needs fixing outranks what the method did */
-    static const int order[] = {GS_EXIT_CONVERGED, GS_EXIT_NOT_CONVERGED, GS_EXIT_NUMERICAL, GS_EXIT_USAGE,
-                                GS_EXIT_INPUT,     GS_EXIT_DEVICE,        GS_EXIT_INTERNAL,  GS_EXIT_INTERRUPTED};
-    int ra = -1, rb = -1;
-    for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++) {
-        if (order[i] == a) ra = i;
-        if (order[i] == b) rb = i;
-    }
-    /* an undocumented code is a bug: rank it as internal */
-    if (ra < 0) ra = 6;
-    if (rb < 0) rb = 6;
-    return ra >= rb ? a : b;
-}
-
-/* ---------------------------------------------------------------------------------------------- */
-/* writing the varied values                                                                      */
-
-/* The value of key path in cfg, as JSON (json true) or as plain text. */
-static void write_config_value(FILE *f, const gs_config *cfg, const char *path, bool json)
-{
-    const gs_cfg_key *key = schema_key(path);
-    if (!key) return;
-    switch (key->type) {
-    case GS_CFG_INT: fprintf(f, "%lld", gs_config_int(cfg, path)); break;
-    case GS_CFG_DOUBLE: fprintf(f, json ? "%.17g" : "%g", gs_config_double(cfg, path)); break;
-    case GS_CFG_BOOL: fputs(gs_config_bool(cfg, path) ? "true" : "false", f); break;
-    case GS_CFG_STRING:
-    case GS_CFG_CHOICE:
-        if (json)
-            gs_json_write_string(f, gs_config_string(cfg, path));
-        else
-            fputs(gs_config_string(cfg, path), f);
-        break;
-    }
-}
-
-static void value_text(const gs_config *cfg, const char *path, char *buf, size_t len)
-{
-    const gs_cfg_key *key = schema_key(path);
-    buf[0] = '\0';
-    if (!key) return;
-    switch (key->type) {
-    case GS_CFG_INT: snprintf(buf, len, "%lld", gs_config_int(cfg, path)); break;
-    case GS_CFG_DOUBLE: snprintf(buf, len, "%g", gs_config_double(cfg, path)); break;
-    case GS_CFG_BOOL: snprintf(buf, len, "%s", gs_config_bool(cfg, path) ? "true" : "false"); break;
-    case GS_CFG_STRING:
-    case GS_CFG_CHOICE: snprintf(buf, len, "%s", gs_config_string(cfg, path)); break;
-    }
-}
-
-void gs_app_varied_text(const gs_app_run_ctx *ctx, const gs_config *cfg, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    if (len == 0) return;
-    size_t used = 0;
-    int w = snprintf(buf, len, "index=%ld", ctx->index);
-    if (w < 0 || (size_t)w >= len) return;
-    used = (size_t)w;
-    for (int k = 0; ctx->plan && k < ctx->plan->nkeys; k++) {
-        char v[CELL_LEN * 4];
-        value_text(cfg, ctx->plan->keys[k], v, sizeof v);
-        w = snprintf(buf + used, len - used, " %s=%s", ctx->plan->keys[k], v);
-        if (w < 0 || (size_t)w >= len - used) return;
-        used += (size_t)w;
-    }
-}
-
-static void write_sweep_member(FILE *f, const gs_app_run_ctx *ctx, const gs_config *cfg)
-{
-    fprintf(f, "\"sweep\":{\"index\":%ld,\"count\":%ld,\"varied\":{", ctx->index, ctx->count);
-    for (int k = 0; ctx->plan && k < ctx->plan->nkeys; k++) {
-        if (k) fputc(',', f);
-        gs_json_write_string(f, ctx->plan->keys[k]);
-        fputc(':', f);
-        write_config_value(f, cfg, ctx->plan->keys[k], true);
-    }
-    fputs("}}", f);
-}
-
-void gs_app_write_json(const gs_report *rep, const gs_app_run_ctx *ctx, const gs_config *cfg, FILE *f)
-{
-    gs_app_run_ctx single = {0, 1, NULL, NULL, NULL};
-    if (!ctx) ctx = &single;
-    /* The report nests dotted keys; the varied keys are written flat ("preconditioner.blocks": 16,
-     * the names -s takes). So the object is {"sweep": {...}, followed by the report's members: the
-     * report is written to a temporary file and copied after its opening brace. (A stream, not a
-     * buffer: nothing here allocates, so no allocation can fail half-way through an object.) */
-    FILE *t = tmpfile();
-    if (!t) { /* no temporary file: the report alone is still one valid object */
-        gs_report_write_json(rep, f);
-        return;
-    }
-    gs_report_write_json(rep, t);
-    long len = ftell(t);
-    rewind(t);
-    fputc('{', f);
-    write_sweep_member(f, ctx, cfg);
-    int c = fgetc(t); /* the report's opening brace */
-    if (c != '{' || len <= 3) {   /* an empty report "{}\n" adds no member */
-        fputs("}\n", f);
-        fclose(t);
-        return;
-    }
-    fputc(',', f);
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, t)) > 0) fwrite(chunk, 1, got, f);
-    fclose(t);
-}
-
-void gs_app_report_read_error(const gs_app_opts *o, const gs_config *cfg, const gs_app_run_ctx *ctx, gs_status st,
-                              const char *message)
-{
-    gs_report *rep = NULL;
-    if (gs_report_create(&rep) != GS_OK) return;
-    gs_report_string(rep, "gpusolve.version", GS_VERSION);
-    gs_report_string(rep, "matrix.source", o->matrix ? o->matrix : "");
-    gs_report_string(rep, "status", "error");
-    gs_report_string(rep, "error.status", gs_status_name(st));
-    gs_report_string(rep, "error.message", message);
-    gs_report_int(rep, "exit_code", gs_exit_code_for_status(st));
-    gs_config_to_report(cfg, rep);
-    gs_app_write_json(rep, ctx, cfg, stdout);
-    gs_report_destroy(&rep);
-}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* output paths of the runs                                                                       */
@@ -519,7 +284,7 @@ static int usage_or_config_error(void)
 
 /* One row of the summary table (or of the dry-run list): numbers right-aligned, text left-aligned
  * (w[c] < 0 marks a text column). */
-static void print_row(FILE *f, const int *w, int ncols, char cells[][CELL_LEN])
+static void print_row(FILE *f, const int *w, int ncols, char cells[][GS_APP_CELL_LEN])
 {
     fputs(" ", f);
     for (int c = 0; c < ncols; c++) {
@@ -551,7 +316,7 @@ static gs_status print_table(FILE *f, const gs_sweep *sw, const char *vals, cons
     int ncols = 1 + sw->nkeys + (outc ? NOUT : 0);
     int *w = NULL;
     bool *text = NULL;
-    char(*cells)[CELL_LEN] = NULL;
+    char(*cells)[GS_APP_CELL_LEN] = NULL;
     GS_TRY(GS_CALLOC(w, ncols));
     GS_TRY(GS_CALLOC(text, ncols));
     GS_TRY(GS_CALLOC(cells, ncols));
@@ -559,33 +324,33 @@ static gs_status print_table(FILE *f, const gs_sweep *sw, const char *vals, cons
         for (long r = -1; r < nrows; r++) {
             int c = 0;
             if (r < 0) {
-                snprintf(cells[c++], CELL_LEN, "index");
-                for (int k = 0; k < sw->nkeys; k++) snprintf(cells[c++], CELL_LEN, "%s", sw->keys[k]);
-                for (int j = 0; outc && j < NOUT; j++) snprintf(cells[c++], CELL_LEN, "%s", out_head[j]);
+                snprintf(cells[c++], GS_APP_CELL_LEN, "index");
+                for (int k = 0; k < sw->nkeys; k++) snprintf(cells[c++], GS_APP_CELL_LEN, "%s", sw->keys[k]);
+                for (int j = 0; outc && j < NOUT; j++) snprintf(cells[c++], GS_APP_CELL_LEN, "%s", out_head[j]);
             } else {
-                snprintf(cells[c++], CELL_LEN, "%ld", r);
+                snprintf(cells[c++], GS_APP_CELL_LEN, "%ld", r);
                 for (int k = 0; k < sw->nkeys; k++)
-                    snprintf(cells[c++], CELL_LEN, "%s", vals + ((size_t)r * (size_t)sw->nkeys + (size_t)k) * CELL_LEN);
+                    snprintf(cells[c++], GS_APP_CELL_LEN, "%s", vals + ((size_t)r * (size_t)sw->nkeys + (size_t)k) * GS_APP_CELL_LEN);
                 if (outc) {
                     const gs_app_outcome *o = &outc[r];
                     if (!o->error && o->iterations >= 0)
-                        snprintf(cells[c++], CELL_LEN, "%lld", o->iterations);
+                        snprintf(cells[c++], GS_APP_CELL_LEN, "%lld", o->iterations);
                     else
-                        snprintf(cells[c++], CELL_LEN, "-");
-                    snprintf(cells[c++], CELL_LEN, "%s%s", o->error ? "error:" : "", o->reason);
+                        snprintf(cells[c++], GS_APP_CELL_LEN, "-");
+                    snprintf(cells[c++], GS_APP_CELL_LEN, "%s%s", o->error ? "error:" : "", o->reason);
                     if (o->error)
-                        snprintf(cells[c++], CELL_LEN, "-");
+                        snprintf(cells[c++], GS_APP_CELL_LEN, "-");
                     else
-                        snprintf(cells[c++], CELL_LEN, "%.4f", o->setup_s);
+                        snprintf(cells[c++], GS_APP_CELL_LEN, "%.4f", o->setup_s);
                     if (o->solved)
-                        snprintf(cells[c++], CELL_LEN, "%.4f", o->solve_s);
+                        snprintf(cells[c++], GS_APP_CELL_LEN, "%.4f", o->solve_s);
                     else
-                        snprintf(cells[c++], CELL_LEN, "-");
+                        snprintf(cells[c++], GS_APP_CELL_LEN, "-");
                     if (o->solved && isfinite(o->residual_true))
-                        snprintf(cells[c++], CELL_LEN, "%.3e", o->residual_true);
+                        snprintf(cells[c++], GS_APP_CELL_LEN, "%.3e", o->residual_true);
                     else
-                        snprintf(cells[c++], CELL_LEN, "-");
-                    snprintf(cells[c++], CELL_LEN, "%d", o->exit_code);
+                        snprintf(cells[c++], GS_APP_CELL_LEN, "-");
+                    snprintf(cells[c++], GS_APP_CELL_LEN, "%d", o->exit_code);
                 }
             }
             if (pass == 0) {
@@ -642,7 +407,7 @@ static gs_status dry_run(const gs_app_opts *o, const gs_config *cfg, const gs_sw
     gs_report *rep = NULL;
     char *vals = NULL;
     if (!json) {
-        GS_TRY(GS_CALLOC(vals, (size_t)sw->nruns * (size_t)(sw->nkeys ? sw->nkeys : 1) * CELL_LEN));
+        GS_TRY(GS_CALLOC(vals, (size_t)sw->nruns * (size_t)(sw->nkeys ? sw->nkeys : 1) * GS_APP_CELL_LEN));
         printf("sweep: %ld run%s over %d varied key%s%s%s (dry run: nothing is read or solved)\n", sw->nruns,
                sw->nruns == 1 ? "" : "s", sw->nkeys, sw->nkeys == 1 ? "" : "s", o->matrix ? ", matrix " : "",
                o->matrix ? o->matrix : "");
@@ -662,7 +427,7 @@ static gs_status dry_run(const gs_app_opts *o, const gs_config *cfg, const gs_sw
             gs_report_destroy(&rep);
         } else {
             for (int k = 0; k < sw->nkeys; k++)
-                value_text(rc, sw->keys[k], vals + ((size_t)r * (size_t)sw->nkeys + (size_t)k) * CELL_LEN, CELL_LEN);
+                gs_app_value_text(rc, sw->keys[k], vals + ((size_t)r * (size_t)sw->nkeys + (size_t)k) * GS_APP_CELL_LEN, GS_APP_CELL_LEN);
         }
         gs_config_destroy(&rc);
     }
@@ -736,7 +501,7 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
         printf("sweep: %ld runs over %d varied key%s; matrix %s (%d rows, %d nonzeros) read once in %.3f s\n",
                sw.nruns, sw.nkeys, sw.nkeys == 1 ? "" : "s", o->matrix, prob.A.nrows, prob.A.nnz, prob.time_read);
     GS_TRY(GS_CALLOC(outc, sw.nruns));
-    if (table) GS_TRY(GS_CALLOC(vals, (size_t)sw.nruns * (size_t)(sw.nkeys ? sw.nkeys : 1) * CELL_LEN));
+    if (table) GS_TRY(GS_CALLOC(vals, (size_t)sw.nruns * (size_t)(sw.nkeys ? sw.nkeys : 1) * GS_APP_CELL_LEN));
 
     for (long r = 0; r < sw.nruns; r++) {
         char hpath[PATH_LEN], spath[PATH_LEN];
@@ -754,7 +519,7 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
         code = gs_exit_code_worse(code, rcode);
         if (vals)
             for (int k = 0; k < sw.nkeys; k++)
-                value_text(rc, sw.keys[k], vals + ((size_t)r * (size_t)sw.nkeys + (size_t)k) * CELL_LEN, CELL_LEN);
+                gs_app_value_text(rc, sw.keys[k], vals + ((size_t)r * (size_t)sw.nkeys + (size_t)k) * GS_APP_CELL_LEN, GS_APP_CELL_LEN);
         gs_config_destroy(&rc);
         done = r + 1;
         /* a signal stops the sweep, not only the solve it arrived in */

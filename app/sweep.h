@@ -1,5 +1,6 @@
 /* Parameter sweeps: the Cartesian product of the configuration keys that hold lists, run against one
- * matrix read once. A single run is a sweep of one. */
+ * matrix read once (sweep_plan.c: the plan; sweep.c: the driver, which runs each through app/run.h). A
+ * single run is a sweep of one. */
 #ifndef GS_APP_SWEEP_H
 #define GS_APP_SWEEP_H
 
@@ -7,6 +8,7 @@
 #include <stdio.h>
 
 #include "app/app.h"
+#include "app/run.h"
 #include "core/backend.h"
 #include "core/csr.h"
 #include "core/report.h"
@@ -37,50 +39,8 @@ void gs_sweep_indices(const gs_sweep *sw, long run, int *idx);
 /* *out = cfg with every varied key reduced to its value in run `run` (a new configuration). */
 gs_status gs_sweep_config(const gs_config *cfg, const gs_sweep *sw, long run, gs_config **out);
 
-/* Where a run sits in its sweep. plan NULL: a run outside any sweep (index 0 of 1, nothing varied). */
-typedef struct gs_app_run_ctx {
-    long index, count;
-    const gs_sweep *plan;
-    const char *history, *solution; /* output paths for this run (NULL: from opts / the config) */
-} gs_app_run_ctx;
-
-/* What the sweep's summary table shows of one run. */
-typedef struct gs_app_outcome {
-    int exit_code;
-    bool error;      /* the run failed with an error status (not a solve outcome) */
-    bool solved;     /* the Krylov solve ran (iterations and times are meaningful) */
-    char reason[64]; /* gs_reason_name, or the status name of an error */
-    long long iterations;
-    double setup_s, solve_s, residual_true;
-} gs_app_outcome;
-
-/* The matrix of a sweep, read (or generated) once, and a backend kept from one run to the next
- * while device.backend and device.id do not change. */
-typedef struct gs_app_problem {
-    const char *spec; /* as given: path or gen:... */
-    gs_csr A;
-    bool is_gen;
-    double time_read;
-    gs_backend *be;       /* cached backend (NULL: none yet) */
-    char be_key[96];      /* "backend:id" it was created for */
-} gs_app_problem;
-
-/* Reads spec into p (on failure p holds nothing and the error is pending). */
-gs_status gs_app_problem_read(gs_app_problem *p, const char *spec);
-void gs_app_problem_free(gs_app_problem *p);
-/* One run of cfg (which holds no lists) on p: report (text line or JSON object), outputs, exit code. */
-int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config *cfg, const gs_app_run_ctx *ctx,
-                       gs_app_outcome *out);
-
-/* In --json mode, the JSON object of a run that could not start because the matrix could not be read
- * (status "error", the message, the exit code of st, the configuration). */
-void gs_app_report_read_error(const gs_app_opts *o, const gs_config *cfg, const gs_app_run_ctx *ctx, gs_status st,
-                              const char *message);
-/* The report as one JSON object with the member "sweep": {"index", "count", "varied": {"key": value}}
- * (varied keys written as flat dotted names, values typed as in the configuration). */
-void gs_app_write_json(const gs_report *rep, const gs_app_run_ctx *ctx, const gs_config *cfg, FILE *f);
-/* The varied keys of a run as "key=value key=value" (empty for a single run). */
-void gs_app_varied_text(const gs_app_run_ctx *ctx, const gs_config *cfg, char *buf, size_t len);
+/* The schema row of a key path (NULL: none). */
+const gs_cfg_key *gs_sweep_key(const char *path);
 
 /* The CLI's work after option parsing: every run of the sweep cfg describes (read once), or with
  * dry_run only the list of runs. Returns the sweep's exit code: 0 when every run converged, else the

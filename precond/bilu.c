@@ -196,8 +196,9 @@ gs_status gs_blockdiag_setup_symbolic(gs_blockdiag *bd, gs_pc *pc, const gs_csr 
         if (owner) GS_TRY(gs_ivec_create(pc->be, next, owner, &bd->scatter));
         GS_TRY(gs_vec_create(pc->be, next, &bd->xe));
         GS_TRY(gs_vec_create(pc->be, next, &bd->ye));
-        GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_LOWER, true, &bd->tl));
-        GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_UPPER, false, &bd->tu));
+        const bool single = gs_pc_single_precision(pc->cfg);
+        GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_LOWER, true, single, &bd->tl));
+        GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_UPPER, false, single, &bd->tu));
         pc->variable = bd->tl->variable || bd->tu->variable;
     }
 

@@ -307,8 +307,9 @@ static gs_status ilu_setup_numeric(gs_pc *pc, const gs_csr *A)
     }
     d->nnz_A = A->nnz;
 
-    if (!d->lower) GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_LOWER, unit_lower, &d->lower));
-    if (!d->upper) GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_UPPER, false, &d->upper));
+    const bool single = gs_pc_single_precision(pc->cfg);
+    if (!d->lower) GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_LOWER, unit_lower, single, &d->lower));
+    if (!d->upper) GS_TRY(gs_trisolve_create_from_config(pc->cfg, pc->be, GS_UPPER, false, single, &d->upper));
     if (keep.arena[0]) {
         GS_TRY(gs_trisolve_analyse_dev(d->lower, &keep.L));
         GS_TRY(gs_trisolve_analyse_dev(d->upper, &keep.U));

@@ -1136,8 +1136,9 @@ static gs_status numeric_core(gs_parilu *p, const gs_csr *M)
 
     /* 7. triangular solvers: they copy what they need, so the device values go right after */
     t0 = gs_wtime();
-    if (!p->lower) GS_TRY(gs_trisolve_create_from_config(p->cfg, be, GS_LOWER, !p->o.symmetric, &p->lower));
-    if (!p->upper) GS_TRY(gs_trisolve_create_from_config(p->cfg, be, GS_UPPER, false, &p->upper));
+    const bool single = gs_pc_single_precision(p->cfg);
+    if (!p->lower) GS_TRY(gs_trisolve_create_from_config(p->cfg, be, GS_LOWER, !p->o.symmetric, single, &p->lower));
+    if (!p->upper) GS_TRY(gs_trisolve_create_from_config(p->cfg, be, GS_UPPER, false, single, &p->upper));
     if (p->on_device) {
         GS_TRY(gs_trisolve_analyse_dev(p->lower, &Ld));
         GS_TRY(gs_trisolve_analyse_dev(p->upper, &Ud));

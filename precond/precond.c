@@ -183,3 +183,9 @@ void gs_pc_destroy(gs_pc **pc)
     gs_free(&(*pc)->est_host);
     gs_free(pc);
 }
+
+bool gs_pc_single_precision(const gs_config *cfg)
+{
+    const char *precision = cfg ? gs_config_string(cfg, "preconditioner.precision") : NULL;
+    return precision && strcmp(precision, "single") == 0;
+}

@@ -71,6 +71,10 @@ gs_status gs_pc_apply(gs_pc *pc, const gs_vector *r, gs_vector *z);
 void gs_pc_view(const gs_pc *pc, gs_report *rep);
 void gs_pc_destroy(gs_pc **pc);
 
+/* preconditioner.precision = "single": the factors' values stored in float by the triangular solvers the
+ * preconditioners create (gs_trisolve_create_from_config's single). */
+bool gs_pc_single_precision(const gs_config *cfg);
+
 /* Built-ins. */
 gs_status gs_pc_create_none(gs_pc *pc);
 gs_status gs_pc_create_jacobi(gs_pc *pc);

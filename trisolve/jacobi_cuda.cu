@@ -428,7 +428,7 @@ static __device__ __forceinline__ void jac_off_run(bool lower, bool unit, gs_int
     *len = unit ? e - a : e - a - 1;
 }
 
-/* The row predicate of gs_ts_check_rows (trisolve.c row_fault_of): row pointers inside 0 .. nnz and
+/* The row predicate of gs_ts_check_rows (common.c row_fault_of): row pointers inside 0 .. nnz and
  * increasing, columns in range, strictly increasing and on the factor's side, then the diagonal: none
  * for a unit factor, else present, nonzero and finite. */
 static __device__ bool jac_row_valid(const jac_src &T, bool lower, bool unit, gs_int i, gs_int a, gs_int e)
@@ -885,6 +885,9 @@ gs_status gs_trisolve_create_jacobi_cuda(gs_trisolve *ts)
     jac_cuda_data *d = NULL;
     if (ts->be->kind != GS_BACKEND_CUDA || !gs_ts_stream(ts->be))
         return GS_ERROR(GS_ERR_ARG, "jacobi_cuda needs a cuda backend");
+    /* the asynchronous result depends on the block timing: a preconditioner built on it changes between
+     * applications (FGMRES) */
+    ts->variable = gs_jacobi_in_place(ts);
     GS_CALL(GS_CALLOC(d, 1));
     ts->data = d;
     ts->ops = &jac_cuda_ops;

@@ -14,12 +14,6 @@
 extern "C" {
 #endif
 
-/* The registry's create functions (jacobi_ref.c): the host twin or jacobi_cuda.cu by backend; they set
- * ts->variable. */
-gs_status gs_trisolve_create_jacobi(gs_trisolve *ts);
-gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts);
-/* The GPU solver of both types (jacobi_cuda.cu). */
-gs_status gs_trisolve_create_jacobi_cuda(gs_trisolve *ts);
 /* The layout both implementations share: rows of more than *long_row off-diagonal entries get a warp,
  * async-jacobi's blocks hold *rows_per_block rows and run *local_sweeps local sweeps per global sweep. */
 void gs_jacobi_layout(gs_int *long_row, gs_int *rows_per_block, gs_int *local_sweeps);

@@ -24,11 +24,11 @@
  * entries are summed sequentially (a thread per row on the GPU) or, on factors of long-ish rows
  * (gs_jacobi_sweep_shape), in G lane-strided partial sums combined by a shuffle tree (G lanes per row);
  * longer rows in 32 such sums (a warp per row), so host and GPU differ only by rounding (fused
- * multiply-adds on the GPU). The twin stores double values only (trisolve.c refuses
+ * multiply-adds on the GPU). The twin stores double values only (the front, trisolve.c, refuses
  * preconditioner.precision = "single" on the host backend); the GPU's single mode is this twin run on
  * the factor with its values rounded as the GPU stores them (t_ij -> float, 1/t_ii -> float).
  *
- * The creation functions of both registry types live here and pick the implementation by backend. */
+ * The host creation function of both registry types lives here (jacobi_cuda.cu has the GPU one). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -326,27 +326,16 @@ static void jac_host_view(const gs_trisolve *ts, gs_report *rep, const char *pre
 
 static const gs_trisolve_ops jac_host_ops = {jac_host_analyse, jac_host_solve, jac_host_destroy, jac_host_view, NULL};
 
-/* ---------------------------------------------------------------- creation (both types) */
+/* ---------------------------------------------------------------- creation (both types, host backend) */
 
-static gs_status create_any(gs_trisolve *ts)
+gs_status gs_trisolve_create_jacobi_host(gs_trisolve *ts)
 {
     /* the asynchronous result depends on the block timing: a preconditioner built on it changes
      * between applications (FGMRES); the host model is deterministic but stands for the GPU method */
     ts->variable = gs_jacobi_in_place(ts);
-    if (ts->be->kind == GS_BACKEND_CUDA) {
-#ifdef GS_HAVE_CUDA
-        return gs_trisolve_create_jacobi_cuda(ts);
-#else
-        return GS_ERROR(GS_ERR_UNSUPPORTED, "trisolve type %s on the GPU: this gpusolve was built without CUDA "
-                                            "(rebuild with -DGS_WITH_CUDA=ON)", ts->type);
-#endif
-    }
     jac_host_data *d = NULL;
     GS_CALL(GS_CALLOC(d, 1));
     ts->data = d;
     ts->ops = &jac_host_ops;
     return GS_OK;
 }
-
-gs_status gs_trisolve_create_jacobi(gs_trisolve *ts) { return create_any(ts); }
-gs_status gs_trisolve_create_async_jacobi(gs_trisolve *ts) { return create_any(ts); }

@@ -1,6 +1,6 @@
 /* Private to trisolve/: the tile plan of TileSpTRSV (Lu & Liu, CCF THPC 2023) shared by the host twin
  * (tiled_ref.c, which builds it and solves with it sequentially) and the GPU solver (tiled_cuda.cu,
- * which uploads it unchanged), and the create functions of the "tiled" triangular solver.
+ * which uploads it unchanged); the create functions are in trisolve_impl.h.
  *
  * The plan of a triangular factor T (lower or upper, unit or non-unit):
  *  - rows and columns renumbered level by level (the paper's first step; levels of gs_ls_levels, rows
@@ -129,11 +129,6 @@ gs_tl_variant gs_tl_choose_variant(const gs_tl_plan *P, gs_tiled_force force, bo
  * a single chain of thin levels that the level-set variant runs in one block (bidiagonal, 20000 rows). */
 gs_tl_variant gs_tl_variant_rule(const gs_tl_plan *P);
 const char *gs_tl_variant_name(gs_tl_variant v);
-
-/* "tiled": the host twin on the host backend (tiled_ref.c), the GPU solver on cuda (tiled_cuda.cu). */
-gs_status gs_trisolve_create_tiled(gs_trisolve *ts);
-gs_status gs_trisolve_create_tiled_host(gs_trisolve *ts);
-gs_status gs_trisolve_create_tiled_cuda(gs_trisolve *ts);
 
 #ifdef __cplusplus
 }

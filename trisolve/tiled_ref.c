@@ -555,18 +555,3 @@ gs_status gs_trisolve_create_tiled_host(gs_trisolve *ts)
     ts->ops = &tl_host_ops;
     return GS_OK;
 }
-
-gs_status gs_trisolve_create_tiled(gs_trisolve *ts)
-{
-    if (ts->be->kind == GS_BACKEND_CUDA) {
-#ifdef GS_HAVE_CUDA
-        GS_CALL(gs_trisolve_create_tiled_cuda(ts));
-        return GS_OK;
-#else
-        return GS_ERROR(GS_ERR_UNSUPPORTED, "trisolve type tiled on the GPU: this gpusolve was built without "
-                                            "CUDA (rebuild with -DGS_WITH_CUDA=ON)");
-#endif
-    }
-    GS_CALL(gs_trisolve_create_tiled_host(ts));
-    return GS_OK;
-}

@@ -43,8 +43,7 @@ typedef struct gs_trisolve_params {
     bool deterministic;    /* async-jacobi: synchronous sweeps instead */
     bool single;           /* store the factor's values in float (applied with double accumulation), as the
                               caller asks (preconditioner.precision = "single"). Supported by the solvers whose
-                              registry entry says so (cuda: syncfree, levelset, cusparse, jacobi,
-                              async-jacobi, auto); others refuse it. */
+                              registry entry says so; others refuse it. */
     gs_ts_analysis_params analysis; /* the GPU analysis of levelset and syncfree */
     gs_syncfree_params syncfree;
     gs_tiled_params tiled;
@@ -63,6 +62,7 @@ struct gs_trisolve {
     const gs_trisolve_ops *ops;
     void *data;
     const char *type;     /* registry name */
+    const struct gs_trisolve_entry *entry; /* its registry entry (capabilities) */
     gs_backend *be;
     gs_uplo uplo;
     bool unit_diag;
@@ -73,10 +73,25 @@ struct gs_trisolve {
 };
 
 typedef gs_status (*gs_trisolve_create_fn)(gs_trisolve *ts);
+
+/* Backends, sides and precisions as bit masks of a registry entry's capabilities. */
+#define GS_TS_HOST (1u << 0) /* the host backend */
+#define GS_TS_CUDA (1u << 1) /* the cuda backend */
+#define GS_TS_LOWER (1u << GS_LOWER)
+#define GS_TS_UPPER (1u << GS_UPPER)
+
+/* A registered solver and what it can do (registry.c): the front (trisolve.c) decides from these fields,
+ * never from a solver's name. Adding a solver = its files and one line here. */
 typedef struct gs_trisolve_entry {
-    const char *name;
-    gs_trisolve_create_fn create;
+    const char *name;                  /* the configuration's trisolve.<side>.type */
+    gs_trisolve_create_fn create_host; /* sets ops and data on the host backend; NULL: not available there */
+    gs_trisolve_create_fn create_cuda; /* ... on the cuda backend; NULL: not available there */
     const char *help;
+    unsigned sides;       /* GS_TS_LOWER | GS_TS_UPPER: the triangles it solves */
+    unsigned single;      /* backends on which it stores float factors (gs_trisolve_params.single) */
+    unsigned checks_rows; /* backends on which its analysis checks T's rows itself (on the device, with
+                             gs_ts_check_rows's messages): gs_trisolve_analyse then checks the header only */
+    bool approximate;     /* x approximates T^{-1} b (sweeps, block_order, deterministic apply) */
 } gs_trisolve_entry;
 extern const gs_trisolve_entry gs_trisolve_registry[]; /* NULL-name terminated */
 
@@ -85,9 +100,10 @@ gs_status gs_trisolve_check_factor(const gs_csr *T, gs_uplo uplo, bool unit_diag
 
 gs_status gs_trisolve_create(const char *type, gs_backend *be, gs_uplo uplo, bool unit_diag,
                              const gs_trisolve_params *prm, gs_trisolve **ts);
-/* Read type and params from the config group "trisolve.lower" / "trisolve.upper". */
+/* Read the type and the approximate solvers' parameters from the config group "trisolve.lower" /
+ * "trisolve.upper"; single: the factor's values in float, as the caller (a preconditioner) asks. */
 gs_status gs_trisolve_create_from_config(const gs_config *cfg, gs_backend *be, gs_uplo uplo,
-                                         bool unit_diag, gs_trisolve **ts);
+                                         bool unit_diag, bool single, gs_trisolve **ts);
 gs_status gs_trisolve_analyse(gs_trisolve *ts, const gs_csr *T);
 /* gs_trisolve_analyse for a factor in the device memory of ts's backend (which must be cuda), e.g. the
  * factors of a GPU factorization: solvers with an analyse_dev op read it there (same checks, same

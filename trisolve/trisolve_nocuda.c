@@ -12,6 +12,8 @@ static gs_status no_cuda(const char *type)
 gs_status gs_trisolve_create_levelset_cuda(gs_trisolve *ts) { return no_cuda("levelset"); }
 gs_status gs_trisolve_create_cusparse_cuda(gs_trisolve *ts) { return no_cuda("cusparse"); }
 gs_status gs_trisolve_create_syncfree_cuda(gs_trisolve *ts) { return no_cuda("syncfree"); }
+gs_status gs_trisolve_create_jacobi_cuda(gs_trisolve *ts) { return no_cuda(ts->type); }
+gs_status gs_trisolve_create_tiled_cuda(gs_trisolve *ts) { return no_cuda("tiled"); }
 
 gs_int gs_ts_syncfree_levels(const gs_trisolve *ts)
 {

@@ -459,8 +459,8 @@ static void former_apply(gs_backend *be, const gs_config *cfg, bool sym, const g
     gs_trisolve *lo = NULL, *up = NULL;
     gs_vector *vr = NULL, *vw = NULL, *vz = NULL;
     const gs_int n = L->nrows;
-    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, be, GS_LOWER, !sym, &lo));
-    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, be, GS_UPPER, false, &up));
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, be, GS_LOWER, !sym, false, &lo));
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, be, GS_UPPER, false, false, &up));
     GS_ASSERT_OK(gs_trisolve_analyse(lo, L));
     GS_ASSERT_OK(gs_trisolve_analyse(up, U));
     GS_ASSERT_OK(gs_vec_create(be, n, &vr));

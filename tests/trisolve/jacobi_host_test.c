@@ -444,14 +444,14 @@ static void test_from_config(void **state)
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.type=async-jacobi"));
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.sweeps=7"));
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.block_order=backward"));
-    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &ts));
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, false, &ts));
     assert_string_equal(ts->type, "async-jacobi");
     assert_int_equal(ts->prm.sweeps, 7);
     assert_string_equal(ts->prm.block_order, "backward");
     assert_true(ts->variable);
     gs_trisolve_destroy(&ts);
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.deterministic=true"));
-    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &ts));
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, false, &ts));
     assert_false(ts->variable);
     gs_trisolve_destroy(&ts);
     gs_config_destroy(&cfg);

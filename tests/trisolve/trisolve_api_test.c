@@ -49,10 +49,20 @@ static void test_registry_names(void **state)
     for (const gs_trisolve_entry *e = gs_trisolve_registry; e->name; e++, k++) {
         assert_true(k < 8);
         assert_string_equal(e->name, expected[k]);
-        assert_non_null(e->create);
+        assert_true(e->create_host || e->create_cuda);
         assert_non_null(e->help);
+        assert_int_equal(e->sides, GS_TS_LOWER | GS_TS_UPPER);
+        assert_true((e->checks_rows & ~(GS_TS_HOST | GS_TS_CUDA)) == 0);
+        assert_true((e->single & GS_TS_HOST) == 0); /* the host solvers store double factors only */
+        assert_true(e->approximate == (strcmp(e->name, "jacobi") == 0 || strcmp(e->name, "async-jacobi") == 0));
     }
     assert_int_equal(k, 8);
+    /* the capabilities the front decides from: cusparse needs the GPU; levelset and syncfree check the rows
+     * on the device; auto checks them through its inner solver */
+    assert_null(gs_trisolve_registry[2].create_host);
+    assert_int_equal(gs_trisolve_registry[3].checks_rows, GS_TS_CUDA);
+    assert_int_equal(gs_trisolve_registry[4].checks_rows, GS_TS_CUDA);
+    assert_int_equal(gs_trisolve_registry[0].checks_rows, GS_TS_HOST | GS_TS_CUDA);
     /* every registered name is a choice of the schema */
     gs_config *cfg = NULL;
     GS_ASSERT_OK(gs_config_create(&cfg));
@@ -107,7 +117,7 @@ static void test_create_from_config(void **state)
     gs_config *cfg = NULL;
     gs_trisolve *lo = NULL, *up = NULL;
     GS_ASSERT_OK(gs_config_create(&cfg));
-    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &lo));
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, false, &lo));
     assert_string_equal(lo->type, "auto"); /* the schema default */
     assert_int_equal(lo->prm.sweeps, 3);
     assert_string_equal(lo->prm.block_order, "dependency");
@@ -117,8 +127,8 @@ static void test_create_from_config(void **state)
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.upper.sweeps=9"));
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.upper.block_order=backward"));
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.type=reference"));
-    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_UPPER, false, &up));
-    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &lo));
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_UPPER, false, false, &up));
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, false, &lo));
     assert_string_equal(up->type, "levelset");
     assert_int_equal(up->prm.sweeps, 9);
     assert_string_equal(up->prm.block_order, "backward");
@@ -127,13 +137,13 @@ static void test_create_from_config(void **state)
     gs_trisolve_destroy(&up);
 
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.type=tiled"));
-    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &lo));
+    GS_ASSERT_OK(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, false, &lo));
     assert_string_equal(lo->type, "tiled");
     gs_trisolve_destroy(&lo);
     GS_ASSERT_OK(gs_config_set(cfg, "trisolve.lower.type=cusparse"));
-    GS_ASSERT_FAILS(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, &lo), GS_ERR_UNSUPPORTED,
+    GS_ASSERT_FAILS(gs_trisolve_create_from_config(cfg, host, GS_LOWER, true, false, &lo), GS_ERR_UNSUPPORTED,
                     "cusparse needs device.backend = cuda");
-    GS_ASSERT_FAILS(gs_trisolve_create_from_config(NULL, host, GS_LOWER, true, &lo), GS_ERR_ARG, "config is NULL");
+    GS_ASSERT_FAILS(gs_trisolve_create_from_config(NULL, host, GS_LOWER, true, false, &lo), GS_ERR_ARG, "config is NULL");
     gs_config_destroy(&cfg);
 }
 
