@@ -2,7 +2,8 @@
  * with the contracts, pivot policies, row numbering and messages of the host gs_ilu_numeric / gs_ic0
  * (precond/factor.h): the factors equal the host ones entry by entry (same operations in the same order,
  * no fused multiply-add), the error names the same row, info records the same shifted rows.
- * Two exceptions, left to the caller (precond/ilu.c): MILU is not implemented here (opts->milu must be
+ * The preconditioners reach these through precond/factor_kernels.h. Two exceptions, left to the caller
+ * (precond/ilu.c): MILU is not implemented here (opts->milu must be
  * false: GS_ERR_UNSUPPORTED), and the grow policy runs one attempt only -- A itself, a pivot below
  * max(DBL_MIN, min_pivot * s_i) failing with GS_ERR_NUMERIC as the host's first attempt does; the
  * shifted refactorizations are the host's (gs_ilu_numeric / gs_ic0 with the grow policy).
@@ -20,33 +21,11 @@
 #include "core/csr.h"
 #include "core/status.h"
 #include "precond/factor.h"
+#include "precond/factor_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Where the time of one GPU factorization went (seconds, wall clock with the stream synchronized). */
-typedef struct gs_factor_cuda_times {
-    double upload;   /* host -> device: A (and the L/U patterns for ILU on a host pattern) */
-    double kernel;   /* device work: input checks, levels, sort, factorization (IC(0): pattern, L^T;
-                      * ILU(0) from A: the pattern) */
-    double download; /* device -> host: the factor values (IC(0), ILU(0) from A: both factors with their
-                      * patterns; nothing but shifted rows when the factors are kept) */
-    gs_int levels;   /* levels of the dependency DAG of L = length of the longest dependency chain */
-    int lanes_per_row; /* threads that factor one row (8 for short rows, 32 for long ones) */
-} gs_factor_cuda_times;
-
-/* Factors left in device memory by a GPU factorization (its `keep` argument): L and U (IC(0): L and
- * L^T) as device CSR views into the factorization's own allocations, which this struct now owns; for
- * gs_trisolve_analyse_dev, which copies what it needs, so the caller frees them right after. */
-typedef struct gs_factor_dev {
-    gs_backend *be;
-    void *arena[2];
-    gs_csr_dev L, U;
-} gs_factor_dev;
-
-/* Free what f holds (the backend's stream is synchronized first) and zero it; safe on a zeroed struct. */
-void gs_factor_dev_free(gs_factor_dev *f);
 
 /* true in builds with CUDA (whether a GPU is usable is the backend's question), false without. */
 bool gs_factor_cuda_available(void);

@@ -1,6 +1,6 @@
 /* Preconditioners ILU(0), ILU(k), ILUT(p, tau), ILUTP(p, tau, perm_tol) and IC(0): A ~ L U (ILUTP:
  * A Q ~ L U) factored on the host or, for ILU(0), ILU(k) and IC(0) with the cuda backend, on the GPU
- * (preconditioner.factor_on; the same factors either way, precond/factor_cuda.h; with fill level 0 the
+ * (preconditioner.factor_on; the same factors either way, precond/factor_kernels.h; with fill level 0 the
  * GPU builds the pattern too), then z = U^{-1} (L^{-1} r) (ILUTP: z = Q U^{-1} L^{-1} r, Q applied on the
  * backend by a scatter) with the configured triangular solvers (L unit lower for the ILUs, L with its
  * diagonal and U = L^T for IC(0)). */
@@ -8,10 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/backend_cuda.h"
 #include "core/mem.h"
 #include "precond/factor.h"
-#include "precond/factor_cuda.h"
+#include "precond/factor_kernels.h"
 #include "precond/ilu.h"
 #include "trisolve/trisolve.h"
 
@@ -131,14 +130,6 @@ static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
     return GS_OK;
 }
 
-/* A's device copy made by the solver (gs_pc_set_operator), for a GPU factorization to read instead of
- * uploading A again; NULL when there is none or it is not A's size. */
-static const gs_csr_dev *operator_on_device(const gs_pc *pc, const gs_csr *A, gs_csr_dev *view)
-{
-    if (!pc->op || !gs_mat_cuda_csr(pc->op, view)) return NULL;
-    return view->nrows == A->nrows && view->ncols == A->ncols && view->nnz == A->nnz ? view : NULL;
-}
-
 /* GS_ERR_ARG naming the first (i, j) in row order with |a_ij - a_ji| > tol * max(|a_ij|, |a_ji|) (a missing
  * entry being 0) when the check found A not numerically symmetric; explicit zeros facing missing entries
  * pass. */
@@ -188,9 +179,9 @@ static gs_status ic0_device(gs_pc *pc, const gs_csr *A, gs_factor_dev *keep)
     pthread_t th;
     bool threaded = pthread_create(&th, NULL, sym_run, &J) == 0;
     if (!threaded) GS_CALL(check_symmetric(pc, A));
-    gs_csr_dev Av;
-    gs_status fst = gs_ic0_numeric_cuda(pc->be, A, operator_on_device(pc, A, &Av), &d->opts, &d->L, &d->U, &d->info,
-                                        &d->ftimes, keep);
+    /* A read from the solver's device copy (gs_pc_set_operator) where there is one */
+    gs_status fst = gs_factor_numeric_dev(pc->be, GS_FACTOR_IC0, A, pc->op, &d->opts, &d->L, &d->U, &d->info,
+                                          &d->ftimes, keep);
     if (threaded) {
         pthread_join(th, NULL);
         if (J.st != GS_OK || (!J.numerical && J.first.found)) {
@@ -212,16 +203,16 @@ static gs_status factor_ilu(gs_pc *pc, const gs_csr *A, gs_factor_dev *keep)
 {
     ilu_data *d = pc->data;
     gs_status st;
-    gs_csr_dev Av;
     if (d->device_pattern) {
         /* pattern and values from A on the GPU (the same pattern for the same A: the solvers are analysed
          * again on it) */
         gs_csr_free(&d->L);
         gs_csr_free(&d->U);
-        st = gs_ilu0_numeric_cuda(pc->be, A, operator_on_device(pc, A, &Av), &d->opts, &d->L, &d->U, &d->info,
-                                  &d->ftimes, keep);
+        st = gs_factor_numeric_dev(pc->be, GS_FACTOR_ILU0_A, A, pc->op, &d->opts, &d->L, &d->U, &d->info,
+                                   &d->ftimes, keep);
     } else if (d->on_device) {
-        st = gs_ilu_numeric_cuda(pc->be, A, &d->opts, &d->L, &d->U, &d->info, &d->ftimes, keep);
+        st = gs_factor_numeric_dev(pc->be, GS_FACTOR_ILU, A, NULL, &d->opts, &d->L, &d->U, &d->info, &d->ftimes,
+                                   keep);
     } else {
         GS_CALL(gs_ilu_numeric(A, &d->opts, &d->L, &d->U, &d->info));
         return GS_OK;
