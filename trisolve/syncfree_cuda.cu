@@ -141,6 +141,59 @@ static __device__ __forceinline__ double sf_sub_all(double s0, const V *v, const
     return s;
 }
 
+/* The polling loops of the level-order and run kernels, written once. They are macros rather than functions:
+ * the same tokens at every use give the machine code of the loops written out in place, which a
+ * __forceinline__ function with reference parameters does not (it schedules the kernels differently), and
+ * these kernels' timings depend on it (docs/notes-trisolve.md section 1).
+ *
+ * SF_POLL_ROUND: one polling round over the N slots of a row: a slot still empty is polled into its own
+ * register (a predicated load, nothing moved), then one compare per slot says in `all` (declared here)
+ * whether all are there. A round's instructions are on the critical path: no pending mask, no selects. */
+#define SF_POLL_ROUND(N, cur, c, g, all)                                                                  \
+    _Pragma("unroll") for (int k = 0; k < (N); k++) if (sf_hi_empty((g)[k])) (g)[k] =                   \
+        gs_gpu_ld_relaxed((cur) + (c)[k]);                                                               \
+    bool all = true;                                                                                     \
+    _Pragma("unroll") for (int k = 0; k < (N); k++) all &= !sf_hi_empty((g)[k]);
+
+/* SF_REM_POLL: a row's remainder entries rq .. r1-1 in order, as far as they are solved, 4 reads at a time:
+ * s -= v x for each, rq moved past them; it stops at a value not solved yet (or the end: rq = r1). POLL(j)
+ * gives the bits of the value at position j >= 0 (SF_EMPTY while it is not solved): SF_POLL_READY reads
+ * every value from the ready array cur; the run kernel also takes its previous row's value from a
+ * register. */
+#define SF_REM_POLL(S, rq, r1, s, POLL)                                                                  \
+    while ((rq) < (r1)) {                                                                                \
+        gs_int j_[4];                                                                                    \
+        long long g_[4];                                                                                 \
+        double rv_[4];                                                                                   \
+        _Pragma("unroll") for (int u = 0; u < 4; u++)                                                    \
+        {                                                                                                \
+            j_[u] = (rq) + u < (r1) ? __ldg((S).rem_col + (rq) + u) : -1;                                \
+            rv_[u] = (rq) + u < (r1) ? (double)__ldg((S).rem_val + (rq) + u) : 0.0;                      \
+        }                                                                                                \
+        _Pragma("unroll") for (int u = 0; u < 4; u++) g_[u] = POLL(j_[u]);                               \
+        int adv_ = 0;                                                                                    \
+        _Pragma("unroll") for (int u = 0; u < 4; u++) if (adv_ == u && j_[u] >= 0 && g_[u] != SF_EMPTY)  \
+        {                                                                                                \
+            (s) -= rv_[u] * __longlong_as_double(g_[u]);                                                 \
+            adv_++;                                                                                      \
+        }                                                                                                \
+        (rq) += adv_;                                                                                    \
+        if (adv_ < 4) break; /* a value not solved yet (or the end): next round */                       \
+    }
+#define SF_POLL_READY(j) ((j) >= 0 ? gs_gpu_ld_relaxed(cur + (j)) : SF_EMPTY)
+
+/* Row i at position p solved: x_i = s * dinv written, its ready value published at GPU scope (sf_bits), the
+ * next solve's slot reset; the published value returned. */
+static __device__ __forceinline__ double sf_publish(double *__restrict__ x, gs_int i, long long *cur, long long *nxt,
+                                                    gs_int p, double v)
+{
+    long long bits = sf_bits(v);
+    x[i] = __longlong_as_double(bits);
+    gs_gpu_st_relaxed(cur + p, bits);
+    nxt[p] = SF_EMPTY;
+    return __longlong_as_double(bits);
+}
+
 /* Position p = 32 * chunk + lane (one row per lane): x[perm[p]] = (b[perm[p]] - ELL entries in order -
  * remainder entries in order) * dinv[p], each entry's x read from this generation's ready array (cur)
  * once it is no longer SF_EMPTY; the value is published in cur[p] and nxt[p] is reset for the next
@@ -206,47 +259,16 @@ static __device__ __forceinline__ void sf_chunk(const sf_dev<V> &S, const double
     double s = 0.0;
     for (;;) {
         if (!done) {
-            /* A round: a slot still empty is polled into its own register (a predicated load, nothing
-             * moved), then one compare per slot says whether all are there. A round's instructions are
-             * on the critical path (docs/notes-trisolve.md section 1): no pending mask, no selects. */
-#pragma unroll
-            for (int k = 0; k < NS; k++)
-                if (sf_hi_empty(g[k])) g[k] = gs_gpu_ld_relaxed(cur + c[k]);
-            bool all = true;
-#pragma unroll
-            for (int k = 0; k < NS; k++) all &= !sf_hi_empty(g[k]);
+            SF_POLL_ROUND(NS, cur, c, g, all)
             if (all) {
                 if (!ell_done) { /* the ELL entries in order, then the remainder's first RP (sf_sub_all) */
                     s = sf_sub_all<NS>(bi, v, g);
                     ell_done = true;
                 }
-                /* then the remainder in order, as far as it is solved, 4 reads at a time (plans with one) */
-                if constexpr (REM) while (rq < r1) {
-                    gs_int j[4];
-                    long long g[4];
-                    double rv[4];
-#pragma unroll
-                    for (int u = 0; u < 4; u++) {
-                        j[u] = rq + u < r1 ? __ldg(S.rem_col + rq + u) : -1;
-                        rv[u] = rq + u < r1 ? (double)__ldg(S.rem_val + rq + u) : 0.0;
-                    }
-#pragma unroll
-                    for (int u = 0; u < 4; u++) g[u] = j[u] >= 0 ? gs_gpu_ld_relaxed(cur + j[u]) : SF_EMPTY;
-                    int adv = 0;
-#pragma unroll
-                    for (int u = 0; u < 4; u++)
-                        if (adv == u && j[u] >= 0 && g[u] != SF_EMPTY) {
-                            s -= rv[u] * __longlong_as_double(g[u]);
-                            adv++;
-                        }
-                    rq += adv;
-                    if (adv < 4) break; /* a value not solved yet (or the end): next round */
-                }
+                /* then the remainder in order, as far as it is solved (plans with one) */
+                if constexpr (REM) SF_REM_POLL(S, rq, r1, s, SF_POLL_READY)
                 if (rq >= r1) {
-                    long long bits = sf_bits(s * di);
-                    x[i] = __longlong_as_double(bits);
-                    gs_gpu_st_relaxed(cur + p, bits);
-                    nxt[p] = SF_EMPTY;
+                    sf_publish(x, i, cur, nxt, p, s * di);
                     done = true;
                 }
             }
@@ -306,13 +328,8 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
     bool done = !active, tdone = !active, comb = !active;
     double t = 0.0, s = 0.0;
     for (;;) {
-        if (!tdone) { /* sf_chunk's round */
-#pragma unroll
-            for (int k = 0; k < NS; k++)
-                if (sf_hi_empty(g[k])) g[k] = gs_gpu_ld_relaxed(cur + c[k]);
-            bool all = true;
-#pragma unroll
-            for (int k = 0; k < NS; k++) all &= !sf_hi_empty(g[k]);
+        if (!tdone) {
+            SF_POLL_ROUND(NS, cur, c, g, all)
             if (all) { /* every slot, no test (sf_sub_all) */
 #pragma unroll
                 for (int k = 0; k < WL; k++) t += (double)v[k] * __longlong_as_double(g[k]);
@@ -329,37 +346,12 @@ static __device__ __forceinline__ void sf_split_chunk(const sf_dev<V> &S, const 
                                                                             the ELL part */
             else done = true;
         }
-        /* sub-lane 0: the remainder in order, as far as it is solved, 4 reads at a time. The loop is
-         * sf_chunk's, written out in both on purpose: as a shared __forceinline__ helper it makes the
-         * level-order kernel 2.6% slower on poisson3d (L+U 448 against 436 us, same H100, same run); these
-         * kernels' timings are that sensitive to code layout (docs/notes-trisolve.md section 1). */
+        /* sub-lane 0: the remainder in order, as far as it is solved (sf_chunk's). These kernels' timings
+         * are sensitive to code layout (docs/notes-trisolve.md section 1): a change here is measured A/B. */
         if (comb && !done) {
-            if constexpr (REM) while (rq < r1) {
-                gs_int j[4];
-                long long gr[4];
-                double rv[4];
-#pragma unroll
-                for (int u = 0; u < 4; u++) {
-                    j[u] = rq + u < r1 ? __ldg(S.rem_col + rq + u) : -1;
-                    rv[u] = rq + u < r1 ? (double)__ldg(S.rem_val + rq + u) : 0.0;
-                }
-#pragma unroll
-                for (int u = 0; u < 4; u++) gr[u] = j[u] >= 0 ? gs_gpu_ld_relaxed(cur + j[u]) : SF_EMPTY;
-                int adv = 0;
-#pragma unroll
-                for (int u = 0; u < 4; u++)
-                    if (adv == u && j[u] >= 0 && gr[u] != SF_EMPTY) {
-                        s -= rv[u] * __longlong_as_double(gr[u]);
-                        adv++;
-                    }
-                rq += adv;
-                if (adv < 4) break;
-            }
+            if constexpr (REM) SF_REM_POLL(S, rq, r1, s, SF_POLL_READY)
             if (rq >= r1) {
-                long long bits = sf_bits(s * di);
-                x[i] = __longlong_as_double(bits);
-                gs_gpu_st_relaxed(cur + p, bits);
-                nxt[p] = SF_EMPTY;
+                sf_publish(x, i, cur, nxt, p, s * di);
                 done = true;
             }
         }
@@ -458,35 +450,13 @@ static __device__ __forceinline__ void sf_run_chunk(const sf_dev<V> &S, const do
                         r1 = __ldg(S.rem_ptr + pos[k] + 1);
                     }
                 }
-                while (rq < r1) { /* then the remainder in order, as far as it is solved, 4 reads at a time */
-                    gs_int j[4];
-                    long long g[4];
-                    double rv[4];
-#pragma unroll
-                    for (int u = 0; u < 4; u++) {
-                        j[u] = rq + u < r1 ? __ldg(S.rem_col + rq + u) : -1;
-                        rv[u] = rq + u < r1 ? (double)__ldg(S.rem_val + rq + u) : 0.0;
-                    }
-#pragma unroll
-                    for (int u = 0; u < 4; u++)
-                        g[u] = j[u] < 0 ? SF_EMPTY : j[u] == pprev ? __double_as_longlong(prev)
-                                                                   : gs_gpu_ld_relaxed(cur + j[u]);
-                    int adv = 0;
-#pragma unroll
-                    for (int u = 0; u < 4; u++)
-                        if (adv == u && j[u] >= 0 && g[u] != SF_EMPTY) {
-                            s -= rv[u] * __longlong_as_double(g[u]);
-                            adv++;
-                        }
-                    rq += adv;
-                    if (adv < 4) break; /* a value not solved yet (or the end) */
-                }
+                /* then the remainder in order, as far as it is solved (the previous row's value from prev) */
+#define SF_POLL_LINKED(j) \
+    ((j) < 0 ? SF_EMPTY : (j) == pprev ? __double_as_longlong(prev) : gs_gpu_ld_relaxed(cur + (j)))
+                SF_REM_POLL(S, rq, r1, s, SF_POLL_LINKED)
+#undef SF_POLL_LINKED
                 if (rq < r1) break; /* row k waits for its remainder: next round */
-                long long bits = sf_bits(s * di[k]);
-                x[row[k]] = __longlong_as_double(bits);
-                gs_gpu_st_relaxed(cur + pos[k], bits);
-                nxt[pos[k]] = SF_EMPTY;
-                prev = __longlong_as_double(bits);
+                prev = sf_publish(x, row[k], cur, nxt, pos[k], s * di[k]);
                 started = false;
                 kc++;
             }
