@@ -15,46 +15,6 @@
 #include "cfg/config_internal.h"
 #include "core/mem.h"
 
-/* The value of one key. origin NULL means the schema default. */
-typedef struct gs_cfg_value {
-    long long i;  /* GS_CFG_INT */
-    double d;     /* GS_CFG_DOUBLE */
-    bool b;       /* GS_CFG_BOOL */
-    char *s;      /* GS_CFG_STRING, GS_CFG_CHOICE (owned) */
-    char *origin; /* "FILE:LINE" or "-s" (owned); NULL: default */
-} gs_cfg_value;
-
-/* A key's sweep list: every value it takes, in order; vals[0] is also the key's value v[k]. A list is
- * shared by the copies of a configuration (a sweep makes one copy per run: copying a long list for each
- * would make a sweep quadratic) and copied before it changes; refs counts its holders. */
-typedef struct gs_cfg_list {
-    int refs;           /* configurations holding it (atomic) */
-    int n, cap;         /* values, room */
-    gs_cfg_value *vals; /* owned */
-} gs_cfg_list;
-
-struct gs_config {
-    int n;               /* rows of gs_cfg_schema */
-    gs_cfg_value *v;     /* v[k] is the value of gs_cfg_schema[k] */
-    gs_cfg_list **lists; /* lists[k]: the sweep list of key k (NULL: the single value v[k]) */
-    bool allow_lists;   /* lists accepted (gs_config_allow_lists); refused otherwise */
-};
-
-/* A value as written, before it is checked against a key: a libconfig scalar, or -s text already
- * converted to the key's type. s is borrowed. */
-typedef enum raw_kind { RAW_INT, RAW_FLOAT, RAW_BOOL, RAW_STRING } raw_kind;
-typedef struct raw_value {
-    raw_kind kind;
-    long long i;
-    double d;
-    bool b;
-    const char *s;
-} raw_value;
-
-#define PATH_MAX_LEN 256  /* longest dotted path we build from a file's group names */
-#define WHERE_MAX_LEN 1100 /* "FILE:LINE" or "-s assignment" as shown in messages */
-#define LIST_MAX_LEN 900   /* "a, b, c" lists of keys or choices in messages */
-
 /* ---------------------------------------------------------------------------------------------- */
 /* schema lookups                                                                                 */
 
@@ -65,7 +25,7 @@ static int schema_rows(void)
     return n;
 }
 
-static int key_index(const char *path)
+int gs_cfg_key_index(const char *path)
 {
     for (int k = 0; gs_cfg_schema[k].path; k++)
         if (strcmp(gs_cfg_schema[k].path, path) == 0) return k;
@@ -73,7 +33,7 @@ static int key_index(const char *path)
 }
 
 /* A group is any proper dotted prefix of a key path ("trisolve", "trisolve.lower"). */
-static bool group_exists(const char *prefix)
+bool gs_cfg_group_exists(const char *prefix)
 {
     if (!prefix[0]) return true;
     for (int k = 0; gs_cfg_schema[k].path; k++)
@@ -81,13 +41,13 @@ static bool group_exists(const char *prefix)
     return false;
 }
 
-static const char *leaf_of(const char *path)
+const char *gs_cfg_leaf_of(const char *path)
 {
     const char *dot = strrchr(path, '.');
     return dot ? dot + 1 : path;
 }
 
-static const char *type_word(gs_cfg_type t)
+const char *gs_cfg_type_word(gs_cfg_type t)
 {
     switch (t) {
     case GS_CFG_INT: return "an integer";
@@ -166,7 +126,7 @@ static int edit_distance(const char *a, size_t na, const char *b, size_t nb)
  * candidate's last name (precond -> preconditioner) counts as distance 1. */
 static int name_distance(const char *path, const char *candidate)
 {
-    const char *leaf = leaf_of(path), *cleaf = leaf_of(candidate);
+    const char *leaf = gs_cfg_leaf_of(path), *cleaf = gs_cfg_leaf_of(candidate);
     size_t glen = (size_t)(leaf - path), cglen = (size_t)(cleaf - candidate);
     size_t llen = strlen(leaf), cllen = strlen(cleaf);
     int d = edit_distance(path, strlen(path), candidate, strlen(candidate));
@@ -187,7 +147,7 @@ static int name_distance(const char *path, const char *candidate)
  * allowed distance grows with the length of the last name (2 for short names, at most 3). */
 static const char *closest(const char *path, bool want_group, char *buf, size_t len)
 {
-    size_t llen = strlen(leaf_of(path));
+    size_t llen = strlen(gs_cfg_leaf_of(path));
     int limit = llen < 6 ? 2 : 3;
     int best = limit + 1;
     buf[0] = '\0';
@@ -240,7 +200,7 @@ static const char *closest_choice(const char *choices, const char *value, char *
 
 /* The names directly inside group `prefix` ("" = root), as "a, b, c" (groups get a trailing " {}"
  * so a reader sees they are groups). */
-static void group_members(const char *prefix, char *buf, size_t len)
+void gs_cfg_group_members(const char *prefix, char *buf, size_t len)
 {
     buf[0] = '\0';
     for (int k = 0; gs_cfg_schema[k].path; k++) {
@@ -261,7 +221,7 @@ static void group_members(const char *prefix, char *buf, size_t len)
 }
 
 /* GS_ERR_CONFIG for a name that is neither a key nor a group. */
-static gs_status unknown_name(const char *where, const char *path, bool written_as_group)
+gs_status gs_cfg_unknown_name(const char *where, const char *path, bool written_as_group)
 {
     char hint[PATH_MAX_LEN];
     const char *near = closest(path, written_as_group, hint, sizeof hint);
@@ -277,12 +237,12 @@ static gs_status unknown_name(const char *where, const char *path, bool written_
     char *dot = strrchr(parent, '.');
     while (dot) { /* climb until a group that exists */
         *dot = '\0';
-        if (group_exists(parent)) break;
+        if (gs_cfg_group_exists(parent)) break;
         dot = strrchr(parent, '.');
     }
     if (!dot) parent[0] = '\0';
     char members[LIST_MAX_LEN];
-    group_members(parent, members, sizeof members);
+    gs_cfg_group_members(parent, members, sizeof members);
     if (parent[0])
         return GS_ERROR(GS_ERR_CONFIG, "%s: unknown %s %s; group %s contains: %s", where, what, path,
                         parent, members);
@@ -309,7 +269,7 @@ static void describe_raw(const raw_value *raw, char *buf, size_t len)
 }
 
 /* Checks raw against key k (type, finiteness, range, choices) and fills *out (out->s borrowed). */
-static gs_status check_value(int k, const raw_value *raw, const char *where, gs_cfg_value *out)
+gs_status gs_cfg_check_value(int k, const raw_value *raw, const char *where, gs_cfg_value *out)
 {
     const gs_cfg_key *key = &gs_cfg_schema[k];
     char found[300], lo[64], hi[64];
@@ -337,7 +297,7 @@ static gs_status check_value(int k, const raw_value *raw, const char *where, gs_
                             key->path, list, found, hint);
         }
         return GS_ERROR(GS_ERR_CONFIG, "%s: %s expects %s, found %s%s", where, key->path,
-                        type_word(key->type), found, hint);
+                        gs_cfg_type_word(key->type), found, hint);
     }
 
     switch (key->type) {
@@ -442,7 +402,7 @@ cleanup:
 
 /* cfg->v[k] = val with origin (NULL: default); everything is allocated before the old value is
  * released, so a failure leaves cfg->v[k] as it was. */
-static gs_status store(gs_config *cfg, int k, const gs_cfg_value *val, const char *origin)
+gs_status gs_cfg_store(gs_config *cfg, int k, const gs_cfg_value *val, const char *origin)
 {
     gs_status st = GS_OK;
     char *s = NULL, *o = NULL;
@@ -465,13 +425,13 @@ cleanup:
 /* cfg->lists[k] = vals[0..n) with origin, and cfg->v[k] = vals[0]; n == 1 stores a single value.
  * vals' strings are borrowed (they may belong to cfg's current list: everything is copied before
  * the old list is released), so a failure leaves the key as it was. */
-static gs_status store_list(gs_config *cfg, int k, const gs_cfg_value *vals, int n, const char *origin)
+gs_status gs_cfg_store_list(gs_config *cfg, int k, const gs_cfg_value *vals, int n, const char *origin)
 {
     gs_status st = GS_OK;
     gs_cfg_list *nl = NULL;
-    if (n == 1) return store(cfg, k, &vals[0], origin ? origin : vals[0].origin);
+    if (n == 1) return gs_cfg_store(cfg, k, &vals[0], origin ? origin : vals[0].origin);
     GS_TRY(list_new(vals, n, n, origin, &nl));
-    GS_TRY(store(cfg, k, &nl->vals[0], nl->vals[0].origin)); /* clears the old list */
+    GS_TRY(gs_cfg_store(cfg, k, &nl->vals[0], nl->vals[0].origin)); /* clears the old list */
     cfg->lists[k] = nl;
     nl = NULL;
 cleanup:
@@ -651,8 +611,8 @@ gs_status gs_config_create(gs_config **cfg)
         snprintf(where, sizeof where, "schema default of %s", gs_cfg_schema[k].path);
         GS_TRY(dup_string(gs_cfg_schema[k].def, &text));
         GS_TRY(parse_text(k, text, where, &raw));
-        GS_TRY(check_value(k, &raw, where, &val));
-        GS_TRY(store(c, k, &val, NULL));
+        GS_TRY(gs_cfg_check_value(k, &raw, where, &val));
+        GS_TRY(gs_cfg_store(c, k, &val, NULL));
         gs_free(&text);
     }
     *cfg = c;
@@ -672,7 +632,7 @@ gs_status gs_config_copy(const gs_config *src, gs_config **dst)
     GS_TRY(config_alloc(&c));
     c->allow_lists = src->allow_lists;
     for (int k = 0; k < c->n; k++) {
-        GS_TRY(store(c, k, &src->v[k], src->v[k].origin));
+        GS_TRY(gs_cfg_store(c, k, &src->v[k], src->v[k].origin));
         if (src->lists[k]) { /* shared, not copied */
             __atomic_add_fetch(&src->lists[k]->refs, 1, __ATOMIC_RELAXED);
             c->lists[k] = src->lists[k];
@@ -686,7 +646,7 @@ cleanup:
 }
 
 /* Exchanges the values of a and b (commit of a validated copy). */
-static void swap_values(gs_config *a, gs_config *b)
+void gs_cfg_swap_values(gs_config *a, gs_config *b)
 {
     gs_cfg_value *v = a->v;
     gs_cfg_list **l = a->lists;
@@ -694,338 +654,6 @@ static void swap_values(gs_config *a, gs_config *b)
     b->v = v;
     a->lists = b->lists;
     b->lists = l;
-}
-
-/* ---------------------------------------------------------------------------------------------- */
-/* libconfig text                                                                                 */
-
-/* libconfig 1.5 reads an integer literal without the L suffix into 32 bits and silently wraps it
- * (4294967297 becomes 1). Before its tree is used, scan the text for such literals and refuse
- * them, naming the line. The text has already parsed, so the tokens are well formed. */
-static gs_status check_int_literals(const char *text, const char *name)
-{
-    int line = 1;
-    const char *p = text;
-    while (*p) {
-        char c = *p;
-        if (c == '\n') {
-            line++;
-            p++;
-        } else if (c == '#' || (c == '/' && p[1] == '/') || c == '@') { /* comment, @include */
-            while (*p && *p != '\n') p++;
-        } else if (c == '/' && p[1] == '*') {
-            for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
-                if (*p == '\n') line++;
-            if (*p) p += 2;
-        } else if (c == '"') {
-            for (p++; *p && *p != '"'; p++) {
-                if (*p == '\\' && p[1]) p++;
-                if (*p == '\n') line++;
-            }
-            if (*p) p++;
-        } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*' || c == '_') {
-            while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-                   *p == '-' || *p == '_' || *p == '*')
-                p++; /* a setting name or true/false: digits in it are no number */
-        } else if ((c >= '0' && c <= '9') || ((c == '-' || c == '+') && p[1] >= '0' && p[1] <= '9')) {
-            const char *start = p;
-            if (c == '-' || c == '+') p++;
-            bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-            if (hex) p += 2;
-            while ((*p >= '0' && *p <= '9') || (hex && ((*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))))
-                p++;
-            if (!hex && (*p == '.' || *p == 'e' || *p == 'E')) { /* a float: skip it */
-                if (*p == '.') p++;
-                while (*p >= '0' && *p <= '9') p++;
-                if (*p == 'e' || *p == 'E') {
-                    p++;
-                    if (*p == '-' || *p == '+') p++;
-                    while (*p >= '0' && *p <= '9') p++;
-                }
-                continue;
-            }
-            if (*p == 'L') { /* 64-bit literal: libconfig reads it whole */
-                p++;
-                continue;
-            }
-            char lit[64];
-            size_t n = (size_t)(p - start);
-            snprintf(lit, sizeof lit, "%.*s", (int)(n < 63 ? n : 63), start);
-            bool wraps;
-            errno = 0;
-            if (hex) { /* libconfig reads 0x80000000..0xffffffff as negative and cuts longer ones */
-                unsigned long long mag = strtoull(lit + (lit[0] == '+' || lit[0] == '-'), NULL, 16);
-                wraps = errno == ERANGE || n >= 63 || mag > (unsigned long long)INT_MAX;
-            } else {
-                long long v = strtoll(lit, NULL, 10);
-                wraps = errno == ERANGE || n >= 63 || v < INT_MIN || v > INT_MAX;
-            }
-            if (wraps)
-                return GS_ERROR(GS_ERR_CONFIG,
-                                "%s:%d: the integer %s does not fit in 32 bits, and libconfig reads "
-                                "integers without the L suffix as 32-bit; write %sL (64-bit) or a "
-                                "floating-point number",
-                                name, line, lit, lit);
-        } else if (c == '.' && p[1] >= '0' && p[1] <= '9') { /* float like .5 */
-            p++;
-            while ((*p >= '0' && *p <= '9') || *p == 'e' || *p == 'E' ||
-                   ((*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E')))
-                p++;
-        } else {
-            p++;
-        }
-    }
-    return GS_OK;
-}
-
-static const char *setting_kind(const config_setting_t *s)
-{
-    switch (config_setting_type(s)) {
-    case CONFIG_TYPE_GROUP: return "a group";
-    case CONFIG_TYPE_ARRAY: return "an array";
-    case CONFIG_TYPE_LIST: return "a list";
-    case CONFIG_TYPE_INT:
-    case CONFIG_TYPE_INT64: return "an integer";
-    case CONFIG_TYPE_FLOAT: return "a floating-point number";
-    case CONFIG_TYPE_BOOL: return "a boolean";
-    case CONFIG_TYPE_STRING: return "a string";
-    }
-    return "a setting";
-}
-
-/* A libconfig scalar as a raw value (strings borrowed from the setting). */
-static gs_status setting_to_raw(const config_setting_t *s, const char *path, const char *where, raw_value *raw)
-{
-    memset(raw, 0, sizeof *raw);
-    switch (config_setting_type(s)) {
-    case CONFIG_TYPE_INT:
-    case CONFIG_TYPE_INT64:
-        raw->kind = RAW_INT;
-        raw->i = config_setting_get_int64(s);
-        return GS_OK;
-    case CONFIG_TYPE_FLOAT:
-        raw->kind = RAW_FLOAT;
-        raw->d = config_setting_get_float(s);
-        return GS_OK;
-    case CONFIG_TYPE_BOOL:
-        raw->kind = RAW_BOOL;
-        raw->b = config_setting_get_bool(s) != 0;
-        return GS_OK;
-    case CONFIG_TYPE_STRING:
-        raw->kind = RAW_STRING;
-        raw->s = config_setting_get_string(s);
-        return GS_OK;
-    }
-    return GS_ERROR(GS_ERR_CONFIG, "%s: %s: expected a single value, found %s", where, path, setting_kind(s));
-}
-
-/* A list or array value for key k: the values of a parameter sweep. Every element is checked like
- * a scalar (type, range, choices); the key then holds the whole list and its first value. Lists are
- * refused unless the configuration allows them (the gpusolve CLI does; a single solve does not). */
-static gs_status apply_list(gs_config *cfg, int k, const config_setting_t *s, const char *where)
-{
-    gs_status st = GS_OK;
-    gs_cfg_value *vals = NULL;
-    const char *path = gs_cfg_schema[k].path;
-    if (!cfg->allow_lists)
-        return GS_ERROR(GS_ERR_CONFIG,
-                        "%s: %s: lists are for sweeps and are not supported here; give a single value "
-                        "(%s), or run once per value with -s %s=VALUE",
-                        where, path, type_word(gs_cfg_schema[k].type), path);
-    int n = config_setting_length(s);
-    if (n <= 0)
-        return GS_ERROR(GS_ERR_CONFIG, "%s: %s = [] is an empty list; a sweep needs at least one value", where,
-                        path);
-    GS_TRY(gs_calloc(&vals, (size_t)n, sizeof *vals));
-    for (int e = 0; e < n; e++) {
-        const config_setting_t *el = config_setting_get_elem(s, (unsigned int)e);
-        char ewhere[WHERE_MAX_LEN + 40];
-        snprintf(ewhere, sizeof ewhere, "%s: value %d of the list", where, e + 1);
-        raw_value raw;
-        GS_TRY(setting_to_raw(el, path, ewhere, &raw));
-        GS_TRY(check_value(k, &raw, ewhere, &vals[e])); /* strings borrowed from the setting */
-    }
-    GS_TRY(store_list(cfg, k, vals, n, where));
-cleanup:
-    gs_free(&vals);
-    return st;
-}
-
-static gs_status apply_group(gs_config *cfg, const config_setting_t *group, const char *prefix,
-                             const char *name);
-
-/* One member of a group: recurse into known groups, check and store known keys. */
-static gs_status apply_setting(gs_config *cfg, const config_setting_t *s, const char *prefix,
-                               const char *name)
-{
-    const char *file = config_setting_source_file(s) ? config_setting_source_file(s) : name;
-    char where[WHERE_MAX_LEN], path[PATH_MAX_LEN];
-    snprintf(where, sizeof where, "%s:%u", file, config_setting_source_line(s));
-    int plen = snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "",
-                        config_setting_name(s) ? config_setting_name(s) : "");
-    if (plen < 0 || (size_t)plen >= sizeof path)
-        return GS_ERROR(GS_ERR_CONFIG, "%s: unknown key %.80s... (name too long)", where, path);
-    int k = key_index(path);
-    bool group = group_exists(path);
-    int type = config_setting_type(s);
-
-    if (type == CONFIG_TYPE_GROUP) {
-        if (k >= 0) {
-            const gs_cfg_key *key = &gs_cfg_schema[k];
-            const char *q = key->type == GS_CFG_STRING || key->type == GS_CFG_CHOICE ? "\"" : "";
-            return GS_ERROR(GS_ERR_CONFIG, "%s: %s is a key, not a group: it expects %s, e.g. %s = %s%s%s;",
-                            where, path, type_word(key->type), leaf_of(path), q, key->def, q);
-        }
-        if (!group) return unknown_name(where, path, true);
-        GS_CALL(apply_group(cfg, s, path, name));
-        return GS_OK;
-    }
-    if (k < 0) {
-        if (group) {
-            char members[LIST_MAX_LEN];
-            group_members(path, members, sizeof members);
-            return GS_ERROR(GS_ERR_CONFIG,
-                            "%s: %s is a group, not a key, but was given %s; write %s = { ... }; with "
-                            "some of: %s",
-                            where, path, setting_kind(s), leaf_of(path), members);
-        }
-        return unknown_name(where, path, false);
-    }
-    if (type == CONFIG_TYPE_ARRAY || type == CONFIG_TYPE_LIST) {
-        GS_CALL(apply_list(cfg, k, s, where));
-        return GS_OK;
-    }
-
-    raw_value raw;
-    GS_CALL(setting_to_raw(s, path, where, &raw));
-    gs_cfg_value val;
-    GS_CALL(check_value(k, &raw, where, &val));
-    GS_CALL(store(cfg, k, &val, where));
-    return GS_OK;
-}
-
-static gs_status apply_group(gs_config *cfg, const config_setting_t *group, const char *prefix,
-                             const char *name)
-{
-    unsigned int n = (unsigned int)config_setting_length(group);
-    for (unsigned int e = 0; e < n; e++)
-        GS_CALL(apply_setting(cfg, config_setting_get_elem(group, e), prefix, name));
-    return GS_OK;
-}
-
-/* Applies a parsed tree to a copy of cfg and commits the copy when every setting was valid. */
-static gs_status apply_tree(gs_config *cfg, const config_t *lc, const char *name)
-{
-    gs_status st = GS_OK;
-    gs_config *tmp = NULL;
-    GS_TRY(gs_config_copy(cfg, &tmp));
-    GS_TRY(apply_group(tmp, config_root_setting(lc), "", name));
-    swap_values(cfg, tmp);
-cleanup:
-    gs_config_destroy(&tmp);
-    return st;
-}
-
-/* libconfig's message, made precise where it is vague. Most of these cases are caught before libconfig
- * reads the text (gs_cfg_prescan), with the key or file named; these words remain for what slips past. */
-static gs_status parse_error(const config_t *lc, const char *name)
-{
-    const char *file = config_error_file(lc) ? config_error_file(lc) : name;
-    const char *text = config_error_text(lc) ? config_error_text(lc) : "unreadable";
-    int line = config_error_line(lc);
-    if (config_error_type(lc) == CONFIG_ERR_FILE_IO)
-        return GS_ERROR(GS_ERR_IO, "%s: cannot read configuration file (libconfig: %s)", file, text);
-    /* a sweep list of numbers like [0, 1e-3] mixes an integer and a float, which arrays refuse */
-    if (strstr(text, "mismatched element type in array"))
-        return GS_ERROR(GS_ERR_CONFIG,
-                        "%s:%d: %s; the values of [ ... ] must all have one type: write floating-point values "
-                        "with a decimal point or exponent ([0.0, 1e-3], not [0, 1e-3]), or use a list ( ... )",
-                        file, line, text);
-    if (strcmp(text, "memory exhausted") == 0)
-        return GS_ERROR(GS_ERR_CONFIG,
-                        "%s:%d: groups and lists are nested too deeply for libconfig's parser (libconfig: memory "
-                        "exhausted); a gpusolve configuration needs at most 4 levels",
-                        file, line);
-    if (strcmp(text, "duplicate setting name") == 0)
-        return GS_ERROR(GS_ERR_CONFIG,
-                        "%s:%d: a setting is given twice in the same group (libconfig: duplicate setting name); give "
-                        "each setting once",
-                        file, line);
-    if (strcmp(text, "cannot open include file") == 0)
-        return GS_ERROR(GS_ERR_IO, "%s:%d: the file named by @include cannot be opened (libconfig: %s)", file, line,
-                        text);
-    if (strcmp(text, "include file nesting too deep") == 0)
-        return GS_ERROR(GS_ERR_CONFIG,
-                        "%s:%d: include file nesting too deep: @include files nested more than %d deep (libconfig's "
-                        "limit); does a file include itself?",
-                        file, line, GS_CFG_INCLUDE_DEPTH_MAX);
-    if (strcmp(text, "syntax error") == 0)
-        return GS_ERROR(GS_ERR_CONFIG,
-                        "%s:%d: syntax error; expected settings written name = value; (strings in double quotes, "
-                        "groups in { }, lists in [ ] or ( ))",
-                        file, line);
-    return GS_ERROR(GS_ERR_CONFIG, "%s:%d: %s", file, line, text);
-}
-
-/* Parses text (named `name`, with its @include files resolved in dir) and applies it to cfg: checked
- * first (gs_cfg_prescan), then parsed by libconfig, then its integer literals checked in every file it
- * read, then every setting checked against the schema in a copy that is committed only when all pass. */
-static gs_status load_text(gs_config *cfg, const char *text, const char *name, const char *dir)
-{
-    gs_status st = GS_OK;
-    config_t lc;
-    bool lc_init = false;
-    gs_cfg_sources src = {0, 0, NULL, NULL};
-    GS_TRY(gs_cfg_prescan(text, name, dir, &src));
-    config_init(&lc);
-    lc_init = true;
-    if (dir) config_set_include_dir(&lc, dir); /* libconfig keeps its own copy */
-    if (!config_read_string(&lc, text)) {
-        st = parse_error(&lc, name);
-        goto cleanup;
-    }
-    GS_TRY(check_int_literals(text, name));
-    for (int i = 0; i < src.n; i++) GS_TRY(check_int_literals(src.text[i], src.name[i]));
-    GS_TRY(apply_tree(cfg, &lc, name));
-cleanup:
-    if (lc_init) config_destroy(&lc);
-    gs_cfg_sources_free(&src);
-    return st;
-}
-
-gs_status gs_config_load_string(gs_config *cfg, const char *text, const char *name)
-{
-    if (!cfg || !text) return GS_ERROR(GS_ERR_ARG, "gs_config_load_string: cfg or text is NULL");
-    if (!name) name = "<string>";
-    if (strlen(text) > GS_CFG_TEXT_MAX)
-        return GS_ERROR(GS_ERR_CONFIG, "%s: the configuration text is larger than %zu MiB (%zu bytes); a configuration "
-                        "holds a few settings", name, GS_CFG_TEXT_MAX >> 20, GS_CFG_TEXT_MAX);
-    GS_CALL(load_text(cfg, text, name, NULL));
-    return GS_OK;
-}
-
-/* The file is read once, whatever it is (a FIFO like -c <(...) can be read only once), with a size
- * limit (-c /dev/zero fails at once); libconfig then parses the text read, resolving @include beside
- * the file, not in the current directory. */
-gs_status gs_config_load_file(gs_config *cfg, const char *path)
-{
-    gs_status st = GS_OK;
-    char *text = NULL, *dir = NULL;
-    size_t len = 0;
-    if (!cfg || !path) return GS_ERROR(GS_ERR_ARG, "gs_config_load_file: cfg or path is NULL");
-    GS_TRY(gs_cfg_read_text(path, GS_CFG_TEXT_MAX, &text, &len));
-    const char *slash = strrchr(path, '/');
-    if (slash) {
-        size_t n = (size_t)(slash - path);
-        GS_TRY(gs_malloc(&dir, n + 2, 1));
-        memcpy(dir, path, n ? n : 1); /* "/x.cfg" -> "/" */
-        dir[n ? n : 1] = '\0';
-    }
-    GS_TRY(load_text(cfg, text, path, dir));
-cleanup:
-    gs_free(&text);
-    gs_free(&dir);
-    return st;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1045,18 +673,18 @@ static gs_status split_assignment(const char *assignment, const char *where, cha
     if (!path[0])
         return GS_ERROR(GS_ERR_CONFIG,
                         "%s: the key before '=' is empty; expected group.key=value (e.g. -s solver.restart=50)", where);
-    *k = key_index(path);
+    *k = gs_cfg_key_index(path);
     if (*k >= 0) return GS_OK;
-    if (group_exists(path)) {
+    if (gs_cfg_group_exists(path)) {
         char members[LIST_MAX_LEN];
         const char *example = NULL; /* the group's first key, e.g. solver.type */
         for (int j = 0; gs_cfg_schema[j].path && !example; j++)
             if (gs_cfg_below(path, gs_cfg_schema[j].path)) example = gs_cfg_schema[j].path;
-        group_members(path, members, sizeof members);
+        gs_cfg_group_members(path, members, sizeof members);
         return GS_ERROR(GS_ERR_CONFIG, "%s: %s is a group, not a key; set one of its members (%s), e.g. -s %s=%s",
-                        where, path, members, example, gs_cfg_schema[key_index(example)].def);
+                        where, path, members, example, gs_cfg_schema[gs_cfg_key_index(example)].def);
     }
-    return unknown_name(where, path, false);
+    return gs_cfg_unknown_name(where, path, false);
 }
 
 gs_status gs_config_set(gs_config *cfg, const char *assignment)
@@ -1073,8 +701,8 @@ gs_status gs_config_set(gs_config *cfg, const char *assignment)
     raw_value raw;
     gs_cfg_value val;
     GS_TRY(parse_text(k, text, where, &raw));
-    GS_TRY(check_value(k, &raw, where, &val));
-    GS_TRY(store(cfg, k, &val, "-s"));
+    GS_TRY(gs_cfg_check_value(k, &raw, where, &val));
+    GS_TRY(gs_cfg_store(cfg, k, &val, "-s"));
 cleanup:
     gs_free(&copy);
     return st;
@@ -1110,7 +738,7 @@ gs_status gs_config_set_list(gs_config *cfg, const char *assignment, bool append
     if (have + pieces > 1 && !cfg->allow_lists)
         GS_FAIL(GS_ERR_CONFIG,
                 "%s: %s: lists are for sweeps and are not supported here; give a single value (%s)", where,
-                key->path, type_word(key->type));
+                key->path, gs_cfg_type_word(key->type));
     GS_TRY(gs_calloc(&vals, (size_t)pieces, sizeof *vals));
     char *piece = text;
     for (int p = 0; p < pieces; p++) {
@@ -1125,14 +753,14 @@ gs_status gs_config_set_list(gs_config *cfg, const char *assignment, bool append
             GS_FAIL(GS_ERR_CONFIG, "%s: empty value (two commas in a row, or one at an end)", pwhere);
         raw_value raw;
         GS_TRY(parse_text(k, piece, pwhere, &raw));
-        GS_TRY(check_value(k, &raw, pwhere, &vals[n]));
+        GS_TRY(gs_cfg_check_value(k, &raw, pwhere, &vals[n]));
         vals[n++].origin = (char *)"-s";
         piece = comma ? comma + 1 : piece + strlen(piece);
     }
     if (have > 0)
         GS_TRY(append_list(cfg, k, vals, n, "-s")); /* -s KEY given again: amortised O(values added) */
     else
-        GS_TRY(store_list(cfg, k, vals, n, NULL));
+        GS_TRY(gs_cfg_store_list(cfg, k, vals, n, NULL));
 cleanup:
     gs_free(&vals);
     gs_free(&copy);
@@ -1141,21 +769,22 @@ cleanup:
 
 int gs_config_count(const gs_config *cfg, const char *path)
 {
-    int k = path ? key_index(path) : -1;
+    int k = path ? gs_cfg_key_index(path) : -1;
     if (!cfg || k < 0) return 0;
     return list_len(cfg, k) > 1 ? list_len(cfg, k) : 1;
 }
 
 gs_status gs_config_pick(gs_config *cfg, const char *path, int index)
 {
-    int k = path ? key_index(path) : -1;
-    if (!cfg || k < 0) return GS_ERROR(GS_ERR_ARG, "gs_config_pick: no configuration or no key \"%s\"", path ? path : "(null)");
+    int k = path ? gs_cfg_key_index(path) : -1;
+    if (!cfg || k < 0)
+        return GS_ERROR(GS_ERR_ARG, "gs_config_pick: no configuration or no key \"%s\"", path ? path : "(null)");
     int n = gs_config_count(cfg, path);
     if (index < 0 || index >= n)
         return GS_ERROR(GS_ERR_ARG, "gs_config_pick: %s holds %d value(s); asked for value %d", path, n, index);
     if (n == 1) return GS_OK;
     const gs_cfg_value *v = &cfg->lists[k]->vals[index];
-    GS_CALL(store(cfg, k, v, v->origin)); /* copies before the list is released */
+    GS_CALL(gs_cfg_store(cfg, k, v, v->origin)); /* copies before the list is released */
     return GS_OK;
 }
 
@@ -1188,7 +817,7 @@ static void write_one(FILE *f, int k, const gs_cfg_value *v)
 
 void gs_config_print_value(const gs_config *cfg, const char *path, FILE *f)
 {
-    int k = path ? key_index(path) : -1;
+    int k = path ? gs_cfg_key_index(path) : -1;
     if (!cfg || k < 0) return;
     if (list_len(cfg, k) <= 1) {
         write_one(f, k, &cfg->v[k]);
@@ -1208,7 +837,7 @@ void gs_config_print_value(const gs_config *cfg, const char *path, FILE *f)
 static const gs_cfg_value *lookup(const gs_config *cfg, const char *path, const char *fn, int want1,
                                   int want2)
 {
-    int k = path ? key_index(path) : -1;
+    int k = path ? gs_cfg_key_index(path) : -1;
     if (!cfg) {
         fprintf(stderr, "gpusolve: %s(\"%s\"): the configuration is NULL (programming error)\n", fn,
                 path ? path : "(null)");
@@ -1222,7 +851,7 @@ static const gs_cfg_value *lookup(const gs_config *cfg, const char *path, const 
     int t = (int)gs_cfg_schema[k].type;
     if (want1 >= 0 && t != want1 && t != want2) {
         fprintf(stderr, "gpusolve: %s(\"%s\"): the key's schema type is %s (programming error)\n", fn,
-                path, type_word(gs_cfg_schema[k].type));
+                path, gs_cfg_type_word(gs_cfg_schema[k].type));
         abort();
     }
     return &cfg->v[k];

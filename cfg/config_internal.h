@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cfg/config.h"
 #include "core/status.h"
 
 /* Limits on configuration text (docs/failures.md): a configuration holds a few dozen settings, so
@@ -51,5 +52,68 @@ typedef struct gs_cfg_sources {
  * GS_ERR_INTERRUPTED. */
 gs_status gs_cfg_prescan(const char *text, const char *name, const char *dir, gs_cfg_sources *src);
 void gs_cfg_sources_free(gs_cfg_sources *src);
+
+/* ---------------------------------------------------------------- the configuration's storage, shared by
+ * config.c (values, checks, -s, lists, access) and config_load.c (libconfig text) */
+
+/* The value of one key. origin NULL means the schema default. */
+typedef struct gs_cfg_value {
+    long long i;  /* GS_CFG_INT */
+    double d;     /* GS_CFG_DOUBLE */
+    bool b;       /* GS_CFG_BOOL */
+    char *s;      /* GS_CFG_STRING, GS_CFG_CHOICE (owned) */
+    char *origin; /* "FILE:LINE" or "-s" (owned); NULL: default */
+} gs_cfg_value;
+
+/* A key's sweep list: every value it takes, in order; vals[0] is also the key's value v[k]. A list is
+ * shared by the copies of a configuration (a sweep makes one copy per run: copying a long list for each
+ * would make a sweep quadratic) and copied before it changes; refs counts its holders. */
+typedef struct gs_cfg_list {
+    int refs;           /* configurations holding it (atomic) */
+    int n, cap;         /* values, room */
+    gs_cfg_value *vals; /* owned */
+} gs_cfg_list;
+
+struct gs_config {
+    int n;               /* rows of gs_cfg_schema */
+    gs_cfg_value *v;     /* v[k] is the value of gs_cfg_schema[k] */
+    gs_cfg_list **lists; /* lists[k]: the sweep list of key k (NULL: the single value v[k]) */
+    bool allow_lists;   /* lists accepted (gs_config_allow_lists); refused otherwise */
+};
+
+/* A value as written, before it is checked against a key: a libconfig scalar, or -s text already
+ * converted to the key's type. s is borrowed. */
+typedef enum raw_kind { RAW_INT, RAW_FLOAT, RAW_BOOL, RAW_STRING } raw_kind;
+typedef struct raw_value {
+    raw_kind kind;
+    long long i;
+    double d;
+    bool b;
+    const char *s;
+} raw_value;
+
+#define PATH_MAX_LEN 256  /* longest dotted path we build from a file's group names */
+#define WHERE_MAX_LEN 1100 /* "FILE:LINE" or "-s assignment" as shown in messages */
+#define LIST_MAX_LEN 900   /* "a, b, c" lists of keys or choices in messages */
+
+/* The schema row of a dotted path (-1: none); whether a group of the schema has that prefix; the last
+ * component of a path; the name of a type in messages. */
+int gs_cfg_key_index(const char *path);
+bool gs_cfg_group_exists(const char *prefix);
+const char *gs_cfg_leaf_of(const char *path);
+const char *gs_cfg_type_word(gs_cfg_type t);
+/* "a, b, c": the keys and groups directly below prefix. */
+void gs_cfg_group_members(const char *prefix, char *buf, size_t len);
+/* GS_ERR_CONFIG for a name the schema does not know (where: "FILE:LINE" or "-s ..."), with the closest
+ * known name. */
+gs_status gs_cfg_unknown_name(const char *where, const char *path, bool written_as_group);
+/* Checks raw against key k (type, finiteness, range, choices) and fills *out (out->s borrowed). */
+gs_status gs_cfg_check_value(int k, const raw_value *raw, const char *where, gs_cfg_value *out);
+/* Key k of cfg takes the value val (a copy) from origin, its list (if any) dropped; or the n values of a
+ * list. */
+gs_status gs_cfg_store(gs_config *cfg, int k, const gs_cfg_value *val, const char *origin);
+gs_status gs_cfg_store_list(gs_config *cfg, int k, const gs_cfg_value *vals, int n, const char *origin);
+/* Exchange the values and lists of two configurations (a checked copy committed). */
+void gs_cfg_swap_values(gs_config *a, gs_config *b);
 
 #endif
