@@ -1,8 +1,9 @@
 /* ParILU / ParIC preconditioner: A ~ L U (ParIC: L L^T) computed by fixed-point sweeps of equation (3)
  * of papers/asynchronous-iterative-ilu-factorization-gpu.txt from the symmetrically scaled A, then
- * z = U^{-1} (L^{-1} r) with the configured triangular solvers. Backend-agnostic: the sweeps run
- * through gs_parilu_sweep (the host reference or the CUDA twin, by pc->be->kind), everything else
- * through the backend and trisolve interfaces.
+ * z = U^{-1} (L^{-1} r) with the configured triangular solvers: the engine and the plug-in. Backend-agnostic:
+ * the sweeps run through gs_parilu_sweep (parilu_kernel.c: the host reference or the CUDA twin, by
+ * pc->be->kind), everything else through the backend and trisolve interfaces; the plan, the initial guess
+ * and the unscaling are in parilu_plan.c.
  *
  * Setup, step by step (setup_symbolic: 1-2; setup_numeric: 3-7):
  *  1. S = pattern of ILU(k) of A, k = fill_level (k = 0: the pattern of A); a diagonal entry A lacks
@@ -109,484 +110,6 @@ gs_status gs_parilu_opts_from_config(const gs_config *cfg, gs_parilu_opts *o)
 static const char *order_name(gs_parilu_order o)
 {
     return o == GS_PARILU_BACKWARD ? "backward" : o == GS_PARILU_RANDOM ? "random" : "forward";
-}
-
-/* ------------------------------------------------------------------------------------------------ */
-/* Plan                                                                                             */
-
-void gs_parilu_plan_free(gs_parilu_plan *P)
-{
-    if (!P) return;
-    gs_csr_free(&P->L);
-    gs_csr_free(&P->U);
-    gs_free(&P->uc_ptr);
-    gs_free(&P->uc_ind);
-    gs_free(&P->u_map);
-    gs_free(&P->task_row);
-    gs_free(&P->task_col);
-    gs_free(&P->task_dst);
-    gs_free(&P->task_src);
-    memset(P, 0, sizeof *P);
-}
-
-/* The pattern of T^T (rows sorted) and map[p] = position in T^T of T's entry p. */
-static gs_status transpose_pattern(const gs_csr *T, gs_int **tptr, gs_int **tind, gs_int **map)
-{
-    gs_status st = GS_OK;
-    gs_int n = T->nrows, *ptr = NULL, *ind = NULL, *mp = NULL, *next = NULL;
-    GS_TRY(GS_CALLOC(ptr, (size_t)n + 1));
-    GS_TRY(GS_MALLOC(ind, T->nnz));
-    GS_TRY(GS_MALLOC(mp, T->nnz));
-    GS_TRY(GS_MALLOC(next, n));
-    for (gs_int p = 0; p < T->nnz; p++) ptr[T->colind[p] + 1]++;
-    for (gs_int j = 0; j < n; j++) ptr[j + 1] += ptr[j];
-    memcpy(next, ptr, (size_t)n * sizeof *next);
-    for (gs_int i = 0; i < n; i++)
-        for (gs_int p = T->rowptr[i]; p < T->rowptr[i + 1]; p++) {
-            gs_int pos = next[T->colind[p]]++;
-            ind[pos] = i;
-            mp[p] = pos;
-        }
-    *tptr = ptr;
-    *tind = ind;
-    *map = mp;
-    ptr = ind = mp = NULL;
-cleanup:
-    gs_free(&ptr);
-    gs_free(&ind);
-    gs_free(&mp);
-    gs_free(&next);
-    return st;
-}
-
-/* Strict lower pattern Ls + the diagonal, last in each row (the ParIC L). */
-static gs_status append_diagonal(const gs_csr *Ls, gs_csr *L)
-{
-    gs_status st = GS_OK;
-    gs_int n = Ls->nrows;
-    if ((int64_t)Ls->nnz + n > GS_INT_MAX)
-        return GS_ERROR(GS_ERR_UNSUPPORTED, "ParIC: the factor would have more than %d entries (32-bit indices)",
-                        (int)GS_INT_MAX);
-    GS_TRY(gs_csr_alloc(L, n, n, Ls->nnz + n, false));
-    gs_int q = 0;
-    for (gs_int i = 0; i < n; i++) {
-        for (gs_int p = Ls->rowptr[i]; p < Ls->rowptr[i + 1]; p++) L->colind[q++] = Ls->colind[p];
-        L->colind[q++] = i;
-        L->rowptr[i + 1] = q;
-    }
-cleanup:
-    return st;
-}
-
-/* splitmix64: a fixed generator, so the random task order is the same on every platform. */
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Reorder the four task arrays by perm (new position t takes old task perm[t]). */
-static gs_status permute_tasks(gs_parilu_plan *P, const gs_int *perm)
-{
-    gs_status st = GS_OK;
-    gs_int *tmp = NULL;
-    gs_int nt = P->ntasks;
-    gs_int **arrays[4] = {&P->task_row, &P->task_col, &P->task_dst, &P->task_src};
-    GS_TRY(GS_MALLOC(tmp, nt));
-    for (int a = 0; a < 4; a++) {
-        gs_int *v = *arrays[a];
-        for (gs_int t = 0; t < nt; t++) tmp[t] = v[perm[t]];
-        memcpy(v, tmp, (size_t)nt * sizeof *v);
-    }
-cleanup:
-    gs_free(&tmp);
-    return st;
-}
-
-static gs_status order_tasks(gs_parilu_plan *P, gs_parilu_order order, unsigned seed)
-{
-    gs_status st = GS_OK;
-    gs_int *perm = NULL, *chunk = NULL;
-    gs_int nt = P->ntasks;
-    if (order == GS_PARILU_FORWARD || nt == 0) return GS_OK;
-    GS_TRY(GS_MALLOC(perm, nt));
-    if (order == GS_PARILU_BACKWARD) {
-        for (gs_int t = 0; t < nt; t++) perm[t] = nt - 1 - t;
-    } else {
-        /* Fisher-Yates over the chunks; a chunk keeps its tasks in elimination order. */
-        gs_int nc = (gs_int)(((int64_t)nt + GS_PARILU_CHUNK - 1) / GS_PARILU_CHUNK);
-        GS_TRY(GS_MALLOC(chunk, nc));
-        for (gs_int c = 0; c < nc; c++) chunk[c] = c;
-        uint64_t s = (uint64_t)seed;
-        for (gs_int c = nc - 1; c > 0; c--) {
-            gs_int r = (gs_int)(splitmix64(&s) % (uint64_t)(c + 1));
-            gs_int tmp = chunk[c];
-            chunk[c] = chunk[r];
-            chunk[r] = tmp;
-        }
-        gs_int t = 0;
-        for (gs_int c = 0; c < nc; c++) {
-            int64_t b = (int64_t)chunk[c] * GS_PARILU_CHUNK, e = b + GS_PARILU_CHUNK;
-            if (e > nt) e = nt;
-            for (int64_t k = b; k < e; k++) perm[t++] = (gs_int)k;
-        }
-    }
-    GS_TRY(permute_tasks(P, perm));
-cleanup:
-    gs_free(&perm);
-    gs_free(&chunk);
-    return st;
-}
-
-/* Position of a_ij in A->val for every column of a pattern row (sorted): -1 where A has no entry. */
-static void match_row(const gs_csr *A, gs_int i, const gs_int *cols, gs_int m, gs_int *src)
-{
-    gs_int p = A->rowptr[i], pe = A->rowptr[i + 1];
-    for (gs_int k = 0; k < m; k++) {
-        while (p < pe && A->colind[p] < cols[k]) p++;
-        src[k] = (p < pe && A->colind[p] == cols[k]) ? p : -1;
-    }
-}
-
-gs_status gs_parilu_plan_build(const gs_csr *A, bool symmetric, int fill_level, gs_parilu_order order,
-                               unsigned seed, gs_parilu_plan *P)
-{
-    gs_status st = GS_OK;
-    gs_csr Ls = {0}, Us = {0};
-    if (!P) return GS_ERROR(GS_ERR_ARG, "ParILU plan: output is NULL");
-    memset(P, 0, sizeof *P);
-    if (!A || A->nrows != A->ncols)
-        return GS_ERROR(GS_ERR_ARG, "ParILU: the matrix must be square, got %d x %d", A ? (int)A->nrows : 0,
-                        A ? (int)A->ncols : 0);
-    if (!gs_csr_is_sorted(A))
-        return GS_ERROR(GS_ERR_ARG, "ParILU: the matrix columns must be strictly increasing in every row "
-                                    "(sort and sum duplicates first: gs_csr_sort_dedupe)");
-    const gs_int n = A->nrows;
-    P->n = n;
-    P->nnz_A = A->nnz;
-    P->symmetric = symmetric;
-    gs_csr_diagonal(A, NULL, &P->diag_inserted, NULL);
-
-    /* S: ILU(k) patterns (diagonal inserted where A lacks it). */
-    GS_TRY(gs_iluk_symbolic(A, fill_level, &Ls, &Us));
-    if (symmetric) {
-        GS_TRY(append_diagonal(&Ls, &P->L));
-        /* U = L^T: its pattern, and where each entry of L lands in it */
-        gs_int *tp = NULL, *ti = NULL;
-        GS_TRY(transpose_pattern(&P->L, &tp, &ti, &P->u_map));
-        P->U.nrows = P->U.ncols = n;
-        P->U.nnz = P->L.nnz;
-        P->U.rowptr = tp;
-        P->U.colind = ti;
-        P->nnz_l = P->L.nnz;
-        P->nnz_u = 0;
-    } else {
-        P->L = Ls;
-        P->U = Us;
-        memset(&Ls, 0, sizeof Ls);
-        memset(&Us, 0, sizeof Us);
-        /* U by columns: column j = rows k <= j increasing, so its diagonal comes last */
-        GS_TRY(transpose_pattern(&P->U, &P->uc_ptr, &P->uc_ind, &P->u_map));
-        P->nnz_l = P->L.nnz;
-        P->nnz_u = P->U.nnz;
-    }
-    if ((int64_t)P->nnz_l + P->nnz_u > GS_INT_MAX)
-        GS_FAIL(GS_ERR_UNSUPPORTED, "ParILU: |S| = %lld entries exceed 32-bit indices",
-                (long long)P->nnz_l + P->nnz_u);
-    P->ntasks = P->nnz_l + P->nnz_u;
-
-    /* Tasks in Gaussian-elimination order: row i's entries of L, then of U, left to right. */
-    gs_int nt = P->ntasks;
-    GS_TRY(GS_MALLOC(P->task_row, nt));
-    GS_TRY(GS_MALLOC(P->task_col, nt));
-    GS_TRY(GS_MALLOC(P->task_dst, nt));
-    GS_TRY(GS_MALLOC(P->task_src, nt));
-    gs_int t = 0;
-    for (gs_int i = 0; i < n; i++) {
-        gs_int lb = P->L.rowptr[i], le = P->L.rowptr[i + 1];
-        match_row(A, i, P->L.colind + lb, le - lb, P->task_src + t);
-        for (gs_int p = lb; p < le; p++, t++) {
-            P->task_row[t] = i;
-            P->task_col[t] = P->L.colind[p];
-            P->task_dst[t] = p;
-        }
-        if (symmetric) continue;
-        gs_int ub = P->U.rowptr[i], ue = P->U.rowptr[i + 1];
-        match_row(A, i, P->U.colind + ub, ue - ub, P->task_src + t);
-        for (gs_int q = ub; q < ue; q++, t++) {
-            P->task_row[t] = i;
-            P->task_col[t] = P->U.colind[q];
-            P->task_dst[t] = P->nnz_l + P->u_map[q];
-        }
-    }
-    GS_TRY(order_tasks(P, order, seed));
-
-cleanup:
-    gs_csr_free(&Ls);
-    gs_csr_free(&Us);
-    if (st != GS_OK) gs_parilu_plan_free(P);
-    return st;
-}
-
-/* ------------------------------------------------------------------------------------------------ */
-/* Scaling, initial guess, unscaling                                                                */
-
-static gs_int row_name(const gs_int *names, gs_int i) { return names ? names[i] : i; }
-
-gs_status gs_parilu_initial_guess(const gs_parilu_plan *P, const gs_csr *A, const gs_parilu_opts *o,
-                                  const gs_int *row_names, double *sd, double *task_a, double *x0,
-                                  double *pivot_shift, gs_int *zero_diag)
-{
-    const char *who = P->symmetric ? "ParIC" : "ParILU";
-    const gs_int n = P->n;
-    if (A->nrows != n || A->nnz != P->nnz_A || !A->val)
-        return GS_ERROR(GS_ERR_ARG,
-                        "%s: numeric setup with a %d x %d matrix of %d entries%s after a symbolic setup with %d "
-                        "rows and %d entries; the pattern must not change",
-                        who, (int)A->nrows, (int)A->ncols, (int)A->nnz, A->val ? "" : " (no values)", (int)n,
-                        (int)P->nnz_A);
-    gs_int zd = 0;
-
-    /* d_i = |a_ii|; a zero one cannot be scaled by */
-    for (gs_int i = 0; i < n; i++) {
-        double aii = 0.0, rmax = 0.0;
-        bool stored = false;
-        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            double a = A->val[p];
-            if (!isfinite(a))
-                return GS_ERROR(GS_ERR_NUMERIC,
-                                "%s: the matrix entry A(%d,%d) = %g is not finite; the input matrix must hold "
-                                "finite values",
-                                who, (int)row_name(row_names, i) + 1, (int)row_name(row_names, A->colind[p]) + 1, a);
-            if (fabs(a) > rmax) rmax = fabs(a);
-            if (A->colind[p] == i) {
-                aii = a;
-                stored = true;
-            }
-        }
-        double d = fabs(aii);
-        if (!(d >= DBL_MIN)) {
-            if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
-                return GS_ERROR(GS_ERR_NUMERIC,
-                                "%s: the diagonal entry A(%d,%d) is %s; the symmetric scaling "
-                                "D^{-1/2} A D^{-1/2} with D = diag(|a_ii|) needs a nonzero diagonal. Set "
-                                "preconditioner.zero_pivot = \"shift\" (the row is then scaled by its largest "
-                                "entry), reorder the matrix, or use another preconditioner",
-                                who, (int)row_name(row_names, i) + 1, (int)row_name(row_names, i) + 1,
-                                stored ? "zero" : "not stored (zero)");
-            d = rmax >= DBL_MIN ? rmax : 1.0;
-            zd++;
-        }
-        sd[i] = sqrt(d);
-    }
-
-    /* Â on S and the initial guess: L̂ = strict lower part of Â (+ I implicitly), Û = upper part
-     * (ParIC: L̂ = lower part); a_ij = 0 at fill positions. */
-    for (gs_int t = 0; t < P->ntasks; t++) {
-        gs_int src = P->task_src[t];
-        double a = src >= 0 ? A->val[src] / (sd[P->task_row[t]] * sd[P->task_col[t]]) : 0.0;
-        task_a[t] = a;
-        x0[P->task_dst[t]] = a;
-    }
-
-    /* Replacement pivots: shift * ||row i of Â||_inf (the shift itself for a zero row). */
-    for (gs_int i = 0; i < n; i++) {
-        double m = 0.0;
-        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            double a = fabs(A->val[p]) / (sd[i] * sd[A->colind[p]]);
-            if (a > m) m = a;
-        }
-        double r = o->shift * m;
-        if (!(r >= DBL_MIN)) r = o->shift;
-        pivot_shift[i] = r;
-    }
-
-    /* Initial pivots: â_ii = sign(a_ii); a row without a usable diagonal starts from 1. ParIC needs
-     * a positive one (an SPD matrix has a_ii > 0). */
-    for (gs_int t = 0; t < P->ntasks; t++) {
-        gs_int i = P->task_row[t];
-        if (P->task_col[t] != i) continue;
-        double *u = &x0[P->task_dst[t]];
-        bool ok = P->symmetric ? (*u >= DBL_MIN) : (fabs(*u) >= DBL_MIN);
-        if (ok) continue;
-        if (o->zero_pivot != GS_ZERO_PIVOT_SHIFT)
-            return GS_ERROR(GS_ERR_NUMERIC,
-                            "ParIC: the diagonal entry A(%d,%d) = %g is not positive; incomplete Cholesky needs "
-                            "a symmetric positive definite matrix (set preconditioner.zero_pivot = \"shift\" to "
-                            "start from a positive pivot anyway, or use ParILU: preconditioner.symmetric = false)",
-                            (int)row_name(row_names, i) + 1, (int)row_name(row_names, i) + 1,
-                            task_a[t] * sd[i] * sd[i]);
-        *u = 1.0;
-    }
-    if (zero_diag) *zero_diag = zd;
-    return GS_OK;
-}
-
-void gs_parilu_unscale(const gs_parilu_plan *P, const double *sd, const double *x, gs_csr *L, gs_csr *U)
-{
-    const gs_int n = P->n;
-    if (P->symmetric) {
-        /* L = D^{1/2} L̂, U = L^T */
-        for (gs_int i = 0; i < n; i++)
-            for (gs_int p = P->L.rowptr[i]; p < P->L.rowptr[i + 1]; p++) {
-                L->val[p] = x[p] * sd[i];
-                U->val[P->u_map[p]] = L->val[p];
-            }
-        return;
-    }
-    /* L = D^{1/2} L̂ D^{-1/2} (unit diagonal kept), U = D^{1/2} Û D^{1/2} */
-    for (gs_int i = 0; i < n; i++) {
-        for (gs_int p = P->L.rowptr[i]; p < P->L.rowptr[i + 1]; p++) L->val[p] = x[p] * sd[i] / sd[P->L.colind[p]];
-        for (gs_int q = P->U.rowptr[i]; q < P->U.rowptr[i + 1]; q++)
-            U->val[q] = x[P->nnz_l + P->u_map[q]] * sd[i] * sd[P->U.colind[q]];
-    }
-}
-
-/* ------------------------------------------------------------------------------------------------ */
-/* Kernel arrays on a backend                                                                       */
-
-static gs_status upload_ints(gs_backend *be, gs_int **dst, const gs_int *src, size_t count)
-{
-    void *p = NULL;
-    GS_CALL(gs_backend_alloc(be, &p, count * sizeof(gs_int)));
-    *dst = p;
-    if (count > 0) GS_CALL(gs_backend_upload(be, p, src, count * sizeof(gs_int)));
-    return GS_OK;
-}
-
-static void free_array(gs_backend *be, void *pp)
-{
-    void **p = pp;
-    if (*p) gs_backend_free(be, *p);
-    *p = NULL;
-}
-
-void gs_parilu_kernel_free(gs_backend *be, gs_parilu_kernel *K)
-{
-    if (!K || !be) return;
-    if (K->u_ptr == K->l_ptr) K->u_ptr = NULL; /* ParIC: shared with L */
-    if (K->u_ind == K->l_ind) K->u_ind = NULL;
-    free_array(be, &K->l_ptr);
-    free_array(be, &K->l_ind);
-    free_array(be, &K->u_ptr);
-    free_array(be, &K->u_ind);
-    free_array(be, &K->task_row);
-    free_array(be, &K->task_col);
-    free_array(be, &K->task_dst);
-    free_array(be, &K->task_a);
-    free_array(be, &K->pivot_shift);
-    free_array(be, &K->shifted);
-    free_array(be, &K->flags);
-    memset(K, 0, sizeof *K);
-}
-
-gs_status gs_parilu_kernel_create(gs_backend *be, const gs_parilu_plan *P, bool shift, gs_parilu_kernel *K)
-{
-    gs_status st = GS_OK;
-    memset(K, 0, sizeof *K);
-    const gs_int n = P->n;
-    K->n = n;
-    K->ntasks = P->ntasks;
-    K->nnz_x = P->ntasks;
-    K->u_off = P->symmetric ? 0 : P->nnz_l;
-    K->symmetric = P->symmetric;
-    K->shift = shift;
-    GS_TRY(upload_ints(be, &K->l_ptr, P->L.rowptr, (size_t)n + 1));
-    GS_TRY(upload_ints(be, &K->l_ind, P->L.colind, (size_t)P->L.nnz));
-    if (P->symmetric) {
-        K->u_ptr = K->l_ptr; /* column j of U = L^T is row j of L */
-        K->u_ind = K->l_ind;
-    } else {
-        GS_TRY(upload_ints(be, &K->u_ptr, P->uc_ptr, (size_t)n + 1));
-        GS_TRY(upload_ints(be, &K->u_ind, P->uc_ind, (size_t)P->nnz_u));
-    }
-    GS_TRY(upload_ints(be, &K->task_row, P->task_row, (size_t)P->ntasks));
-    GS_TRY(upload_ints(be, &K->task_col, P->task_col, (size_t)P->ntasks));
-    GS_TRY(upload_ints(be, &K->task_dst, P->task_dst, (size_t)P->ntasks));
-    GS_TRY(gs_backend_alloc(be, (void **)&K->task_a, (size_t)P->ntasks * sizeof(double)));
-    GS_TRY(gs_backend_alloc(be, (void **)&K->pivot_shift, (size_t)n * sizeof(double)));
-    GS_TRY(gs_backend_alloc(be, (void **)&K->shifted, (size_t)n));
-    GS_TRY(gs_backend_alloc(be, (void **)&K->flags, sizeof(gs_parilu_flags)));
-cleanup:
-    if (st != GS_OK) gs_parilu_kernel_free(be, K);
-    return st;
-}
-
-gs_status gs_parilu_kernel_set(gs_backend *be, gs_parilu_kernel *K, const double *task_a, const double *pivot_shift)
-{
-    gs_status st = GS_OK;
-    unsigned char *zeros = NULL;
-    gs_parilu_flags f = {GS_PARILU_NO_ERROR, 0};
-    if (K->ntasks > 0) GS_TRY(gs_backend_upload(be, K->task_a, task_a, (size_t)K->ntasks * sizeof(double)));
-    if (K->n > 0) {
-        GS_TRY(gs_backend_upload(be, K->pivot_shift, pivot_shift, (size_t)K->n * sizeof(double)));
-        GS_TRY(GS_CALLOC(zeros, K->n));
-        GS_TRY(gs_backend_upload(be, K->shifted, zeros, (size_t)K->n));
-    }
-    GS_TRY(gs_backend_upload(be, K->flags, &f, sizeof f));
-cleanup:
-    gs_free(&zeros);
-    return st;
-}
-
-gs_status gs_parilu_sweep(gs_backend *be, const gs_parilu_kernel *K, const double *in, double *out, int sweep)
-{
-    if (be->kind == GS_BACKEND_CUDA) return gs_parilu_sweep_cuda(be, K, in, out, sweep);
-    return gs_parilu_sweep_ref(be, K, in, out, sweep);
-}
-
-void gs_parilu_factor_dev_free(gs_backend *be, gs_parilu_factor_dev *F)
-{
-    if (!F || !be) return;
-    free_array(be, &F->u_rowptr);
-    free_array(be, &F->u_colind);
-    free_array(be, &F->u_pos);
-    free_array(be, &F->sd);
-    free_array(be, &F->nonfinite);
-    memset(F, 0, sizeof *F);
-}
-
-gs_status gs_parilu_factor_dev_create(gs_backend *be, const gs_parilu_plan *P, gs_parilu_factor_dev *F)
-{
-    gs_status st = GS_OK;
-    gs_int *inv = NULL;
-    memset(F, 0, sizeof *F);
-    const gs_int n = P->n;
-    F->n = n;
-    F->nnz_L = P->L.nnz;
-    F->nnz_U = P->U.nnz;
-    GS_TRY(upload_ints(be, &F->u_rowptr, P->U.rowptr, (size_t)n + 1));
-    GS_TRY(upload_ints(be, &F->u_colind, P->U.colind, (size_t)P->U.nnz));
-    if (P->symmetric) {
-        /* L's entry p is U's entry u_map[p] */
-        GS_TRY(upload_ints(be, &F->u_pos, P->u_map, (size_t)P->L.nnz));
-    } else {
-        /* U's CSR entry q is x[nnz_l + u_map[q]]: invert the map */
-        GS_TRY(GS_MALLOC(inv, P->U.nnz));
-        for (gs_int q = 0; q < P->U.nnz; q++) inv[P->u_map[q]] = q;
-        GS_TRY(upload_ints(be, &F->u_pos, inv, (size_t)P->U.nnz));
-    }
-    GS_TRY(gs_backend_alloc(be, (void **)&F->sd, (size_t)n * sizeof(double)));
-    GS_TRY(gs_backend_alloc(be, (void **)&F->nonfinite, 2 * sizeof(unsigned)));
-cleanup:
-    gs_free(&inv);
-    if (st != GS_OK) gs_parilu_factor_dev_free(be, F);
-    return st;
-}
-
-gs_status gs_parilu_unscale_dev(gs_backend *be, const gs_parilu_kernel *K, const gs_parilu_factor_dev *F,
-                                const double *x, double *lval, double *uval)
-{
-    if (!be) return GS_ERROR(GS_ERR_ARG, "ParILU unscaling: no backend given");
-    if (be->kind != GS_BACKEND_CUDA) {
-        GS_CALL(gs_parilu_unscale_ref(be, K, F, x, lval, uval));
-        return GS_OK;
-    }
-    /* the CUDA twin (parilu_cuda.cu; its stand-in without CUDA is in parilu_nocuda.c) */
-    GS_CALL(gs_parilu_unscale_cuda(be, K, F, x, lval, uval));
-    return GS_OK;
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -732,8 +255,8 @@ static void release_numeric(gs_parilu *p)
     if (p->have_F) gs_parilu_factor_dev_free(p->be, &p->F);
     p->have_F = false;
     p->on_device = false;
-    free_array(p->be, &p->xa);
-    free_array(p->be, &p->xb);
+    gs_parilu_free_array(p->be, &p->xa);
+    gs_parilu_free_array(p->be, &p->xb);
     p->xcur = NULL;
     gs_free(&p->sd);
     gs_free(&p->task_a);
@@ -927,8 +450,8 @@ static gs_status check_symmetric(const gs_parilu *p, const gs_csr *A)
                     "ParIC (preconditioner.symmetric = true) needs a symmetric matrix, but A(%d,%d) = %.17g "
                     "while A(%d,%d) = %.17g (1-based; relative tolerance %g); use ParILU "
                     "(preconditioner.symmetric = false) with bicgstab or gmres",
-                    (int)row_name(nm, f.i) + 1, (int)row_name(nm, f.j) + 1, f.aij, (int)row_name(nm, f.j) + 1,
-                    (int)row_name(nm, f.i) + 1, f.aji, PARIC_SYMMETRY_TOL);
+                    (int)gs_parilu_row_name(nm, f.i) + 1, (int)gs_parilu_row_name(nm, f.j) + 1, f.aij, (int)gs_parilu_row_name(nm, f.j) + 1,
+                    (int)gs_parilu_row_name(nm, f.i) + 1, f.aji, PARIC_SYMMETRY_TOL);
 }
 
 /* The error for the non-finite value v at position q (row i) of factor f (0: L, 1: U). */
@@ -941,7 +464,7 @@ static gs_status nonfinite_error(const gs_parilu *p, int f, gs_int i, gs_int q, 
                     "the fixed-point iteration diverged for this matrix (try "
                     "preconditioner.sweep_type = \"asynchronous\", fewer sweeps, a reordering, "
                     "or ilu0)",
-                    p->name, v, (int)row_name(nm, i) + 1, (int)row_name(nm, T->colind[q]) + 1, f == 0 ? "L" : "U",
+                    p->name, v, (int)gs_parilu_row_name(nm, i) + 1, (int)gs_parilu_row_name(nm, T->colind[q]) + 1, f == 0 ? "L" : "U",
                     sweeps_done, sweeps_done == 1 ? "" : "s");
 }
 
@@ -1032,7 +555,7 @@ static gs_status sweeps_error(const gs_parilu *p, unsigned long long key)
     const gs_int n = p->P.n;
     gs_int i = (gs_int)(key % (unsigned long long)n);
     unsigned long long s = key / (unsigned long long)n;
-    gs_int r = row_name(p->blocks ? p->ext_rows : NULL, i) + 1;
+    gs_int r = gs_parilu_row_name(p->blocks ? p->ext_rows : NULL, i) + 1;
     if (p->o.symmetric)
         return GS_ERROR(GS_ERR_NUMERIC,
                         "ParIC: non-positive pivot a_ii - sum_k l_ik^2 at row %d (1-based) in sweep %llu of %d (the "
@@ -1117,7 +640,7 @@ static gs_status numeric_core(gs_parilu *p, const gs_csr *M)
         GS_TRY(gs_backend_download(be, p->shifted_h, p->K.shifted, (size_t)P->n));
         for (gs_int i = 0; i < P->n; i++)
             if (p->shifted_h[i]) {
-                if (p->nshifted < 16) p->shifted_rows[p->nshifted] = row_name(nm, i);
+                if (p->nshifted < 16) p->shifted_rows[p->nshifted] = gs_parilu_row_name(nm, i);
                 p->nshifted++;
             }
     }
@@ -1142,7 +665,7 @@ static gs_status numeric_core(gs_parilu *p, const gs_csr *M)
     if (p->on_device) {
         GS_TRY(gs_trisolve_analyse_dev(p->lower, &Ld));
         GS_TRY(gs_trisolve_analyse_dev(p->upper, &Ud));
-        free_array(be, &arena);
+        gs_parilu_free_array(be, &arena);
     } else {
         GS_TRY(gs_trisolve_analyse(p->lower, &p->L));
         GS_TRY(gs_trisolve_analyse(p->upper, &p->U));
@@ -1158,7 +681,7 @@ cleanup:
         (void)gs_timer_stop(&tm, &dummy);
     }
     gs_timer_destroy(&tm);
-    free_array(be, &arena);
+    gs_parilu_free_array(be, &arena);
     return st;
 }
 
@@ -1221,7 +744,7 @@ gs_status gs_parilu_download_factors(gs_parilu *p)
     if (Ud.nnz > 0) GS_TRY(gs_backend_download(p->be, p->U.val, Ud.val, (size_t)Ud.nnz * sizeof(double)));
     p->host_factors = true;
 cleanup:
-    free_array(p->be, &arena);
+    gs_parilu_free_array(p->be, &arena);
     return st;
 }
 

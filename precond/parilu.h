@@ -183,6 +183,11 @@ gs_status gs_parilu_unscale_cuda(gs_backend *be, const gs_parilu_kernel *K, cons
 gs_status gs_parilu_unscale_dev(gs_backend *be, const gs_parilu_kernel *K, const gs_parilu_factor_dev *F,
                                 const double *x, double *lval, double *uval);
 
+/* Row i as messages and info name it: row_names[i], or i itself (row_names NULL). */
+static inline gs_int gs_parilu_row_name(const gs_int *row_names, gs_int i) { return row_names ? row_names[i] : i; }
+/* gs_backend_free(*pp) (NULL ignored) and *pp = NULL; pp points to a pointer to the array. */
+void gs_parilu_free_array(gs_backend *be, void *pp);
+
 /* ---- engine ---- */
 
 typedef struct gs_parilu gs_parilu;
