@@ -428,24 +428,255 @@ static gs_status mg_reserve(gs_backend *be, T **p, size_t *cap, size_t count, si
     return GS_OK;
 }
 
+/* One build in progress: what its steps share (the device work arrays: rows' counts, offsets and lengths, the
+ * passes' row order and starts, the pool of R's entries, CUB's workspace). */
+struct mg_build {
+    gs_backend *be;
+    cudaStream_t s;
+    const gs_csr_dev *T;
+    const gs_int *lev;
+    gs_int n, m;
+    size_t nn;
+    bool unit_diag;
+    long long max_fill;
+    gs_ts_merge_dev *R;
+    gs_ts_merge_stats *stats;
+    gs_int *cnt, *rlen, *pool_col, *order, *dstart;
+    gs_int start[GS_SF_MERGE_MAX + 1];
+    long long *pcnt, *poff, *rstart;
+    double *pool_val;
+    char *cub_tmp;
+    void *arena;
+    mg_stats *dstats;
+    mg_ctl *dctl;
+    size_t cub_cap, p_cap, p_cap2;
+    unsigned nb;
+};
+
+/* One allocation for the per-row arrays: 3 of long long, 3 of gs_int, the statistics, the passes' starts. */
+static gs_status mg_alloc_rows(mg_build &B)
+{
+    const size_t L = (B.nn + 1) * sizeof(long long), I = ((B.nn + 1) * sizeof(gs_int) + 7) / 8 * 8;
+    static_assert(sizeof(mg_stats) % 8 == 0 && sizeof(mg_ctl) % 8 == 0, "8-byte aligned carving");
+    GS_CALL(gs_ts_work_alloc(B.be, &B.arena, 3 * L + 3 * I + sizeof(mg_stats) + sizeof(mg_ctl) +
+                                                 (GS_SF_MERGE_MAX + 1) * sizeof(gs_int)));
+    char *a = (char *)B.arena;
+    B.pcnt = (long long *)a;
+    B.rstart = (long long *)(a + L);
+    B.poff = (long long *)(a + 2 * L);
+    B.cnt = (gs_int *)(a + 3 * L);
+    B.rlen = (gs_int *)(a + 3 * L + I);
+    B.order = (gs_int *)(a + 3 * L + 2 * I);
+    B.dstats = (mg_stats *)(a + 3 * L + 3 * I);
+    B.dctl = (mg_ctl *)(a + 3 * L + 3 * I + sizeof(mg_stats));
+    B.dstart = (gs_int *)(a + 3 * L + 3 * I + sizeof(mg_stats) + sizeof(mg_ctl));
+    GS_CALL(GS_CUDA(cudaMemsetAsync(B.dstats, 0, sizeof(mg_stats) + sizeof(mg_ctl), B.s)));
+    GS_CALL(GS_CUDA(cudaMemsetAsync(B.rlen, 0, (B.nn + 1) * sizeof(gs_int), B.s)));
+    GS_CALL(GS_CUDA(cudaMemsetAsync(B.rstart, 0, (B.nn + 1) * sizeof(long long), B.s)));
+    return GS_OK;
+}
+
+/* 1. T_D by a count, a scan and a copy; the rows by pass (level mod m, increasing inside a pass) and the
+ * passes' starts. */
+static gs_status mg_build_td(mg_build &B)
+{
+    const gs_csr_dev *T = B.T;
+    gs_ts_merge_dev *R = B.R;
+    const gs_int n = B.n, m = B.m;
+    cudaStream_t s = B.s;
+    size_t bytes = 0;
+    GS_CALL(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
+    GS_CALL(mg_reserve(B.be, &B.cub_tmp, &B.cub_cap, bytes));
+    void *p = NULL;
+    GS_CALL(gs_ts_work_alloc(B.be, &p, (B.nn + 1) * sizeof(gs_int)));
+    R->td_rowptr = (gs_int *)p;
+    mg_td_count_kernel<<<B.nb, MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, B.lev, B.cnt);
+    GS_CALL(GS_CUDA_LAUNCHED("mg_td_count_kernel"));
+    GS_CALL(GS_CUDA(cub::DeviceScan::ExclusiveSum(B.cub_tmp, bytes, (const gs_int *)B.cnt, R->td_rowptr, (int)n + 1,
+                                                  s)));
+    gs_int td_nnz = 0;
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(&td_nnz, R->td_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+    /* the rows by pass (level mod m), increasing inside a pass: a stable sort of the keys (in pcnt's block,
+     * which holds 2n of them), the row numbers from poff's block into `order` */
+    if (n > 0) {
+        int end_bit = 1;
+        while ((1 << end_bit) < m) end_bit++;
+        unsigned *key = (unsigned *)B.pcnt, *skey = key + B.nn;
+        size_t sort_bytes = 0;
+        GS_CALL(GS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
+                                                        (const gs_int *)NULL, (gs_int *)NULL, (int)n, 0, end_bit, s)));
+        GS_CALL(mg_reserve(B.be, &B.cub_tmp, &B.cub_cap, sort_bytes));
+        mg_pass_key_kernel<<<mg_blocks(B.nn), MG_THREADS, 0, s>>>(n, m, B.lev, key, (gs_int *)B.poff);
+        GS_CALL(GS_CUDA_LAUNCHED("mg_pass_key_kernel"));
+        GS_CALL(GS_CUDA(cub::DeviceRadixSort::SortPairs(B.cub_tmp, sort_bytes, (const unsigned *)key, skey,
+                                                        (const gs_int *)B.poff, B.order, (int)n, 0, end_bit, s)));
+        mg_pass_start_kernel<<<1, GS_SF_MERGE_MAX + 1, 0, s>>>(n, m, skey, B.dstart);
+        GS_CALL(GS_CUDA_LAUNCHED("mg_pass_start_kernel"));
+        GS_CALL(GS_CUDA(cudaMemcpyAsync(B.start, B.dstart, ((size_t)m + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost,
+                                        s)));
+    }
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(s)));
+    p = NULL;
+    GS_CALL(gs_ts_work_alloc(B.be, &p, ((size_t)td_nnz + 1) * sizeof(gs_int)));
+    R->td_colind = (gs_int *)p;
+    p = NULL;
+    GS_CALL(gs_ts_work_alloc(B.be, &p, ((size_t)td_nnz + 1) * sizeof(double)));
+    R->td_val = (double *)p;
+    mg_td_copy_kernel<<<mg_blocks(B.nn), MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, T->val, B.lev, R->td_rowptr,
+                                                             R->td_colind, R->td_val);
+    GS_CALL(GS_CUDA_LAUNCHED("mg_td_copy_kernel"));
+    R->TD.nrows = R->TD.ncols = n;
+    R->TD.nnz = td_nnz;
+    R->TD.rowptr = R->td_rowptr;
+    R->TD.colind = R->td_colind;
+    R->TD.val = R->td_val;
+    B.stats->nnz_td_off = (long long)td_nnz - (B.unit_diag ? 0 : n);
+    return GS_OK;
+}
+
+/* 2. R, pass by pass: the rows' entry counts, their scan, the check of the pass's size (the fill limit, the
+ *    pool), the entries -- queued without a round trip to the host: mg_ctl carries the pool index from pass
+ *    to pass and stops the passes when the fill limit refuses R (exactly where the host twin does:
+ *    stats->too_much_fill) or the pool is too small. One download at the end; a full pool grows (by
+ *    doubling, keeping R's entries so far) and the passes go on from the one that stopped. */
+static gs_status mg_build_r(mg_build &B, long long pool_start)
+{
+    const gs_int n = B.n, m = B.m;
+    cudaStream_t s = B.s;
+    if (n == 0) return GS_OK;
+    /* R's size grows with m; this first guess holds R of the benchmark's PDE factors without a growth
+     * (poisson3d 100^3, m = 2: 4.43e6 entries, T->nnz + n = 4e6 for the unit L; poisson2d 1024^2, m = 16:
+     * 9.86e6 against 3e6), the growth covers the rest */
+    long long want = ((long long)B.T->nnz + n) * (m + 6) / 6;
+    if (pool_start > 0) want = pool_start; /* tests: a small first pool that must grow */
+    const long long guess = want < B.max_fill ? want : B.max_fill;
+    GS_CALL(mg_reserve(B.be, &B.pool_col, &B.p_cap, (size_t)(guess > 0 ? guess : 1)));
+    GS_CALL(mg_reserve(B.be, &B.pool_val, &B.p_cap2, (size_t)(guess > 0 ? guess : 1)));
+    mg_pass_args A; /* what every pass shares; each sets its rows and the current pool */
+    A.n = n;
+    A.m = m;
+    A.unit = B.unit_diag;
+    A.rowptr = B.T->rowptr;
+    A.col = B.T->colind;
+    A.lev = B.lev;
+    A.val = B.T->val;
+    A.cnt = B.pcnt;
+    A.poff = B.poff;
+    A.ctl = B.dctl;
+    A.rstart = B.rstart;
+    A.rlen = B.rlen;
+    A.stats = B.dstats;
+    for (gs_int from = 0; from < m;) {
+        for (gs_int t = from; t < m; t++) {
+            size_t bytes = 0;
+            A.nrows = B.start[t + 1] - B.start[t];
+            A.rows = B.order + B.start[t];
+            A.pool_col = B.pool_col; /* a grown pool is a new block */
+            A.pool_val = B.pool_val;
+            if (A.nrows == 0) continue; /* no row at this local level (fewer levels than m) */
+            const size_t nr = (size_t)A.nrows;
+            mg_count_kernel<<<mg_blocks(nr + 1), MG_THREADS, 0, s>>>(A);
+            GS_CALL(GS_CUDA_LAUNCHED("mg_count_kernel"));
+            GS_CALL(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
+                                                          (int)nr + 1, s)));
+            GS_CALL(mg_reserve(B.be, &B.cub_tmp, &B.cub_cap, bytes));
+            GS_CALL(GS_CUDA(cub::DeviceScan::ExclusiveSum(B.cub_tmp, bytes, (const long long *)B.pcnt, B.poff,
+                                                          (int)nr + 1, s)));
+            mg_pass_check_kernel<<<1, 1, 0, s>>>(B.dctl, B.poff + nr, t, B.max_fill, (long long)B.p_cap);
+            GS_CALL(GS_CUDA_LAUNCHED("mg_pass_check_kernel"));
+            mg_combine_kernel<<<mg_blocks(nr), MG_THREADS, 0, s>>>(A);
+            GS_CALL(GS_CUDA_LAUNCHED("mg_combine_kernel"));
+        }
+        mg_ctl hc;
+        GS_CALL(GS_CUDA(cudaMemcpyAsync(&hc, B.dctl, sizeof hc, cudaMemcpyDeviceToHost, s)));
+        GS_CALL(GS_CUDA(cudaStreamSynchronize(s)));
+        if (hc.state == MG_REFUSED) {
+            B.stats->too_much_fill = true;
+            return GS_OK;
+        }
+        if (hc.state == MG_RUN) break;
+        /* MG_FULL: a larger pool with R's entries so far, then the passes again from the one that stopped */
+        B.stats->pool_grown++;
+        GS_CALL(mg_reserve(B.be, &B.pool_col, &B.p_cap, (size_t)hc.need, (size_t)hc.used, s));
+        GS_CALL(mg_reserve(B.be, &B.pool_val, &B.p_cap2, (size_t)hc.need, (size_t)hc.used, s));
+        GS_CALL(GS_CUDA(cudaMemsetAsync(&B.dctl->state, 0, sizeof B.dctl->state, s)));
+        from = hc.stopped;
+    }
+    return GS_OK;
+}
+
+/* 3. M = I + R in CSR (too much fill after all: stats->too_much_fill, nothing built). */
+static gs_status mg_build_m(mg_build &B)
+{
+    gs_ts_merge_dev *R = B.R;
+    gs_ts_merge_stats *stats = B.stats;
+    const gs_int n = B.n;
+    cudaStream_t s = B.s;
+    size_t bytes = 0;
+    void *p = NULL;
+    GS_CALL(gs_ts_work_alloc(B.be, &p, (B.nn + 1) * sizeof(gs_int)));
+    R->m_rowptr = (gs_int *)p;
+    mg_len_kernel<<<B.nb, MG_THREADS, 0, s>>>(n, B.rlen, B.cnt);
+    GS_CALL(GS_CUDA_LAUNCHED("mg_len_kernel"));
+    GS_CALL(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
+    GS_CALL(mg_reserve(B.be, &B.cub_tmp, &B.cub_cap, bytes));
+    GS_CALL(GS_CUDA(cub::DeviceScan::ExclusiveSum(B.cub_tmp, bytes, (const gs_int *)B.cnt, R->m_rowptr, (int)n + 1,
+                                                  s)));
+    gs_int nnz_r = 0;
+    mg_stats hs;
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(&nnz_r, R->m_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(&hs, B.dstats, sizeof hs, cudaMemcpyDeviceToHost, s)));
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(s)));
+    stats->nnz_r = nnz_r;
+    stats->max_row_r = hs.max_row;
+    {
+        long long bits = (long long)hs.growth_bits;
+        double g;
+        memcpy(&g, &bits, sizeof g);
+        stats->growth = g;
+    }
+    if (stats->nnz_r > B.max_fill) {
+        stats->too_much_fill = true;
+        return GS_OK;
+    }
+    p = NULL;
+    GS_CALL(gs_ts_work_alloc(B.be, &p, ((size_t)nnz_r + 1) * sizeof(gs_int)));
+    R->m_colind = (gs_int *)p;
+    p = NULL;
+    GS_CALL(gs_ts_work_alloc(B.be, &p, ((size_t)nnz_r + 1) * sizeof(double)));
+    R->m_val = (double *)p;
+    mg_m_copy_kernel<<<mg_blocks(B.nn * MG_COPY_LANES), MG_THREADS, 0, s>>>(n, B.rstart, B.rlen, B.pool_col,
+                                                                            B.pool_val, R->m_rowptr, R->m_colind,
+                                                                            R->m_val);
+    GS_CALL(GS_CUDA_LAUNCHED("mg_m_copy_kernel"));
+    GS_CALL(GS_CUDA(cudaStreamSynchronize(s)));
+    R->M.nrows = R->M.ncols = n;
+    R->M.nnz = nnz_r;
+    R->M.rowptr = R->m_rowptr;
+    R->M.colind = R->m_colind;
+    R->M.val = R->m_val;
+    return GS_OK;
+}
+
 gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_int *lev, gs_int nlevels, bool unit_diag,
                                  gs_int m, long long max_fill, long long pool_start, gs_ts_merge_dev *R,
                                  gs_ts_merge_stats *stats)
 {
     gs_status st = GS_OK;
-    cudaStream_t s = gs_ts_stream(be);
-    const gs_int n = T->nrows;
-    const size_t nn = (size_t)n;
-    gs_int *cnt = NULL, *rlen = NULL, *pool_col = NULL, *order = NULL, *dstart = NULL;
-    gs_int start[GS_SF_MERGE_MAX + 1];
-    long long *pcnt = NULL, *poff = NULL, *rstart = NULL;
-    double *pool_val = NULL;
-    char *cub_tmp = NULL;
-    void *arena = NULL;
-    mg_stats *dstats = NULL;
-    mg_ctl *dctl = NULL;
-    size_t cub_cap = 0, p_cap = 0, p_cap2 = 0;
-    const unsigned nb = mg_blocks(nn + 1);
+    mg_build B;
+    memset(&B, 0, sizeof B);
+    B.be = be;
+    B.s = gs_ts_stream(be);
+    B.T = T;
+    B.lev = lev;
+    B.n = T->nrows;
+    B.nn = (size_t)B.n;
+    B.m = m;
+    B.unit_diag = unit_diag;
+    B.max_fill = max_fill;
+    B.R = R;
+    B.stats = stats;
+    B.nb = mg_blocks(B.nn + 1);
 
     memset(R, 0, sizeof *R);
     memset(stats, 0, sizeof *stats);
@@ -454,194 +685,17 @@ gs_status gs_ts_merge_build_cuda(gs_backend *be, const gs_csr_dev *T, const gs_i
     stats->m = m;
     stats->levels = nlevels;
     stats->groups = (nlevels + m - 1) / m;
-
-    {
-        /* one allocation for the per-row arrays: 3 of long long, 3 of gs_int, the statistics, the passes'
-         * starts */
-        const size_t L = (nn + 1) * sizeof(long long), I = ((nn + 1) * sizeof(gs_int) + 7) / 8 * 8;
-        static_assert(sizeof(mg_stats) % 8 == 0 && sizeof(mg_ctl) % 8 == 0, "8-byte aligned carving");
-        GS_TRY(gs_ts_work_alloc(be, &arena, 3 * L + 3 * I + sizeof(mg_stats) + sizeof(mg_ctl) +
-                                                (GS_SF_MERGE_MAX + 1) * sizeof(gs_int)));
-        char *a = (char *)arena;
-        pcnt = (long long *)a;
-        rstart = (long long *)(a + L);
-        poff = (long long *)(a + 2 * L);
-        cnt = (gs_int *)(a + 3 * L);
-        rlen = (gs_int *)(a + 3 * L + I);
-        order = (gs_int *)(a + 3 * L + 2 * I);
-        dstats = (mg_stats *)(a + 3 * L + 3 * I);
-        dctl = (mg_ctl *)(a + 3 * L + 3 * I + sizeof(mg_stats));
-        dstart = (gs_int *)(a + 3 * L + 3 * I + sizeof(mg_stats) + sizeof(mg_ctl));
-        GS_TRY(GS_CUDA(cudaMemsetAsync(dstats, 0, sizeof(mg_stats) + sizeof(mg_ctl), s)));
-        GS_TRY(GS_CUDA(cudaMemsetAsync(rlen, 0, (nn + 1) * sizeof(gs_int), s)));
-        GS_TRY(GS_CUDA(cudaMemsetAsync(rstart, 0, (nn + 1) * sizeof(long long), s)));
-    }
-
-    /* 1. T_D */
-    {
-        size_t bytes = 0;
-        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
-        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-        void *p = NULL;
-        GS_TRY(gs_ts_work_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
-        R->td_rowptr = (gs_int *)p;
-        mg_td_count_kernel<<<nb, MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, lev, cnt);
-        GS_TRY(GS_CUDA_LAUNCHED("mg_td_count_kernel"));
-        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->td_rowptr, (int)n + 1, s)));
-        gs_int td_nnz = 0;
-        GS_TRY(GS_CUDA(cudaMemcpyAsync(&td_nnz, R->td_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        /* the rows by pass (level mod m), increasing inside a pass: a stable sort of the keys (in pcnt's
-         * block, which holds 2n of them), the row numbers from poff's block into `order` */
-        if (n > 0) {
-            int end_bit = 1;
-            while ((1 << end_bit) < m) end_bit++;
-            unsigned *key = (unsigned *)pcnt, *skey = key + nn;
-            size_t sort_bytes = 0;
-            GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (const unsigned *)NULL, (unsigned *)NULL,
-                                                            (const gs_int *)NULL, (gs_int *)NULL, (int)n, 0, end_bit, s)));
-            GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, sort_bytes));
-            mg_pass_key_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, m, lev, key, (gs_int *)poff);
-            GS_TRY(GS_CUDA_LAUNCHED("mg_pass_key_kernel"));
-            GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(cub_tmp, sort_bytes, (const unsigned *)key, skey,
-                                                            (const gs_int *)poff, order, (int)n, 0, end_bit, s)));
-            mg_pass_start_kernel<<<1, GS_SF_MERGE_MAX + 1, 0, s>>>(n, m, skey, dstart);
-            GS_TRY(GS_CUDA_LAUNCHED("mg_pass_start_kernel"));
-            GS_TRY(GS_CUDA(cudaMemcpyAsync(start, dstart, ((size_t)m + 1) * sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        }
-        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
-        p = NULL;
-        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(gs_int)));
-        R->td_colind = (gs_int *)p;
-        p = NULL;
-        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)td_nnz + 1) * sizeof(double)));
-        R->td_val = (double *)p;
-        mg_td_copy_kernel<<<mg_blocks(nn), MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, T->val, lev, R->td_rowptr,
-                                                               R->td_colind, R->td_val);
-        GS_TRY(GS_CUDA_LAUNCHED("mg_td_copy_kernel"));
-        R->TD.nrows = R->TD.ncols = n;
-        R->TD.nnz = td_nnz;
-        R->TD.rowptr = R->td_rowptr;
-        R->TD.colind = R->td_colind;
-        R->TD.val = R->td_val;
-        stats->nnz_td_off = (long long)td_nnz - (unit_diag ? 0 : n);
-    }
-
-    /* 2. R, pass by pass: the rows' entry counts, their scan, the check of the pass's size (the fill limit,
-     *    the pool), the entries -- queued without a round trip to the host: mg_ctl carries the pool index
-     *    from pass to pass and stops the passes when the fill limit refuses R (exactly where the host twin
-     *    does) or the pool is too small. One download at the end; a full pool grows (by doubling, keeping
-     *    R's entries so far) and the passes go on from the one that stopped. */
-    if (n > 0) {
-        /* R's size grows with m; this first guess holds R of the benchmark's PDE factors without a growth
-         * (poisson3d 100^3, m = 2: 4.43e6 entries, T->nnz + n = 4e6 for the unit L; poisson2d 1024^2, m = 16:
-         * 9.86e6 against 3e6), the growth covers the rest */
-        long long want = ((long long)T->nnz + n) * (m + 6) / 6;
-        if (pool_start > 0) want = pool_start; /* tests: a small first pool that must grow */
-        const long long guess = want < max_fill ? want : max_fill;
-        GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)(guess > 0 ? guess : 1)));
-        GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)(guess > 0 ? guess : 1)));
-    }
-    mg_pass_args A; /* what every pass shares; each sets its rows and the current pool */
-    A.n = n;
-    A.m = m;
-    A.unit = unit_diag;
-    A.rowptr = T->rowptr;
-    A.col = T->colind;
-    A.lev = lev;
-    A.val = T->val;
-    A.cnt = pcnt;
-    A.poff = poff;
-    A.ctl = dctl;
-    A.rstart = rstart;
-    A.rlen = rlen;
-    A.stats = dstats;
-    for (gs_int from = 0; from < m && n > 0;) {
-        for (gs_int t = from; t < m; t++) {
-            size_t bytes = 0;
-            A.nrows = start[t + 1] - start[t];
-            A.rows = order + start[t];
-            A.pool_col = pool_col; /* a grown pool is a new block */
-            A.pool_val = pool_val;
-            if (A.nrows == 0) continue; /* no row at this local level (fewer levels than m) */
-            const size_t nr = (size_t)A.nrows;
-            mg_count_kernel<<<mg_blocks(nr + 1), MG_THREADS, 0, s>>>(A);
-            GS_TRY(GS_CUDA_LAUNCHED("mg_count_kernel"));
-            GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
-                                                         (int)nr + 1, s)));
-            GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-            GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const long long *)pcnt, poff, (int)nr + 1, s)));
-            mg_pass_check_kernel<<<1, 1, 0, s>>>(dctl, poff + nr, t, max_fill, (long long)p_cap);
-            GS_TRY(GS_CUDA_LAUNCHED("mg_pass_check_kernel"));
-            mg_combine_kernel<<<mg_blocks(nr), MG_THREADS, 0, s>>>(A);
-            GS_TRY(GS_CUDA_LAUNCHED("mg_combine_kernel"));
-        }
-        mg_ctl hc;
-        GS_TRY(GS_CUDA(cudaMemcpyAsync(&hc, dctl, sizeof hc, cudaMemcpyDeviceToHost, s)));
-        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
-        if (hc.state == MG_REFUSED) {
-            stats->too_much_fill = true;
-            goto cleanup;
-        }
-        if (hc.state == MG_RUN) break;
-        /* MG_FULL: a larger pool with R's entries so far, then the passes again from the one that stopped */
-        stats->pool_grown++;
-        GS_TRY(mg_reserve(be, &pool_col, &p_cap, (size_t)hc.need, (size_t)hc.used, s));
-        GS_TRY(mg_reserve(be, &pool_val, &p_cap2, (size_t)hc.need, (size_t)hc.used, s));
-        GS_TRY(GS_CUDA(cudaMemsetAsync(&dctl->state, 0, sizeof dctl->state, s)));
-        from = hc.stopped;
-    }
-
-    /* 3. M = I + R in CSR */
-    {
-        size_t bytes = 0;
-        void *p = NULL;
-        GS_TRY(gs_ts_work_alloc(be, &p, (nn + 1) * sizeof(gs_int)));
-        R->m_rowptr = (gs_int *)p;
-        mg_len_kernel<<<nb, MG_THREADS, 0, s>>>(n, rlen, cnt);
-        GS_TRY(GS_CUDA_LAUNCHED("mg_len_kernel"));
-        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const gs_int *)NULL, (gs_int *)NULL, (int)n + 1, s)));
-        GS_TRY(mg_reserve(be, &cub_tmp, &cub_cap, bytes));
-        GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(cub_tmp, bytes, (const gs_int *)cnt, R->m_rowptr, (int)n + 1, s)));
-        gs_int nnz_r = 0;
-        mg_stats hs;
-        GS_TRY(GS_CUDA(cudaMemcpyAsync(&nnz_r, R->m_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
-        GS_TRY(GS_CUDA(cudaMemcpyAsync(&hs, dstats, sizeof hs, cudaMemcpyDeviceToHost, s)));
-        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
-        stats->nnz_r = nnz_r;
-        stats->max_row_r = hs.max_row;
-        {
-            long long bits = (long long)hs.growth_bits;
-            double g;
-            memcpy(&g, &bits, sizeof g);
-            stats->growth = g;
-        }
-        if (stats->nnz_r > max_fill) {
-            stats->too_much_fill = true;
-            goto cleanup;
-        }
-        p = NULL;
-        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(gs_int)));
-        R->m_colind = (gs_int *)p;
-        p = NULL;
-        GS_TRY(gs_ts_work_alloc(be, &p, ((size_t)nnz_r + 1) * sizeof(double)));
-        R->m_val = (double *)p;
-        mg_m_copy_kernel<<<mg_blocks(nn * MG_COPY_LANES), MG_THREADS, 0, s>>>(n, rstart, rlen, pool_col, pool_val, R->m_rowptr,
-                                                              R->m_colind, R->m_val);
-        GS_TRY(GS_CUDA_LAUNCHED("mg_m_copy_kernel"));
-        GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
-        R->M.nrows = R->M.ncols = n;
-        R->M.nnz = nnz_r;
-        R->M.rowptr = R->m_rowptr;
-        R->M.colind = R->m_colind;
-        R->M.val = R->m_val;
-    }
+    GS_TRY(mg_alloc_rows(B));
+    GS_TRY(mg_build_td(B));
+    GS_TRY(mg_build_r(B, pool_start));
+    if (!stats->too_much_fill) GS_TRY(mg_build_m(B));
 cleanup:
-    if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
+    if (cudaStreamSynchronize(B.s) != cudaSuccess) (void)cudaGetLastError();
     if (st != GS_OK || stats->too_much_fill) gs_ts_merge_dev_free(be, R);
-    gs_ts_work_free(be, arena);
-    gs_ts_work_free(be, pool_col);
-    gs_ts_work_free(be, pool_val);
-    gs_ts_work_free(be, cub_tmp);
+    gs_ts_work_free(be, B.arena);
+    gs_ts_work_free(be, B.pool_col);
+    gs_ts_work_free(be, B.pool_val);
+    gs_ts_work_free(be, B.cub_tmp);
     return st;
 }
 
