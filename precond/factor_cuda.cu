@@ -84,8 +84,8 @@ gs_status gs_fc_check_dev_copy(const gs_csr *A, const gs_csr_dev *A_dev, const c
 /* A on the device for a factorization: the caller's copy A_dev (written on stream s, only read), or A
  * uploaded into ap, ac, av (room for it in the arena) through the pinned staging buffer, released before
  * return; *d gets whichever, *upload the upload's wall time (0 for A_dev). */
-gs_status gs_fc_device_A(const gs_csr *A, const gs_csr_dev *A_dev, gs_int *ap, gs_int *ac, double *av,
-                         cudaStream_t s, gs_csr_dev *d, double *upload)
+static gs_status fc_device_A(const gs_csr *A, const gs_csr_dev *A_dev, gs_int *ap, gs_int *ac, double *av,
+                            cudaStream_t s, gs_csr_dev *d, double *upload)
 {
     gs_status st = GS_OK;
     gs_stage S;
@@ -116,6 +116,29 @@ cleanup:
         if (st == GS_OK) st = se;
     }
     return st;
+}
+
+gs_status gs_fc_device_A(const gs_csr *A, const gs_csr_dev *A_dev, gs_int *ap, gs_int *ac, double *av,
+                         cudaStream_t s, fc_dev &D, double *upload)
+{
+    gs_csr_dev Ad;
+    GS_CALL(fc_device_A(A, A_dev, ap, ac, av, s, &Ad, upload));
+    D.ap = Ad.rowptr;
+    D.ac = Ad.colind;
+    D.av = Ad.val;
+    return GS_OK;
+}
+
+gs_status gs_fc_check_A(cudaStream_t s, const gs_csr *A, const fc_dev &D, fc_stats *hs)
+{
+    fc_check_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.n = A->nrows;
+    ca.nnz_a = A->nnz;
+    ca.ap = D.ap;
+    ca.ac = D.ac;
+    ca.stats = D.stats;
+    return gs_fc_check_launch(s, ca, hs);
 }
 
 /* Messages of the device checks, the host's wording: row pointers, A's rows, then the patterns. */

@@ -124,9 +124,12 @@ gs_status gs_fc_check_matrix(const gs_csr *A, const char *who);
 gs_status gs_fc_check_dev_copy(const gs_csr *A, const gs_csr_dev *A_dev, const char *who);
 /* A on the device for a factorization: the caller's copy A_dev (written on stream s, only read), or A
  * uploaded into ap, ac, av (room for it in the arena) through the pinned staging buffer, released before
- * return; *d gets whichever, *upload the upload's wall time (0 for A_dev). */
+ * return; D.ap, D.ac, D.av get whichever, *upload the upload's wall time (0 for A_dev). */
 gs_status gs_fc_device_A(const gs_csr *A, const gs_csr_dev *A_dev, gs_int *ap, gs_int *ac, double *av,
-                         cudaStream_t s, gs_csr_dev *d, double *upload);
+                         cudaStream_t s, fc_dev &D, double *upload);
+/* The checks of A alone (row pointers, rows: D.ap, D.ac) queued, their statistics in D.stats; hs as for
+ * gs_fc_check_launch. */
+gs_status gs_fc_check_A(cudaStream_t s, const gs_csr *A, const fc_dev &D, fc_stats *hs);
 /* Messages of the device checks, the host's wording: row pointers, A's rows, then the patterns. */
 gs_status gs_fc_input_error(const fc_stats *s, const gs_csr *A, const char *who);
 gs_status gs_fc_download(cudaStream_t s, void *dst, const void *src, size_t bytes);

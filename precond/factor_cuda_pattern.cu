@@ -107,26 +107,11 @@ static gs_status fc_ilu0_device(gs_backend *be, const gs_csr *A, const gs_csr_de
 
         /* A on the device: the caller's copy (written on this stream, only read here), or an upload of A
          * only, through the pinned staging buffer (released before the kernels) */
-        {
-            gs_csr_dev Ad;
-            GS_TRY(gs_fc_device_A(A, A_dev, d_ap, d_ac, d_av, s, &Ad, &tm->upload));
-            D.ap = Ad.rowptr;
-            D.ac = Ad.colind;
-            D.av = Ad.val;
-        }
+        GS_TRY(gs_fc_device_A(A, A_dev, d_ap, d_ac, d_av, s, D, &tm->upload));
 
         /* checks of A, then the row lengths of L and U and their prefix sums (the row pointers) */
         t0 = gs_wtime();
-        {
-            fc_check_args ca;
-            memset(&ca, 0, sizeof ca);
-            ca.n = n;
-            ca.nnz_a = A->nnz;
-            ca.ap = D.ap;
-            ca.ac = D.ac;
-            ca.stats = D.stats;
-            GS_TRY(gs_fc_check_launch(s, ca, &hs));
-        }
+        GS_TRY(gs_fc_check_A(s, A, D, &hs));
         GS_TRY(gs_fc_ilu0_count(s, n, D.ap, D.ac, lcnt, ucnt, D.stats));
         size_t bytes = D.cub_bytes;
         GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(D.cub, bytes, (const gs_int *)lcnt, D.lp, (int)n + 1, s)));
@@ -272,26 +257,11 @@ static gs_status fc_ic0_device(gs_backend *be, const gs_csr *A, const gs_csr_dev
         }
 
         /* A on the device: the caller's copy, or an upload (released before the kernels) */
-        {
-            gs_csr_dev Ad;
-            GS_TRY(gs_fc_device_A(A, A_dev, up_ap, up_ac, up_av, s, &Ad, &tm->upload));
-            D.ap = Ad.rowptr;
-            D.ac = Ad.colind;
-            D.av = Ad.val;
-        }
+        GS_TRY(gs_fc_device_A(A, A_dev, up_ap, up_ac, up_av, s, D, &tm->upload));
 
         /* checks of A, then L's row pointers: (entries left of the diagonal + 1) summed */
         t0 = gs_wtime();
-        {
-            fc_check_args ca;
-            memset(&ca, 0, sizeof ca);
-            ca.n = n;
-            ca.nnz_a = A->nnz;
-            ca.ap = D.ap;
-            ca.ac = D.ac;
-            ca.stats = D.stats;
-            GS_TRY(gs_fc_check_launch(s, ca, &hs));
-        }
+        GS_TRY(gs_fc_check_A(s, A, D, &hs));
         GS_TRY(gs_fc_ic_count(s, n, D.ap, D.ac, d_cnt, D.stats));
         GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_scan, scan_bytes, (const gs_int *)d_cnt, D.lp, (int)n + 1, s)));
         GS_TRY(gs_fc_download(s, &hs, D.stats, sizeof hs));
