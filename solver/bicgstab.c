@@ -9,6 +9,35 @@
  * |u'w| <= eps ||u|| ||w||, i.e. the angle between them is 90 degrees to working precision. */
 static bool vanished(double dot, double unorm, double wnorm) { return fabs(dot) <= DBL_EPSILON * unorm * wnorm; }
 
+/* The checks that close a full step (the tolerance not met): omega = t's/t't vanished is a breakdown (the
+ * minimal-residual step made no progress and the next beta divides by omega); rho = r0'r vanished asks
+ * for a new shadow residual (*restart) when ||r|| decreased since r0 was chosen, else is a breakdown.
+ * true: the solve stops (res says why). */
+static bool bicgstab_step_end(gs_solve_result *res, int it, double ts, double tnorm, double snorm, double rho,
+                              double r0norm, double rnorm, bool *restart)
+{
+    if (vanished(ts, tnorm, snorm)) {
+        gs_ksp_stop(res, GS_DIVERGED_BREAKDOWN,
+                    "omega vanished (t's = %.3e with ||t|| ||s|| = %.3e) at iteration %d: the minimal-residual "
+                    "step made no progress",
+                    ts, tnorm * snorm, it);
+        return true;
+    }
+    if (gs_ksp_nonfinite(res, "rho = r0'r", rho, it)) return true;
+    if (vanished(rho, r0norm, rnorm)) {
+        if (rnorm < r0norm) {
+            *restart = true; /* progress since r0 was chosen: take r0 = r */
+            return false;
+        }
+        gs_ksp_stop(res, GS_DIVERGED_BREAKDOWN,
+                    "rho = r0'r vanished (|rho| = %.3e with ||r0|| ||r|| = %.3e) at iteration %d: the residual "
+                    "is orthogonal to the shadow residual and has not decreased since it was chosen",
+                    fabs(rho), r0norm * rnorm, it);
+        return true;
+    }
+    return false;
+}
+
 static gs_status bicgstab_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_vector *b, gs_vector *x,
                                 gs_solve_result *res)
 {
@@ -128,26 +157,7 @@ static gs_status bicgstab_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, cons
             restart = true;
             continue;
         }
-        if (vanished(ts_tt[0], tnorm_t, snorm)) {
-            /* omega = 0: the stabilizing step made no progress and the next beta divides by omega */
-            gs_ksp_stop(res, GS_DIVERGED_BREAKDOWN,
-                        "omega vanished (t's = %.3e with ||t|| ||s|| = %.3e) at iteration %d: the minimal-residual "
-                        "step made no progress",
-                        ts_tt[0], tnorm_t * snorm, it);
-            break;
-        }
-        if (gs_ksp_nonfinite(res, "rho = r0'r", rho, it)) break;
-        if (vanished(rho, r0norm, rnorm)) {
-            if (rnorm < r0norm) {
-                restart = true; /* progress since r0 was chosen: take r0 = r */
-                continue;
-            }
-            gs_ksp_stop(res, GS_DIVERGED_BREAKDOWN,
-                        "rho = r0'r vanished (|rho| = %.3e with ||r0|| ||r|| = %.3e) at iteration %d: the residual "
-                        "is orthogonal to the shadow residual and has not decreased since it was chosen",
-                        fabs(rho), r0norm * rnorm, it);
-            break;
-        }
+        if (bicgstab_step_end(res, it, ts_tt[0], tnorm_t, snorm, rho, r0norm, rnorm, &restart)) break;
     }
 
 cleanup:
