@@ -55,8 +55,8 @@ typedef struct gs_auto_choice {
 
 /* On the GPU an IC(0) iteration costs several unpreconditioned ones (two triangular solves against one
  * SpMV) and its setup costs many more, so for an SPD-looking system of at least GS_TRIAL_MIN_ROWS rows
- * CG runs GS_TRIAL_ITERATIONS iterations without a preconditioner first; when, at the rate of their
- * second half, it would converge within GS_TRIAL_NONE_ITERATIONS iterations, it continues without one (from
+ * CG runs GS_TRIAL_ITERATIONS iterations without a preconditioner first; when, at the rate they
+ * show, it would converge within GS_TRIAL_NONE_ITERATIONS iterations, it continues without one (from
  * where the trial stopped); otherwise IC(0) starts from the trial's solution. */
 #define GS_TRIAL_MIN_ROWS 50000
 #define GS_TRIAL_ITERATIONS 50
@@ -65,12 +65,6 @@ bool gs_strategy_wants_trial(const gs_auto_choice *c, gs_backend_kind kind, gs_i
 /* The iterations a solve needs to take ||r|| from r0 to target when k iterations took it from r0 to rk
  * (at the same geometric rate; INFINITY when rk >= r0). */
 double gs_strategy_projected_iterations(double r0, double rk, int k, double target);
-/* The trial's verdict: the iterations CG without a preconditioner needs, at the rate of the second half
- * of the trial (k iterations, ||r|| = rmid at GS_TRIAL_ITERATIONS / 2, rk at k): its first iterations
- * remove the rough part of the error fast and would promise too much. INFINITY when the trial stopped
- * early (k < GS_TRIAL_ITERATIONS). */
-double gs_strategy_trial_projection(double rmid, double rk, int k, double target);
-
 const char *gs_matrix_class_name(gs_matrix_class c);
 /* The rule: class, ladder and first rung from the facts of A and the backend's kind. Pure. */
 void gs_strategy_rule(const gs_csr_stats *s, gs_backend_kind kind, gs_auto_choice *c);
