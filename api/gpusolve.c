@@ -1,6 +1,7 @@
 /* libgpusolve (api/gpusolve.h): a handle holding the configuration, the matrix, the backend and the
  * setup kept between solves, over the strategy (api/strategy.h) that the gpusolve command runs. */
 #include "api/gpusolve.h"
+#include "api/exit_codes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,54 +49,12 @@ struct gpusolve_solver {
 /* ---------------------------------------------------------------------------------------------- */
 /* outcomes: exit classes, the error of a call, the report                                        */
 
-/* The exit class of an error status (the gpusolve command's mapping; tests/lib checks they agree). */
-static int exit_for_status(gs_status st)
-{
-    switch (st) {
-    case GS_OK: return GPUSOLVE_EXIT_CONVERGED;
-    case GS_ERR_ARG:
-    case GS_ERR_CONFIG:
-    case GS_ERR_UNSUPPORTED: return GPUSOLVE_EXIT_USAGE;
-    case GS_ERR_IO: return GPUSOLVE_EXIT_INPUT;
-    case GS_ERR_NUMERIC: return GPUSOLVE_EXIT_NUMERICAL;
-    case GS_ERR_MEM:
-    case GS_ERR_DEVICE_MEM:
-    case GS_ERR_CUDA:
-    case GS_ERR_CUSPARSE:
-    case GS_ERR_CUBLAS:
-    case GS_ERR_METIS:
-    case GS_ERR_NO_DEVICE: return GPUSOLVE_EXIT_DEVICE;
-    case GS_ERR_INTERRUPTED: return GPUSOLVE_EXIT_INTERRUPTED;
-    case GS_ERR_INTERNAL: return GPUSOLVE_EXIT_INTERNAL;
-    }
-    return GPUSOLVE_EXIT_INTERNAL;
-}
-
-/* The exit class of a solve's reason. */
-static int exit_for_reason(gs_reason r)
-{
-    switch (r) {
-    case GS_CONVERGED_RTOL:
-    case GS_CONVERGED_ATOL:
-    case GS_CONVERGED_ZERO_RHS: return GPUSOLVE_EXIT_CONVERGED;
-    case GS_DIVERGED_MAX_IT:
-    case GS_DIVERGED_STAGNATION:
-    case GS_DIVERGED_DTOL: return GPUSOLVE_EXIT_NOT_CONVERGED;
-    case GS_DIVERGED_BREAKDOWN:
-    case GS_DIVERGED_NAN:
-    case GS_DIVERGED_PC_FAILED:
-    case GS_DIVERGED_INDEFINITE: return GPUSOLVE_EXIT_NUMERICAL;
-    case GS_DIVERGED_INTERRUPTED: return GPUSOLVE_EXIT_INTERRUPTED;
-    case GS_REASON_NONE: return GPUSOLVE_EXIT_INTERNAL;
-    }
-    return GPUSOLVE_EXIT_INTERNAL;
-}
-
-/* For tests/lib, which links the internal library (not exported from the shared one): the mappings above. */
-int gs_lib_exit_for_status(gs_status st);
-int gs_lib_exit_for_reason(gs_reason r);
-int gs_lib_exit_for_status(gs_status st) { return exit_for_status(st); }
-int gs_lib_exit_for_reason(gs_reason r) { return exit_for_reason(r); }
+/* The exit classes are the command's exit codes (api/exit_codes.h): one mapping for both. */
+_Static_assert(GPUSOLVE_EXIT_CONVERGED == GS_EXIT_CONVERGED && GPUSOLVE_EXIT_NOT_CONVERGED == GS_EXIT_NOT_CONVERGED &&
+                   GPUSOLVE_EXIT_USAGE == GS_EXIT_USAGE && GPUSOLVE_EXIT_INPUT == GS_EXIT_INPUT &&
+                   GPUSOLVE_EXIT_NUMERICAL == GS_EXIT_NUMERICAL && GPUSOLVE_EXIT_DEVICE == GS_EXIT_DEVICE &&
+                   GPUSOLVE_EXIT_INTERRUPTED == GS_EXIT_INTERRUPTED && GPUSOLVE_EXIT_INTERNAL == GS_EXIT_INTERNAL,
+               "the library's exit classes are the command's exit codes");
 
 /* The report as JSON text into s->json (kept as it was when no memory is left for the new one). */
 static void set_json(gpusolve_solver *s, const gs_report *rep)
@@ -126,7 +85,7 @@ static void begin_call(gpusolve_solver *s)
 static int fail(gpusolve_solver *s, gs_status st)
 {
     gs_report *rep = NULL;
-    s->exit_code = exit_for_status(st);
+    s->exit_code = gs_exit_code_for_status(st);
     snprintf(s->err_status, sizeof s->err_status, "%s", gs_status_name(st));
     snprintf(s->err_message, sizeof s->err_message, "%s", gs_error_message()[0] ? gs_error_message() : gs_status_name(st));
     snprintf(s->reason, sizeof s->reason, "none");
@@ -474,7 +433,7 @@ static int setup_failed(gpusolve_solver *s, double t0)
 {
     gs_strategy_result sr;
     kept_result(s, &sr);
-    const int code = exit_for_reason(s->kept_att.res.reason);
+    const int code = gs_exit_code_for_reason(s->kept_att.res.reason);
     gs_status st = solve_report(s, &sr, false, false, t0, code);
     set_outcome(s, &s->kept_att, code);
     drop_setup(s);
@@ -540,7 +499,7 @@ int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flag
                                !s->kept_att.true_missed;
         if (converged || !fallback) {
             kept_result(s, &sr);
-            code = exit_for_reason(s->kept_att.res.reason);
+            code = gs_exit_code_for_reason(s->kept_att.res.reason);
             GS_TRY(solve_report(s, &sr, guess, reused, t0, code));
             set_outcome(s, &s->kept_att, code);
             s->kept_refactored = false;
@@ -552,7 +511,7 @@ int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flag
     gs_strategy_hooks hooks = {NULL, mon, NULL};
     GS_TRY(gs_strategy_solve_keep(s->be, &s->A, bh, x0, s->cfg, fallback, &hooks, xh, &sr));
     have_sr = true;
-    code = exit_for_reason(sr.final.res.reason);
+    code = gs_exit_code_for_reason(sr.final.res.reason);
     GS_TRY(solve_report(s, &sr, guess, false, t0, code));
     set_outcome(s, &sr.final, code);
     if (sr.kept) { /* converged: its setup serves the next right-hand sides */
@@ -578,7 +537,7 @@ cleanup:
     gs_free(&xh);
     if (st != GS_OK) {
         /* a failed device may be left in an error state: the next call starts a fresh backend */
-        if (exit_for_status(st) == GPUSOLVE_EXIT_DEVICE) {
+        if (gs_exit_code_for_status(st) == GPUSOLVE_EXIT_DEVICE) {
             drop_setup(s);
             gs_backend_destroy(&s->be);
             s->be_key[0] = '\0';

@@ -4,25 +4,12 @@
 
 #include <stdbool.h>
 
+#include "api/exit_codes.h"
 #include "cfg/config.h"
 #include "core/csr.h"
 #include "core/status.h"
 #include "solver/solver.h"
 
-/* Exit codes (documented in README.md). */
-enum {
-    GS_EXIT_CONVERGED = 0,     /* the solve converged (rtol/atol, or zero right-hand side) */
-    GS_EXIT_NOT_CONVERGED = 1, /* iteration limit or stagnation */
-    GS_EXIT_USAGE = 2,         /* bad command line or configuration, unsupported request */
-    GS_EXIT_INPUT = 3,         /* a matrix/vector file is missing or malformed */
-    GS_EXIT_NUMERICAL = 4,     /* breakdown, NaN/Inf, zero pivot, indefinite matrix for CG */
-    GS_EXIT_DEVICE = 5,        /* no GPU for backend = cuda, CUDA/cuBLAS/cuSPARSE failure, out of memory */
-    GS_EXIT_INTERRUPTED = 6,   /* SIGINT / SIGTERM */
-    GS_EXIT_INTERNAL = 70      /* a bug: please report */
-};
-
-int gs_exit_code_for_status(gs_status st);
-int gs_exit_code_for_reason(gs_reason r);
 
 typedef struct gs_app_opts {
     const char *config_path; /* -c */

@@ -200,12 +200,19 @@ rc, out, err = run(["gen:poisson2d:100", "--history", fifo, "-s", "solver.type=c
 t.join(10)
 check("FIFO reader gone (history): exit 3", rc == 3, f"exit {rc}: {err[:300]}")
 # in a sweep a FIFO is not indexed: every run writes to it
+# (the second run may open the FIFO before the reader has seen the first one's end, so the histories are
+# counted by their headers in everything read, not by the reader's opens)
 got = []
 t = fifo_reader(fifo, got, writers=2)
 rc, out, err = run(solve + ["-s", "solver.restart=10,20", "--history", fifo], timeout=60)
 t.join(10)
-check("sweep into a FIFO: exit 0, both histories", rc == 0 and len(got) == 2 and all(g.startswith(b"iteration,")
-                                                                                    for g in got), err[:300])
+if t.is_alive():  # both histories arrived through one open: release the reader's second open
+    with open(fifo, "wb"):
+        pass
+    t.join(10)
+both = b"".join(got)
+check("sweep into a FIFO: exit 0, both histories", rc == 0 and both.startswith(b"iteration,")
+      and both.count(b"iteration,residual") == 2, err[:300])
 check("sweep into a FIFO: no indexed files", not [f for f in os.listdir(tmp) if f.startswith("out.fifo-")])
 # a descriptor: /proc/self/fd/N (what /dev/stdout and /dev/fd/N name), written in place
 r_fd, w_fd = os.pipe()

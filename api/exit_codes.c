@@ -1,5 +1,5 @@
 /* Mapping of statuses and solve reasons to the documented exit codes. */
-#include "app/app.h"
+#include "api/exit_codes.h"
 
 int gs_exit_code_for_status(gs_status st)
 {
