@@ -24,38 +24,6 @@ static void make_pc(pc_fixture *f, const char *type, gs_pc **pc)
     assert_string_equal((*pc)->type, type);
 }
 
-/* x = T^{-1} b by substitution; T lower (unit diagonal not stored when unit) or upper (diag stored). */
-static void host_trisolve(const gs_csr *T, bool lower, bool unit, const double *b, double *x)
-{
-    gs_int n = T->nrows;
-    for (gs_int t = 0; t < n; t++) {
-        gs_int i = lower ? t : n - 1 - t;
-        double s = b[i], d = unit ? 1.0 : 0.0;
-        for (gs_int p = T->rowptr[i]; p < T->rowptr[i + 1]; p++) {
-            gs_int j = T->colind[p];
-            if (j == i) d = T->val[p];
-            else s -= T->val[p] * x[j];
-        }
-        x[i] = s / d;
-    }
-}
-
-/* z = pc(r) through the backend, r pseudo-random, z poisoned first. */
-static void apply(pc_fixture *f, gs_pc *pc, const double *r, double *z)
-{
-    gs_int n = pc->n;
-    gs_vector *vr = NULL, *vz = NULL;
-    GS_ASSERT_OK(gs_vec_create(f->be, n, &vr));
-    GS_ASSERT_OK(gs_vec_create(f->be, n, &vz));
-    GS_ASSERT_OK(gs_vec_upload(vr, r));
-    gs_test_poison(n, z);
-    GS_ASSERT_OK(gs_vec_upload(vz, z));
-    GS_ASSERT_OK(gs_pc_apply(pc, vr, vz));
-    GS_ASSERT_OK(gs_vec_download(vz, z));
-    gs_vec_destroy(&vr);
-    gs_vec_destroy(&vz);
-}
-
 static double *random_vector(gs_int n, uint64_t seed)
 {
     double *r = malloc((size_t)n * sizeof *r);
@@ -75,9 +43,9 @@ static void check_apply(pc_fixture *f, gs_pc *pc, const gs_csr *A, const gs_csr 
     assert_non_null(z);
     assert_non_null(y);
     assert_non_null(zr);
-    apply(f, pc, r, z);
-    host_trisolve(L, true, unit_lower, r, y);
-    host_trisolve(U, false, false, y, zr);
+    pc_fixture_apply(f, pc, r, z);
+    pc_fixture_trisolve(L, true, unit_lower, r, y);
+    pc_fixture_trisolve(U, false, false, y, zr);
     double err = gs_test_rel_diff(n, z, zr);
     if (err > 1e-13) fail_msg("%s: apply differs from U\\(L\\r) by %g", pc->type, err);
     free(r);
@@ -204,7 +172,7 @@ static void test_exact_settings_invert_A(void **state)
         double *r = random_vector(n, 5), *z = malloc((size_t)n * sizeof *z), *az = malloc((size_t)n * sizeof *az);
         assert_non_null(z);
         assert_non_null(az);
-        apply(f, pc, r, z);
+        pc_fixture_apply(f, pc, r, z);
         gs_csr_spmv(1.0, &A, z, 0.0, az);
         double err = gs_test_rel_diff(n, az, r);
         if (err > 1e-12) fail_msg("%s with exact settings: |A z - r| / |r| = %g", types[t], err);
@@ -234,18 +202,18 @@ static void test_numeric_setup_again(void **state)
         double *r = random_vector(n, 9), *z1 = malloc((size_t)n * sizeof *z1), *z2 = malloc((size_t)n * sizeof *z2);
         assert_non_null(z1);
         assert_non_null(z2);
-        apply(f, pc, r, z1);
+        pc_fixture_apply(f, pc, r, z1);
         /* new values, same pattern: a_ii += 0.1 i, off-diagonals scaled by 0.9 */
         for (gs_int i = 0; i < n; i++)
             for (gs_int p = A.rowptr[i]; p < A.rowptr[i + 1]; p++)
                 A.val[p] = A.colind[p] == i ? A.val[p] + 0.1 * i : 0.9 * A.val[p];
         GS_ASSERT_OK(gs_pc_setup_numeric(pc, &A));
-        apply(f, pc, r, z2);
+        pc_fixture_apply(f, pc, r, z2);
         assert_true(gs_test_rel_diff(n, z2, z1) > 1e-3); /* it did change */
         make_pc(f, types[t], &fresh);
         GS_ASSERT_OK(gs_pc_setup_symbolic(fresh, &A));
         GS_ASSERT_OK(gs_pc_setup_numeric(fresh, &A));
-        apply(f, fresh, r, z1);
+        pc_fixture_apply(f, fresh, r, z1);
         if (gs_test_rel_diff(n, z2, z1) != 0.0)
             fail_msg("%s: numeric setup again differs from a fresh one by %g", types[t], gs_test_rel_diff(n, z2, z1));
         free(r);
@@ -255,13 +223,6 @@ static void test_numeric_setup_again(void **state)
         gs_pc_destroy(&fresh);
         gs_csr_free(&A);
     }
-}
-
-static const gs_report_entry *find(const gs_report *rep, const char *key)
-{
-    const gs_report_entry *e = gs_report_find(rep, key);
-    if (!e) fail_msg("report key %s missing", key);
-    return e;
 }
 
 static bool has_prefix_key(const gs_report *rep, const char *prefix)
@@ -287,13 +248,13 @@ static void test_view(void **state)
     GS_ASSERT_OK(gs_pc_setup_numeric(pc, &A));
     GS_ASSERT_OK(gs_report_create(&rep));
     gs_pc_view(pc, rep);
-    assert_int_equal(find(rep, "preconditioner.nnz_L")->i, L.nnz);
-    assert_int_equal(find(rep, "preconditioner.nnz_U")->i, U.nnz);
-    assert_true(fabs(find(rep, "preconditioner.fill_ratio")->d - (double)(L.nnz + U.nnz) / A.nnz) < 1e-15);
-    assert_true(find(rep, "preconditioner.fill_ratio")->d > 1.0); /* ILU(1) of a Laplacian fills */
-    assert_int_equal(find(rep, "preconditioner.pivots_shifted")->i, 0);
-    assert_string_equal(find(rep, "preconditioner.shifted_rows")->s, "");
-    assert_string_equal(find(rep, "preconditioner.factorization")->s, "ILU(k)");
+    assert_int_equal(pc_fixture_find(rep, "preconditioner.nnz_L")->i, L.nnz);
+    assert_int_equal(pc_fixture_find(rep, "preconditioner.nnz_U")->i, U.nnz);
+    assert_true(fabs(pc_fixture_find(rep, "preconditioner.fill_ratio")->d - (double)(L.nnz + U.nnz) / A.nnz) < 1e-15);
+    assert_true(pc_fixture_find(rep, "preconditioner.fill_ratio")->d > 1.0); /* ILU(1) of a Laplacian fills */
+    assert_int_equal(pc_fixture_find(rep, "preconditioner.pivots_shifted")->i, 0);
+    assert_string_equal(pc_fixture_find(rep, "preconditioner.shifted_rows")->s, "");
+    assert_string_equal(pc_fixture_find(rep, "preconditioner.factorization")->s, "ILU(k)");
     assert_true(has_prefix_key(rep, "trisolve.lower."));
     assert_true(has_prefix_key(rep, "trisolve.upper."));
     gs_report_destroy(&rep);
@@ -331,16 +292,16 @@ static void test_zero_pivot(void **state)
         gs_report *rep = NULL;
         GS_ASSERT_OK(gs_report_create(&rep));
         gs_pc_view(pc, rep);
-        long long ns = find(rep, "preconditioner.pivots_shifted")->i;
+        long long ns = pc_fixture_find(rep, "preconditioner.pivots_shifted")->i;
         assert_true(ns >= 1);
-        const char *rows = find(rep, "preconditioner.shifted_rows")->s;
+        const char *rows = pc_fixture_find(rep, "preconditioner.shifted_rows")->s;
         assert_int_equal(atoi(rows), row);
         int commas = 0;
         for (const char *c = rows; *c; c++) commas += *c == ',';
         assert_int_equal(commas, (ns < 16 ? ns : 16) - 1);
         double *r = random_vector(A.nrows, 3), *z = malloc((size_t)A.nrows * sizeof *z);
         assert_non_null(z);
-        apply(f, pc, r, z);
+        pc_fixture_apply(f, pc, r, z);
         for (gs_int i = 0; i < A.nrows; i++) assert_true(isfinite(z[i]));
         free(r);
         free(z);

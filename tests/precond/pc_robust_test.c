@@ -18,44 +18,6 @@
 #include "precond/factor.h"
 #include "precond/precond.h"
 
-static const gs_report_entry *find(const gs_report *rep, const char *key)
-{
-    const gs_report_entry *e = gs_report_find(rep, key);
-    if (!e) fail_msg("report key %s missing", key);
-    return e;
-}
-
-/* z = pc(r) through the backend, z poisoned first. */
-static void apply(pc_fixture *f, gs_pc *pc, const double *r, double *z)
-{
-    gs_int n = pc->n;
-    gs_vector *vr = NULL, *vz = NULL;
-    GS_ASSERT_OK(gs_vec_create(f->be, n, &vr));
-    GS_ASSERT_OK(gs_vec_create(f->be, n, &vz));
-    GS_ASSERT_OK(gs_vec_upload(vr, r));
-    gs_test_poison(n, z);
-    GS_ASSERT_OK(gs_vec_upload(vz, z));
-    GS_ASSERT_OK(gs_pc_apply(pc, vr, vz));
-    GS_ASSERT_OK(gs_vec_download(vz, z));
-    gs_vec_destroy(&vr);
-    gs_vec_destroy(&vz);
-}
-
-/* x = T^{-1} b; T unit lower without its diagonal, or upper with it. */
-static void host_trisolve(const gs_csr *T, bool lower, const double *b, double *x)
-{
-    gs_int n = T->nrows;
-    for (gs_int t = 0; t < n; t++) {
-        gs_int i = lower ? t : n - 1 - t;
-        double s = b[i], d = lower ? 1.0 : 0.0;
-        for (gs_int p = T->rowptr[i]; p < T->rowptr[i + 1]; p++) {
-            if (T->colind[p] == i) d = T->val[p];
-            else s -= T->val[p] * x[T->colind[p]];
-        }
-        x[i] = s / d;
-    }
-}
-
 static gs_pc *setup(pc_fixture *f, const char *type, const gs_csr *A)
 {
     gs_pc *pc = NULL;
@@ -97,9 +59,9 @@ static void test_ilutp_apply(void **state)
         gs_pc *pc = setup(f, "ilutp", &A);
         uint64_t seed = 9;
         for (gs_int i = 0; i < n; i++) r[i] = gs_test_rand(&seed) - 0.4;
-        apply(f, pc, r, z);
-        host_trisolve(&L, true, r, y);
-        host_trisolve(&U, false, y, v);
+        pc_fixture_apply(f, pc, r, z);
+        pc_fixture_trisolve(&L, true, true, r, y);
+        pc_fixture_trisolve(&U, false, false, y, v);
         double *zr = y; /* z = Q v: z[cp[k]] = v[k] */
         for (gs_int k = 0; k < n; k++) zr[cp[k]] = v[k];
         double err = gs_test_rel_diff(n, z, zr);
@@ -108,16 +70,16 @@ static void test_ilutp_apply(void **state)
         gs_report *rep = NULL;
         GS_ASSERT_OK(gs_report_create(&rep));
         gs_pc_view(pc, rep);
-        assert_string_equal(find(rep, "preconditioner.factorization")->s, "ILUTP");
-        assert_true(find(rep, "preconditioner.pivot_tolerance")->d == 0.5);
-        assert_int_equal(find(rep, "preconditioner.columns_exchanged")->i, info.columns_exchanged);
-        assert_int_equal(find(rep, "preconditioner.nnz_L")->i, L.nnz);
-        assert_int_equal(find(rep, "preconditioner.nnz_U")->i, U.nnz);
-        assert_true(find(rep, "preconditioner.shift_used")->d == 0.0);
-        assert_int_equal(find(rep, "preconditioner.refactorizations")->i, 0);
-        assert_false(find(rep, "preconditioner.milu")->i);
-        assert_string_equal(find(rep, "preconditioner.factor_on")->s, "host");
-        assert_true(isfinite(find(rep, "preconditioner.stability_estimate")->d));
+        assert_string_equal(pc_fixture_find(rep, "preconditioner.factorization")->s, "ILUTP");
+        assert_true(pc_fixture_find(rep, "preconditioner.pivot_tolerance")->d == 0.5);
+        assert_int_equal(pc_fixture_find(rep, "preconditioner.columns_exchanged")->i, info.columns_exchanged);
+        assert_int_equal(pc_fixture_find(rep, "preconditioner.nnz_L")->i, L.nnz);
+        assert_int_equal(pc_fixture_find(rep, "preconditioner.nnz_U")->i, U.nnz);
+        assert_true(pc_fixture_find(rep, "preconditioner.shift_used")->d == 0.0);
+        assert_int_equal(pc_fixture_find(rep, "preconditioner.refactorizations")->i, 0);
+        assert_false(pc_fixture_find(rep, "preconditioner.milu")->i);
+        assert_string_equal(pc_fixture_find(rep, "preconditioner.factor_on")->s, "host");
+        assert_true(isfinite(pc_fixture_find(rep, "preconditioner.stability_estimate")->d));
         gs_report_destroy(&rep);
         gs_pc_destroy(&pc);
         free(cp);
@@ -144,8 +106,8 @@ static void test_ilutp_tol0_is_ilut(void **state)
     assert_true(r && z1 && z2);
     for (gs_int i = 0; i < n; i++) r[i] = sin(0.1 * i);
     gs_pc *p1 = setup(f, "ilut", &A), *p2 = setup(f, "ilutp", &A);
-    apply(f, p1, r, z1);
-    apply(f, p2, r, z2);
+    pc_fixture_apply(f, p1, r, z1);
+    pc_fixture_apply(f, p2, r, z2);
     assert_memory_equal(z1, z2, (size_t)n * sizeof *z1);
     assert_true(p1->stability_estimate == p2->stability_estimate);
     gs_pc_destroy(&p1);
@@ -172,15 +134,15 @@ static void test_grow_through_config(void **state)
         gs_report *rep = NULL;
         GS_ASSERT_OK(gs_report_create(&rep));
         gs_pc_view(pc, rep);
-        double alpha = find(rep, "preconditioner.shift_used")->d;
-        long long refact = find(rep, "preconditioner.refactorizations")->i;
+        double alpha = pc_fixture_find(rep, "preconditioner.shift_used")->d;
+        long long refact = pc_fixture_find(rep, "preconditioner.refactorizations")->i;
         printf("%s west0067 grow: alpha %g after %lld refactorizations, stability estimate %g\n", types[t], alpha,
-               refact, find(rep, "preconditioner.stability_estimate")->d);
+               refact, pc_fixture_find(rep, "preconditioner.stability_estimate")->d);
         assert_true(refact >= 1 && refact <= GS_FACTOR_GROW_MAX);
         double want = 1e-6;
         for (long long k = 1; k < refact; k++) want *= 10.0;
         assert_true(alpha == want);
-        assert_int_equal(find(rep, "preconditioner.pivots_shifted")->i, 0);
+        assert_int_equal(pc_fixture_find(rep, "preconditioner.pivots_shifted")->i, 0);
         gs_report_destroy(&rep);
         gs_pc_destroy(&pc);
     }
@@ -206,7 +168,7 @@ static void test_milu_config(void **state)
     gs_report *rep = NULL;
     GS_ASSERT_OK(gs_report_create(&rep));
     gs_pc_view(pc, rep);
-    assert_true(find(rep, "preconditioner.milu")->i);
+    assert_true(pc_fixture_find(rep, "preconditioner.milu")->i);
     gs_report_destroy(&rep);
     gs_pc_destroy(&pc);
 
@@ -315,7 +277,7 @@ static void test_stability_limit(void **state)
     gs_report *rep = NULL;
     GS_ASSERT_OK(gs_report_create(&rep));
     gs_pc_view(pc, rep);
-    assert_true(fabs(find(rep, "preconditioner.stability_estimate")->d - est) <= 1e-12 * est);
+    assert_true(fabs(pc_fixture_find(rep, "preconditioner.stability_estimate")->d - est) <= 1e-12 * est);
     gs_report_destroy(&rep);
     gs_pc_destroy(&pc);
 
@@ -350,7 +312,7 @@ static void test_stability_nonfinite(void **state)
     gs_report *rep = NULL;
     GS_ASSERT_OK(gs_report_create(&rep));
     gs_pc_view(pc, rep);
-    assert_true(isinf(find(rep, "preconditioner.stability_estimate")->d));
+    assert_true(isinf(pc_fixture_find(rep, "preconditioner.stability_estimate")->d));
     gs_report_destroy(&rep);
     gs_pc_destroy(&pc);
 
