@@ -13,28 +13,10 @@
   8. smaller ones: byte-order marks and underflow in .mtx files, 20000 -s options, the exit code of a
      malformed configuration as documented.
 No system /dev entry is touched. Usage: data_safety_test.py GPUSOLVE SRC_DIR"""
-import errno, json, os, resource, shutil, signal, stat, subprocess, sys, tempfile, threading, time
+import json, os, signal, stat, subprocess, threading, time
 
-exe, src = sys.argv[1], sys.argv[2]
-data = os.path.join(src, "data", "matrices")
-tmp = tempfile.mkdtemp(prefix="gs_safety_")
-host = ["-s", "device.backend=host"]
-failures, passed = [], 0
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(name)
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
-
-
-def limit_memory(gib):
-    def apply():
-        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
-    return apply
+from reltest import check, exe, finish, host, limit_memory, no_temp_files, scratch, src
+tmp = scratch("gs_safety_")
 
 
 def run(args, mem_gib=None, timeout=120, stdout=subprocess.PIPE):
@@ -56,11 +38,6 @@ def write(name, text, mode="w"):
 def read(p, mode="r"):
     with open(p, mode) as f:
         return f.read()
-
-
-def no_temp_files(name):
-    left = [f for f in os.listdir(tmp) if ".tmp." in f]
-    check(name + ": no temporary files", not left, left)
 
 
 def expect(name, args, code, needles=(), quick=None, mem_gib=None, **kw):
@@ -477,7 +454,4 @@ check("docs/failures.md: a malformed configuration file is exit 2", "malformed c
       and "exit 2" in failures_md, "")
 
 no_temp_files("end")
-print(f"{passed} passed, {len(failures)} failed")
-if not failures:
-    shutil.rmtree(tmp, ignore_errors=True)
-sys.exit(1 if failures else 0)
+finish()

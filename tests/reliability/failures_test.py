@@ -3,28 +3,10 @@
 with its documented exit code and a message that names what went wrong; nothing crashes; an interrupted
 or failed run leaves no solution file and no temporary file.
 Usage: failures_test.py GPUSOLVE SRC_DIR"""
-import json, os, resource, shutil, signal, subprocess, sys, tempfile, time
+import json, os, signal, subprocess, time
 
-exe, src = sys.argv[1], sys.argv[2]
-data = os.path.join(src, "data", "matrices")
-tmp = tempfile.mkdtemp(prefix="gs_fail_")
-host = ["-s", "device.backend=host"]
-failures, passed = [], 0
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(name)
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
-
-
-def limit_memory(gib):
-    def apply():
-        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
-    return apply
+from reltest import check, data, exe, finish, host, limit_memory, no_temp_files, scratch
+tmp = scratch("gs_fail_")
 
 
 # The configurations these checks name are the ones that run: no automatic choice and no fallback ladder
@@ -59,11 +41,6 @@ def write(name, text):
     with open(path, "w") as f:
         f.write(text)
     return path
-
-
-def no_temp_files(name):
-    left = [f for f in os.listdir(tmp) if ".tmp." in f]
-    check(name + ": no temporary files", not left, left)
 
 
 # An address-space limit shows that hostile sizes are refused before anything big is allocated. ASan
@@ -295,7 +272,4 @@ rc, out, err = run(["-c", wrap, sherman] + host)
 check("32-bit integer wrap refused: exit 2", rc == 2 and "wrap.cfg:1" in err, f"exit {rc}: {err[:300]}")
 
 no_temp_files("end")
-print(f"{passed} passed, {len(failures)} failed")
-if not failures:
-    shutil.rmtree(tmp, ignore_errors=True)
-sys.exit(1 if failures else 0)
+finish()
