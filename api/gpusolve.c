@@ -25,7 +25,7 @@ struct gpusolve_solver {
     char source[512];    /* the file read, or "arrays" */
     double time_read;
     gs_backend *be;
-    char be_key[64];
+    char be_key[96];
     /* the setup kept for more right-hand sides, with the facts its reports repeat */
     gs_strategy_kept *kept;
     gs_attempt kept_att;   /* its outcome: setup part (report of the views, times), last solve part */
@@ -137,17 +137,19 @@ static void drop_setup(gpusolve_solver *s)
 static bool is_auto(const gs_config *cfg, const char *key) { return strcmp(gs_config_string(cfg, key), "auto") == 0; }
 static bool fallback_on(const gs_config *cfg) { return strcmp(gs_config_string(cfg, "solver.fallback"), "auto") == 0; }
 
-/* The backend device.backend / device.id name, kept while they stay the same. */
+/* The backend device.backend / device.id / device.spmv name, kept while they stay the same. */
 static gs_status ensure_backend(gpusolve_solver *s)
 {
     char key[sizeof s->be_key];
-    snprintf(key, sizeof key, "%s:%d", gs_config_string(s->cfg, "device.backend"), (int)gs_config_int(s->cfg, "device.id"));
+    snprintf(key, sizeof key, "%s:%d:%s", gs_config_string(s->cfg, "device.backend"),
+             (int)gs_config_int(s->cfg, "device.id"), gs_config_string(s->cfg, "device.spmv"));
     if (s->be && strcmp(key, s->be_key) == 0) return GS_OK;
     drop_setup(s);
     gs_backend_destroy(&s->be);
     s->be_key[0] = '\0';
     GS_CALL(gs_backend_create(gs_config_string(s->cfg, "device.backend"), (int)gs_config_int(s->cfg, "device.id"),
                               &s->be));
+    GS_CALL(gs_backend_select_spmv(s->be, gs_config_string(s->cfg, "device.spmv")));
     snprintf(s->be_key, sizeof s->be_key, "%s", key);
     return GS_OK;
 }

@@ -221,14 +221,15 @@ void gs_app_problem_free(gs_app_problem *p)
     p->be_key[0] = '\0';
 }
 
-/* The backend a run asks for: the problem's cached one when device.backend and device.id match
+/* The backend a run asks for: the problem's cached one when device.backend, device.id and device.spmv match
  * (creating a CUDA context and library handles once per sweep, not once per run). */
 static gs_status problem_backend(gs_app_problem *p, const gs_config *cfg, gs_backend **be)
 {
     char key[sizeof p->be_key];
     const char *name = gs_config_string(cfg, "device.backend");
+    const char *spmv = gs_config_string(cfg, "device.spmv");
     int id = (int)gs_config_int(cfg, "device.id");
-    snprintf(key, sizeof key, "%s:%d", name, id);
+    snprintf(key, sizeof key, "%s:%d:%s", name, id, spmv);
     if (p->be && strcmp(key, p->be_key) == 0) {
         *be = p->be;
         return GS_OK;
@@ -236,6 +237,7 @@ static gs_status problem_backend(gs_app_problem *p, const gs_config *cfg, gs_bac
     gs_backend_destroy(&p->be);
     p->be_key[0] = '\0';
     GS_CALL(gs_backend_create(name, id, &p->be));
+    GS_CALL(gs_backend_select_spmv(p->be, spmv));
     snprintf(p->be_key, sizeof p->be_key, "%s", key);
     *be = p->be;
     return GS_OK;

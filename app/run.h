@@ -40,7 +40,7 @@ typedef struct gs_app_problem {
     bool is_gen;
     double time_read;
     gs_backend *be;       /* cached backend (NULL: none yet) */
-    char be_key[96];      /* "backend:id" it was created for */
+    char be_key[96];      /* "backend:id:spmv" it was created for */
 } gs_app_problem;
 
 /* Reads spec into p (on failure p holds nothing and the error is pending). */

@@ -10,7 +10,7 @@
 #   Matrices: gen:poisson3d:100, gen:laplace27:64, gen:poisson2d:1024, gen:convdiff3d:100, then the
 #   Matrix Market files given.
 #   Environment: OUT = the JSON-lines file (or a folder, which gets e2e.jsonl), default ./e2e.jsonl;
-#   E2E_SPMV = SpMV modes of gpusolve to run (GS_SPMV values, space separated; default "own");
+#   E2E_SPMV = SpMV modes of gpusolve to run (device.spmv values, space separated; default "own");
 #   E2E_TIMEOUT = seconds allowed per run (default 1800).
 # Prints a table (setup, solve, iterations, true residual, speed-up over the baseline) on stdout; the
 # JSON file gets one line per run: tool, matrix, settings, the numbers, and the program's own output.
@@ -87,7 +87,7 @@ for m in "${matrices[@]}"; do
   record baseline "$m" "" "" "$code" "$tmp/out"
   for spmv in $spmv_modes; do
     for ts in cusparse auto; do
-      GS_SPMV=$spmv timeout "$limit" "$gpusolve" "$m" --json "${math[@]}" \
+      timeout "$limit" "$gpusolve" "$m" --json "${math[@]}" -s device.spmv="$spmv" \
         -s trisolve.lower.type=$ts -s trisolve.upper.type=$ts >"$tmp/out" 2>"$tmp/err"
       code=$?
       [[ $code -ne 0 ]] && { echo "   gpusolve ($ts, SpMV $spmv) exit $code:" >&2; tail -n 3 "$tmp/err" >&2; }

@@ -111,6 +111,9 @@ const gs_cfg_key gs_cfg_schema[] = {
     /* device */
     CHOICE_KEY("device.backend", "auto", "auto|cuda|host", "where to run (auto: the GPU when present)"),
     INT_KEY("device.id", "0", 0, 1024, "CUDA device number"),
+    CHOICE_KEY("device.spmv", "own", "own|cusparse|cusparse-alg1|cusparse-alg2",
+               "GPU sparse matrix-vector product: own (gpusolve's kernels, shaped per matrix), cusparse "
+               "(cuSPARSE CSR_ALG2, = cusparse-alg2) or cusparse-alg1; no effect on the host backend"),
 
     /* output */
     CHOICE_KEY("output.format", "text", "text|json", "report format on stdout (json: one object per run)"),

@@ -1,5 +1,6 @@
 /* Public backend entry points: check sizes and backends once, then dispatch to the ops table. */
 #include "core/backend.h"
+#include "core/backend_cuda.h"
 
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,12 @@ gs_status gs_backend_create(const char *which, int device_id, gs_backend **be)
         return GS_OK;
     }
     return GS_ERROR(GS_ERR_ARG, "unknown backend \"%s\" (expected auto, cuda or host)", which);
+}
+
+gs_status gs_backend_select_spmv(gs_backend *be, const char *mode)
+{
+    if (!mode || !mode[0] || !be || be->kind != GS_BACKEND_CUDA) return GS_OK; /* the host has one SpMV */
+    return gs_backend_cuda_spmv_select(be, mode);
 }
 
 void gs_backend_destroy(gs_backend **be)

@@ -167,6 +167,10 @@ struct gs_backend {
 /* Backend selection: which = "auto" (cuda when a usable GPU is present, else host), "cuda" (error
  * GS_ERR_NO_DEVICE when none), or "host". */
 gs_status gs_backend_create(const char *which, int device_id, gs_backend **be);
+/* The configuration's device.spmv for the matrices created on be from now on: on a cuda backend
+ * gs_backend_cuda_spmv_select(be, mode); the host backend has one SpMV and ignores it. NULL or "":
+ * nothing changes. */
+gs_status gs_backend_select_spmv(gs_backend *be, const char *mode);
 void gs_backend_destroy(gs_backend **be);
 /* Implementations (backend_host.c, backend_cuda.cu). gs_backend_cuda_available() is false in a
  * build without CUDA and when no device can be used; *why says why (static string). */

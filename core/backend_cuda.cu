@@ -16,12 +16,11 @@
  * device-side flag; the next reduction or synchronize reports it as GS_ERR_ARG.
  *
  * The backend works on the device that was current when it was created (gs_backend_cuda_create
- * makes device_id current for the calling thread). Environment knobs for benchmarks:
- * GS_SPMV = own (default) | own:vec=V,rows=R,long=L | cusparse | cusparse-alg1 | cusparse-alg2 picks
- * the SpMV of every matrix (gs_backend_cuda_spmv_select changes it later; the choice is shown at the
- * end of the device name). With cuSPARSE, CSR_ALG2 is the default (bit-wise reproducible run to run,
- * so iteration counts are reproducible; our kernels are too); GS_CUDA_SPMV_ALG=1 selects CSR_ALG1
- * for "cusparse", and alone (GS_SPMV unset) means "cusparse-alg1". */
+ * makes device_id current for the calling thread). The SpMV of every matrix created on it is our
+ * kernels (core/spmv_cuda.cu) unless gs_backend_cuda_spmv_select (the configuration's device.spmv,
+ * through gs_backend_select_spmv) chose cuSPARSE or forced kernel parameters; the choice is shown at
+ * the end of the device name. With cuSPARSE, CSR_ALG2 is the default (bit-wise reproducible run to
+ * run, so iteration counts are reproducible; our kernels are too). */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -618,7 +617,7 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
     gs_backend *b = NULL;
     cuda_ctx *c = NULL;
     int count = 0;
-    const char *why = NULL, *alg_env = NULL, *spmv_env = NULL;
+    const char *why = NULL;
     cudaDeviceProp prop;
 
     *be = NULL;
@@ -643,11 +642,8 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
     c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     /* idle work space kept at most: 1/16 of the device memory, 4 GiB at most */
     c->work.held_cap = prop.totalGlobalMem / 16 < ((size_t)4 << 30) ? prop.totalGlobalMem / 16 : ((size_t)4 << 30);
-    /* SpMV: GS_SPMV, else the older GS_CUDA_SPMV_ALG=1 (cuSPARSE CSR_ALG1), else our kernels */
-    alg_env = getenv("GS_CUDA_SPMV_ALG");
-    spmv_env = getenv("GS_SPMV");
-    if (spmv_env && spmv_env[0]) GS_TRY(gs_backend_cuda_spmv_select(b, spmv_env));
-    else GS_TRY(gs_backend_cuda_spmv_select(b, alg_env && strcmp(alg_env, "1") == 0 ? "cusparse-alg1" : "own"));
+    /* our kernels until the caller chooses otherwise (device.spmv, gs_backend_select_spmv) */
+    GS_TRY(gs_backend_cuda_spmv_select(b, "own"));
 
     GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)));
     GS_TRY(GS_CUBLAS(cublasCreate(&c->cublas)));
@@ -698,7 +694,6 @@ bool gs_mat_cuda_csr(const gs_matrix *M, gs_csr_dev *view)
 gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode)
 {
     cuda_ctx *c = NULL;
-    const char *alg_env = getenv("GS_CUDA_SPMV_ALG");
     if (!be || be->kind != GS_BACKEND_CUDA || !be->impl)
         return GS_ERROR(GS_ERR_ARG, "SpMV selection \"%s\" asked of a %s backend; only the cuda backend has a "
                         "choice", mode ? mode : "(null)", be ? be->name : "missing");
@@ -712,7 +707,7 @@ gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode)
         c->spmv_own = true;
     } else if (strcmp(mode, "cusparse") == 0) {
         c->spmv_own = false;
-        c->spmv_alg = alg_env && strcmp(alg_env, "1") == 0 ? CUSPARSE_SPMV_CSR_ALG1 : CUSPARSE_SPMV_CSR_ALG2;
+        c->spmv_alg = CUSPARSE_SPMV_CSR_ALG2;
     } else if (strcmp(mode, "cusparse-alg1") == 0) {
         c->spmv_own = false;
         c->spmv_alg = CUSPARSE_SPMV_CSR_ALG1;
@@ -720,7 +715,7 @@ gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode)
         c->spmv_own = false;
         c->spmv_alg = CUSPARSE_SPMV_CSR_ALG2;
     } else {
-        return GS_ERROR(GS_ERR_ARG, "SpMV \"%s\" (GS_SPMV) is not known; expected own, own:vec=V,rows=R,long=L, "
+        return GS_ERROR(GS_ERR_ARG, "SpMV \"%s\" (device.spmv) is not known; expected own, own:vec=V,rows=R,long=L, "
                         "cusparse, cusparse-alg1 or cusparse-alg2", mode);
     }
     snprintf(c->spmv_mode, sizeof c->spmv_mode, "%s",

@@ -20,6 +20,12 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
                     device_id);
 }
 
+gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode)
+{
+    return GS_ERROR(GS_ERR_ARG, "SpMV selection \"%s\" asked of a %s backend; only the cuda backend has a choice",
+                    mode ? mode : "(null)", be ? be->name : "missing");
+}
+
 void *gs_backend_cuda_stream(gs_backend *be)
 {
     (void)be;

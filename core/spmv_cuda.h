@@ -68,11 +68,10 @@ void gs_spmv_plan_shape(const gs_spmv_plan *plan, int *vec, int *rows, gs_int *l
 /* Chooses the SpMV of matrices created on `be` from now on (matrices already created keep theirs):
  *   "own"                      our kernels, shape chosen per matrix (the default)
  *   "own:vec=8,rows=2,long=64" our kernels with forced parameters (see gs_spmv_params_parse)
- *   "cusparse"                 cuSPARSE SpMV, CSR_ALG2 (CSR_ALG1 when GS_CUDA_SPMV_ALG=1)
+ *   "cusparse"                 cuSPARSE SpMV, CSR_ALG2
  *   "cusparse-alg1", "cusparse-alg2"
- * The environment variable GS_SPMV gives the initial choice of every cuda backend. The choice is
- * shown at the end of be->device_name ("... [SpMV own]"). GS_ERR_ARG for an unknown mode. */
-gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode);
+ * The choice is shown at the end of be->device_name ("... [SpMV own]"). GS_ERR_ARG for an unknown
+ * mode or a backend other than cuda (declared in core/backend_cuda.h). */
 /* Which SpMV the matrix got, e.g. "own vector vec=8 rows=4" or "cuSPARSE CSR_ALG2". */
 const char *gs_mat_cuda_spmv_describe(const gs_matrix *M);
 /* The plan of a matrix created with our kernels, NULL for a cuSPARSE one (for tests). */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "core/backend_cuda.h"
 #include "core/csr.h"
 #include "core/generate.h"
 #include "core/mem.h"
@@ -324,7 +325,7 @@ static void test_empty(void **state)
     gs_csr_free(&A);
 }
 
-/* The selection: names in the device string, GS_SPMV at creation, refused modes. */
+/* The selection: names in the device string, device.spmv on a new backend, refused modes. */
 static void test_selection(void **state)
 {
     GS_ASSERT_OK(gs_backend_cuda_spmv_select(C, "cusparse-alg1"));
@@ -348,22 +349,27 @@ static void test_selection(void **state)
     GS_ASSERT_FAILS(gs_backend_cuda_spmv_select(H, "own"), GS_ERR_ARG, "host");
     gs_backend_destroy(&H);
 
-    /* GS_SPMV gives a new backend its choice; a bad value makes the creation fail with its name */
+    /* gs_backend_select_spmv (device.spmv) on a new backend: its matrices get the choice; the host
+     * backend ignores it; a fresh backend has our kernels */
     gs_backend *B = NULL;
     gs_csr A = {0};
     gs_matrix *M = NULL;
     GS_ASSERT_OK(gs_gen_poisson3d(5, 6, 7, &A));
-    assert_int_equal(setenv("GS_SPMV", "cusparse-alg1", 1), 0);
-    GS_ASSERT_OK(gs_backend_cuda_create(0, &B));
+    GS_ASSERT_OK(gs_backend_create("cuda", 0, &B));
+    GS_ASSERT_OK(gs_backend_select_spmv(B, "cusparse-alg1"));
     assert_non_null(strstr(B->device_name, "[SpMV cusparse-alg1]"));
     GS_ASSERT_OK(gs_mat_create(B, &A, &M));
     assert_string_equal(gs_mat_cuda_spmv_describe(M), "cuSPARSE CSR_ALG1");
     gs_mat_destroy(&M);
+    GS_ASSERT_OK(gs_backend_select_spmv(B, "cusparse"));
+    GS_ASSERT_OK(gs_mat_create(B, &A, &M));
+    assert_string_equal(gs_mat_cuda_spmv_describe(M), "cuSPARSE CSR_ALG2");
+    gs_mat_destroy(&M);
+    GS_ASSERT_FAILS(gs_backend_select_spmv(B, "own:vec=9"), GS_ERR_ARG, "vec=9");
     gs_backend_destroy(&B);
-    assert_int_equal(setenv("GS_SPMV", "own:vec=9", 1), 0);
-    GS_ASSERT_FAILS(gs_backend_cuda_create(0, &B), GS_ERR_ARG, "vec=9");
-    assert_null(B);
-    assert_int_equal(unsetenv("GS_SPMV"), 0);
+    GS_ASSERT_OK(gs_backend_create("host", 0, &H));
+    GS_ASSERT_OK(gs_backend_select_spmv(H, "cusparse"));
+    gs_backend_destroy(&H);
     GS_ASSERT_OK(gs_backend_cuda_create(0, &B));
     GS_ASSERT_OK(gs_mat_create(B, &A, &M));
     assert_non_null(strstr(gs_mat_cuda_spmv_describe(M), "own vector vec=8"));
@@ -374,9 +380,6 @@ static void test_selection(void **state)
 
 static int setup(void **state)
 {
-    /* the tests choose the SpMV themselves; an inherited GS_SPMV must not decide for them */
-    unsetenv("GS_SPMV");
-    unsetenv("GS_CUDA_SPMV_ALG");
     if (gs_backend_cuda_create(0, &C) != GS_OK) {
         gs_error_print(stderr);
         return -1;
