@@ -10,7 +10,15 @@
 #define STR_KEY(p, d, h) {p, GS_CFG_STRING, d, 0, 0, NULL, h}
 #define CHOICE_KEY(p, d, c, h) {p, GS_CFG_CHOICE, d, 0, 0, c, h}
 
-#define TRISOLVE_TYPES "auto|reference|cusparse|levelset|syncfree|tiled|jacobi|async-jacobi"
+/* the trisolve types: the names of the registry (trisolve/registry.def), in its order */
+#define GS_TS_FIRST(name, ...) name
+#define GS_TS_ENTRY(name, ...) "|" name
+static const char trisolve_types[] =
+#include "trisolve/registry.def"
+    ;
+#undef GS_TS_FIRST
+#undef GS_TS_ENTRY
+#define TRISOLVE_TYPES trisolve_types
 #define TRISOLVE_KEYS(side)                                                                       \
     CHOICE_KEY("trisolve." side ".type", "auto", TRISOLVE_TYPES,                                  \
                "triangular solver for the " side " factor (auto picks from the factor's levels)"), \

@@ -1,8 +1,8 @@
 /* The triangular solvers by name (the configuration's trisolve.<side>.type), with what each can do: its
  * create function per backend (NULL: not available there), the sides it solves, the backends on which it
  * stores float factors, the backends on which its analysis checks the factor's rows itself, and whether it
- * is approximate. trisolve.c decides from these fields only. A type the schema lists but this table does
- * not fails with GS_ERR_UNSUPPORTED "trisolve type X is not available yet".
+ * is approximate. trisolve.c decides from these fields only. The lines are in registry.def, which the
+ * schema (cfg/schema.c) also reads for the choices of trisolve.<side>.type.
  *
  *   auto       picks another solver in analyse() from the factor's levels (auto.c).
  *   reference  sequential substitution; on the cuda backend it downloads b, solves on the host and
@@ -28,26 +28,9 @@
 #define BOTH (GS_TS_HOST | GS_TS_CUDA)
 #define SIDES (GS_TS_LOWER | GS_TS_UPPER)
 
+#define GS_TS_FIRST(...) {__VA_ARGS__},
+#define GS_TS_ENTRY(...) {__VA_ARGS__},
 const gs_trisolve_entry gs_trisolve_registry[] = {
-    {"auto", gs_trisolve_create_auto, gs_trisolve_create_auto,
-     "levelset on the host; syncfree on cuda (cusparse for small factors of few levels)", SIDES, GS_TS_CUDA, BOTH,
-     false},
-    {"reference", gs_trisolve_create_reference, gs_trisolve_create_reference,
-     "sequential substitution (the oracle; on cuda via the host)", SIDES, 0, 0, false},
-    {"cusparse", NULL, gs_trisolve_create_cusparse_cuda, "cuSPARSE SpSV (cuda backend only)", SIDES, GS_TS_CUDA, 0,
-     false},
-    {"levelset", gs_trisolve_create_levelset_host, gs_trisolve_create_levelset_cuda,
-     "level scheduling, HEC storage, chains of thin levels in one block, grid barriers", SIDES, GS_TS_CUDA,
-     GS_TS_CUDA, false},
-    {"syncfree", gs_trisolve_create_reference, gs_trisolve_create_syncfree_cuda,
-     "one kernel, no barriers: rows in level order wait on the values they read", SIDES, GS_TS_CUDA, GS_TS_CUDA,
-     false},
-    {"jacobi", gs_trisolve_create_jacobi_host, gs_trisolve_create_jacobi_cuda,
-     "approximate: `sweeps` fused Jacobi sweeps (deterministic)", SIDES, GS_TS_CUDA, 0, true},
-    {"async-jacobi", gs_trisolve_create_jacobi_host, gs_trisolve_create_jacobi_cuda,
-     "approximate: block-asynchronous Jacobi in place (variable: FGMRES) unless deterministic", SIDES, GS_TS_CUDA,
-     0, true},
-    {"tiled", gs_trisolve_create_tiled_host, gs_trisolve_create_tiled_cuda,
-     "16x16 tiles (TileSpTRSV), level-set or sync-free over tile rows", SIDES, 0, 0, false},
+#include "trisolve/registry.def"
     {NULL, NULL, NULL, NULL, 0, 0, 0, false},
 };

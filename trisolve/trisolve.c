@@ -25,28 +25,8 @@ static const gs_trisolve_entry *find_entry(const char *type)
     return NULL;
 }
 
-/* true when the config schema lists `type` among the choices of trisolve.lower.type */
-static bool schema_knows_type(const char *type)
-{
-    size_t len = strlen(type);
-    for (const gs_cfg_key *k = gs_cfg_schema; k->path; k++) {
-        if (strcmp(k->path, "trisolve.lower.type") != 0 || !k->choices) continue;
-        const char *s = k->choices;
-        while (*s) {
-            const char *bar = strchr(s, '|');
-            size_t l = bar ? (size_t)(bar - s) : strlen(s);
-            if (l == len && strncmp(s, type, len) == 0) return true;
-            s += l;
-            if (*s == '|') s++;
-        }
-    }
-    return false;
-}
-
 static gs_status unknown_type(const char *type)
 {
-    if (schema_knows_type(type))
-        return GS_ERROR(GS_ERR_UNSUPPORTED, "trisolve type %s is not available yet", type);
     char names[256] = "";
     size_t used = 0;
     for (const gs_trisolve_entry *e = gs_trisolve_registry; e->name; e++) {

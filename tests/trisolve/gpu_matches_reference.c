@@ -6,10 +6,11 @@
  * deterministic solvers give bit-identical results. Also: switching b/x vectors, many consecutive
  * solves, re-analysis with new values, and the view keys.
  *
- *   usage: gpu_matches_reference TYPE [GROUP]
+ *   usage: gpu_matches_reference TYPE [GROUP [PART/PARTS]]
  *
  * TYPE is the trisolve type; GROUP names a list of parameter variants (below; default: the defaults
- * alone). A variant sets solver parameters (trisolve_params.h) and may name a switch whose other value
+ * alone); PART/PARTS (e.g. 1/3) keeps the variants k with k % PARTS == PART, so that a long group runs
+ * as several tests in parallel. A variant sets solver parameters (trisolve_params.h) and may name a switch whose other value
  * must give the same bits (a partner solver, compared on every case, in double and optionally in single:
  * a kernel form of one schedule against another), a view key that some stage must report on some case
  * (so that the forced form really ran), and the schedule the view must report. The suite is built once
@@ -534,23 +535,44 @@ static void test_auto_rule(void **state)
     gs_csr_free(&A);
 }
 
+/* "PART/PARTS" -> the variants k with k % PARTS == PART, compacted in place (false: malformed). */
+static bool keep_part(const char *spec, variant *kept, int *n)
+{
+    int part = -1, parts = 0, used = 0, m = 0;
+    if (sscanf(spec, "%d/%d%n", &part, &parts, &used) != 2 || spec[used] || parts < 1 || part < 0 || part >= parts)
+        return false;
+    for (int k = 0; k < *n; k++)
+        if (k % parts == part) kept[m++] = kept[k];
+    *n = m;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: %s TYPE [GROUP]\n", argv[0]);
+    static variant kept[16];
+    if (argc < 2 || argc > 4) {
+        fprintf(stderr, "usage: %s TYPE [GROUP [PART/PARTS]]\n", argv[0]);
         return 2;
     }
     ts_type = argv[1];
     deterministic = strcmp(ts_type, "cusparse") != 0;
-    const char *group = argc == 3 ? argv[2] : "default";
+    const char *group = argc >= 3 ? argv[2] : "default";
     for (size_t k = 0; k < sizeof groups / sizeof groups[0]; k++)
         if (strcmp(group, groups[k].name) == 0) {
             variants = groups[k].v;
             nvariants = groups[k].n;
         }
-    if (!variants) {
+    if (!variants || nvariants > (int)(sizeof kept / sizeof kept[0])) {
         fprintf(stderr, "%s: unknown group '%s'\n", argv[0], group);
         return 2;
+    }
+    if (argc == 4) {
+        for (int k = 0; k < nvariants; k++) kept[k] = variants[k];
+        if (!keep_part(argv[3], kept, &nvariants)) {
+            fprintf(stderr, "%s: part '%s' is not PART/PARTS with 0 <= PART < PARTS\n", argv[0], argv[3]);
+            return 2;
+        }
+        variants = kept;
     }
     gs_test_require_gpu();
     const struct CMUnitTest tests[] = {
