@@ -7,11 +7,14 @@
 #include <string.h>
 
 #include "app/app.h"
+#include "app/completion.h"
 #include "app/inspect.h"
+#include "app/monitor.h"
 #include "app/sweep.h"
 #include "core/backend.h"
 #include "core/mem.h"
 #include "core/signal.h"
+#include "core/threads.h"
 
 static void usage(FILE *f)
 {
@@ -23,22 +26,29 @@ static void usage(FILE *f)
           "with a preconditioned Krylov method, on the GPU when one is present.\n"
           "\n"
           "options:\n"
-          "  -c FILE           configuration file (libconfig syntax; see --help-config)\n"
-          "  -s KEY=VALUE      override one configuration key, e.g. -s solver.restart=80\n"
+          "  -c, --config FILE configuration file (libconfig syntax; see --help-config)\n"
+          "  -s, --set KEY=VALUE\n"
+          "                    override one configuration key, e.g. -s solver.restart=80\n"
           "  -s KEY=V1,V2,...  sweep: one run per value (the same key given again adds values; a key\n"
           "                    given a list in the file, blocks = [16, 128];, sweeps too). Runs are the\n"
           "                    Cartesian product over the swept keys; the matrix is read once\n"
           "  --dry-run         list the runs of a sweep without reading or solving anything\n"
           "  --inspect         print the matrix's structure (symmetry, diagonal, dominance, bandwidth,\n"
           "                    triangular levels) with advice, and exit\n"
-          "  -b FILE           right-hand side vector (Matrix Market); default: system.rhs\n"
-          "  -x FILE           initial guess (Matrix Market); default: system.x0\n"
-          "  -o FILE           write the solution (Matrix Market array), atomically\n"
-          "  --history FILE    write the residual history as CSV (iteration,residual,relative,time_s)\n"
+          "  -b, --rhs FILE    right-hand side vector (Matrix Market); default: system.rhs\n"
+          "  -x, --x0 FILE     initial guess (Matrix Market); default: system.x0\n"
+          "  -o, --output FILE write the solution (Matrix Market array), atomically\n"
+          "  --history FILE    write the residual history as CSV (iteration,residual,relative,time_s),\n"
+          "                    row by row into FILE.tmp.PID, renamed to FILE at the end\n"
+          "  --monitor[=K|=Ns] print iteration, residual, relative residual and time while solving: every\n"
+          "                    iteration, every K-th, or at most once per N seconds (e.g. --monitor=1s);\n"
+          "                    on stderr with --json (output.monitor)\n"
+          "  --threads N       host threads for the host code (OpenMP; 0: all cores) (device.threads)\n"
           "  --json            print exactly one JSON object per run on stdout (JSON Lines)\n"
           "  --quiet           text output: only the summary line\n"
           "  --print-config    print the effective configuration (defaults marked) and exit\n"
           "  --help-config     print every configuration key with type, default, range and help\n"
+          "  --completion bash print a bash completion script for gpusolve and exit\n"
           "  --version         print the version and exit\n"
           "  -h, --help        this help\n"
           "\n"
@@ -193,6 +203,52 @@ static void print_config_markdown(void)
     gs_config_print_schema_markdown(stdout);
 }
 
+/* Options that are shorthands for configuration keys, applied after the file and -s (they win). */
+static struct {
+    char monitor[64]; /* --monitor[=K|=Ns]: output.monitor ("" when not given) */
+    const char *threads; /* --threads N: device.threads (NULL when not given) */
+} shorthand;
+
+static int shorthand_monitor(const char *arg)
+{
+    gs_monitor_spec spec;
+    char label[96];
+    if (!arg) arg = "1"; /* --monitor: every iteration */
+    snprintf(label, sizeof label, "--monitor=%.80s", arg);
+    if (!arg[0] || strlen(arg) >= sizeof shorthand.monitor || gs_monitor_parse(arg, label, &spec) != GS_OK) {
+        gs_error_clear();
+        return usage_error("%s: expected --monitor (every iteration), --monitor=K with a whole number K >= 1 (every "
+                           "K-th iteration) or --monitor=Ns with N > 0 seconds (at most one line per N seconds, e.g. "
+                           "--monitor=1s)",
+                           label);
+    }
+    snprintf(shorthand.monitor, sizeof shorthand.monitor, "%s", arg);
+    return 0;
+}
+
+static gs_status apply_shorthands(gs_config *cfg)
+{
+    char one[128];
+    if (shorthand.monitor[0]) {
+        snprintf(one, sizeof one, "output.monitor=%s", shorthand.monitor);
+        GS_CALL(gs_config_set(cfg, one));
+    }
+    if (shorthand.threads) {
+        if (strlen(shorthand.threads) > 32)
+            return GS_ERROR(GS_ERR_CONFIG, "--threads %.32s...: expected a whole number of threads (0: all cores)",
+                            shorthand.threads);
+        snprintf(one, sizeof one, "device.threads=%s", shorthand.threads);
+        GS_CALL(gs_config_set(cfg, one));
+    }
+    /* a malformed output.monitor (file or -s) is refused before anything is read */
+    gs_monitor_spec spec;
+    char label[160];
+    snprintf(label, sizeof label, "output.monitor = \"%.100s\"", gs_config_string(cfg, "output.monitor"));
+    GS_CALL(gs_monitor_parse(gs_config_string(cfg, "output.monitor"), label, &spec));
+    gs_threads_set((int)gs_config_int(cfg, "device.threads")); /* reading the matrix too */
+    return GS_OK;
+}
+
 int main(int argc, char **argv)
 {
     enum {
@@ -204,7 +260,10 @@ int main(int argc, char **argv)
         OPT_HELP_CONFIG_MD,
         OPT_VERSION,
         OPT_DRY_RUN,
-        OPT_INSPECT
+        OPT_INSPECT,
+        OPT_MONITOR,
+        OPT_THREADS,
+        OPT_COMPLETION
     };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
@@ -216,6 +275,14 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, OPT_VERSION},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"inspect", no_argument, NULL, OPT_INSPECT},
+        {"config", required_argument, NULL, 'c'},
+        {"set", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'o'},
+        {"rhs", required_argument, NULL, 'b'},
+        {"x0", required_argument, NULL, 'x'},
+        {"monitor", optional_argument, NULL, OPT_MONITOR},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"completion", required_argument, NULL, OPT_COMPLETION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -244,6 +311,14 @@ int main(int argc, char **argv)
         case OPT_PRINT_CONFIG: o.print_config = true; break;
         case OPT_DRY_RUN: dry_run = true; break;
         case OPT_INSPECT: inspect = true; break;
+        case OPT_MONITOR:
+            if (shorthand_monitor(optarg) != 0) {
+                gs_free(&ov);
+                return GS_EXIT_USAGE;
+            }
+            break;
+        case OPT_THREADS: shorthand.threads = optarg; break;
+        case OPT_COMPLETION: gs_free(&ov); return gs_app_completion(optarg, longopts, stdout);
         case OPT_HELP_CONFIG: gs_config_print_schema(stdout); gs_free(&ov); return 0;
         case OPT_HELP_CONFIG_MD: print_config_markdown(); gs_free(&ov); return 0;
         case OPT_VERSION: printf("gpusolve %s\n", GS_VERSION); gs_free(&ov); return 0;
@@ -305,7 +380,7 @@ int main(int argc, char **argv)
     }
     /* command-line flags are shorthands for keys and win over the file */
     if ((o.json && gs_config_set(cfg, "output.format=json") != GS_OK) ||
-        (o.quiet && gs_config_set(cfg, "output.quiet=true") != GS_OK)) {
+        (o.quiet && gs_config_set(cfg, "output.quiet=true") != GS_OK) || apply_shorthands(cfg) != GS_OK) {
         code = fail();
         goto done;
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "app/monitor.h"
 #include "core/atomic_file.h"
 #include "core/mem.h"
 #include "core/signal.h"
@@ -147,6 +148,21 @@ static int identity_cmp(const void *pa, const void *pb)
     return a < b ? -1 : a > b; /* the earlier listed first */
 }
 
+/* A sweep's output path that gets each run's index inserted names files, not a folder: a folder (an
+ * existing one, or a path ending in '/') would silently become "folder/-3". GS_ERR_IO (exit 3), as a
+ * single run reports an output that is a folder. */
+static gs_status check_indexed_base(const char *path, const char *what)
+{
+    struct stat sb;
+    size_t len = strlen(path);
+    if ((len > 0 && path[len - 1] == '/') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)))
+        return GS_ERROR(GS_ERR_IO,
+                        "%s %s: is a folder; expected a file name for the output (a sweep writes one file per run, "
+                        "the run's index inserted before the extension, h.csv -> h-3.csv, or where {index} stands)",
+                        what, path);
+    return GS_OK;
+}
+
 /* Every file the sweep reads or writes, checked before the matrix is read: an output that is the same
  * file as an input (links followed, compared by device and inode) or as another output is a usage
  * error naming both (GS_ERR_ARG, exit 2); an output that cannot be written (missing folder, a folder,
@@ -166,6 +182,8 @@ static gs_status check_files(const gs_app_opts *o, const gs_config *cfg, const g
     if (rp->index_hist && gs_output_probe(rp->hist, &t) == GS_OK && t.kind != GS_OUTPUT_FILE) rp->index_hist = false;
     if (rp->index_sol && gs_output_probe(rp->sol, &t) == GS_OK && t.kind != GS_OUTPUT_FILE) rp->index_sol = false;
     gs_error_clear(); /* a path that cannot be written is reported below, with the run that writes it */
+    if (rp->index_hist) GS_TRY(check_indexed_base(rp->hist, o->history ? "--history" : "output.history"));
+    if (rp->index_sol) GS_TRY(check_indexed_base(rp->sol, o->solution ? "-o" : "output.solution"));
 
     /* inputs: the files read, whatever the run */
     if (o->matrix && strncmp(o->matrix, "gen:", 4) != 0) GS_TRY(io_add(&l, o->matrix, "the matrix", -1, true));
@@ -515,6 +533,7 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
             ctx.solution = spath;
         }
         GS_TRY(gs_sweep_config(cfg, &sw, r, &rc));
+        gs_progress_sweep(r, sw.nruns); /* a terminal's progress line names the run */
         int rcode = gs_app_run_problem(o, &prob, rc, &ctx, &outc[r]);
         code = gs_exit_code_worse(code, rcode);
         if (vals)
@@ -530,6 +549,7 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
             break;
         }
     }
+    gs_progress_clear();
     if (table) {
         printf("summary\n");
         GS_TRY(print_table(stdout, &sw, vals, outc, done));

@@ -122,11 +122,19 @@ const gs_cfg_key gs_cfg_schema[] = {
     CHOICE_KEY("device.spmv", "own", "own|cusparse|cusparse-alg1|cusparse-alg2",
                "GPU sparse matrix-vector product: own (gpusolve's kernels, shaped per matrix), cusparse "
                "(cuSPARSE CSR_ALG2, = cusparse-alg2) or cusparse-alg1; no effect on the host backend"),
+    INT_KEY("device.threads", "0", 0, 4096,
+            "host threads (OpenMP) of the host code: factorizations, scaling, matching, matrix statistics, the "
+            "host backend and triangular solves, GPU staging copies (0: OMP_NUM_THREADS when set, else one per "
+            "core; --threads N)"),
 
     /* output */
     CHOICE_KEY("output.format", "text", "text|json", "report format on stdout (json: one object per run)"),
     STR_KEY("output.history", "", "residual history CSV path (empty: none)"),
     STR_KEY("output.solution", "", "solution Matrix Market path (empty: none)"),
+    STR_KEY("output.monitor", "",
+            "print iteration, residual, relative residual and time while solving: K (every K-th iteration; 1: "
+            "every one), Ns (at most once per N seconds, e.g. 1s), empty: none (--monitor[=K|Ns]); on stdout, "
+            "on stderr with output.format = json"),
     BOOL_KEY("output.quiet", "false", "text format: print only the summary line"),
     {NULL, GS_CFG_INT, NULL, 0, 0, NULL, NULL},
 };

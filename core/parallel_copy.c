@@ -24,6 +24,7 @@ static int copy_threads(void)
 #ifdef _OPENMP
     int t = omp_get_num_procs() - 2;
     if (t > COPY_MAX_THREADS) t = COPY_MAX_THREADS;
+    if (t > omp_get_max_threads()) t = omp_get_max_threads(); /* device.threads */
     return t < 1 ? 1 : t;
 #else
     return 1;
