@@ -1,8 +1,9 @@
 /* Matrix Market writing (io/mmio.h): through core/atomic_file (a regular file or a link's target replaced
  * atomically: temporary file, fsync, rename, removed on any error; a device, FIFO or socket written in
  * place), gzip compressed (deflate, gzip wrapper) when the name ends in .gz. Values as %.17g, which reads
- * back to the same double. Non-finite values (a diverged solve's iterate) are written as nan/inf so the
- * output still says what happened; the reader refuses them as input. */
+ * back to the same double; a name ending in .petsc or .bin is written in PETSc binary format instead
+ * (io/petsc_bin.c), and "-" is standard output. Non-finite values (a diverged solve's iterate) are
+ * written as nan/inf so the output still says what happened; the reader refuses them as input. */
 #include "io/mmio.h"
 
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 
 #include "core/atomic_file.h"
 #include "core/mem.h"
+#include "io/petsc_bin.h"
 
 typedef struct mm_writer {
     gs_atomic_file af;
@@ -33,7 +35,7 @@ static bool has_gz_suffix(const char *path)
 
 static gs_status writer_open(mm_writer *w, const char *path)
 {
-    GS_CALL(gs_atomic_open(&w->af, path));
+    GS_CALL(gs_atomic_open(&w->af, strcmp(path, "-") == 0 ? "/dev/stdout" : path));
     w->opened = true;
     if (has_gz_suffix(path)) {
         w->gz = true;
@@ -114,6 +116,7 @@ gs_status gs_mm_write_vector(const char *path, gs_int n, const double *x)
     if (!path || n < 0 || (n > 0 && !x))
         return GS_ERROR(GS_ERR_ARG, "gs_mm_write_vector: path and x must not be NULL and n >= 0 (got %d)",
                         (int)n);
+    if (gs_petsc_path(path)) return gs_petsc_write_vector(path, n, x);
     GS_CALL(GS_CALLOC(w, 1));
     GS_TRY(writer_open(w, path));
     GS_TRY(
@@ -141,6 +144,7 @@ gs_status gs_mm_write_matrix(const char *path, const gs_csr *A)
     if (!path || !A || A->nrows < 0 || A->ncols < 0 || A->nnz < 0 || !A->rowptr || (A->nnz > 0 && !A->colind))
         return GS_ERROR(GS_ERR_ARG,
                         "gs_mm_write_matrix: path or matrix invalid (NULL arrays or negative sizes)");
+    if (gs_petsc_path(path)) return gs_petsc_write_matrix(path, A);
     if (A->rowptr[0] != 0 || A->rowptr[A->nrows] != A->nnz)
         return GS_ERROR(GS_ERR_ARG,
                         "gs_mm_write_matrix: rowptr[0] = %d and rowptr[%d] = %d; expected 0 and nnz = %d",
