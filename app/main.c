@@ -235,7 +235,9 @@ static gs_status apply_shorthands(gs_config *cfg)
     }
     if (shorthand.threads) {
         if (strlen(shorthand.threads) > 32)
-            return GS_ERROR(GS_ERR_CONFIG, "--threads %.32s...: expected a whole number of threads (0: all cores)",
+            return GS_ERROR(GS_ERR_CONFIG,
+                            "--threads %.32s...: expected a whole number of host threads (device.threads; 0: all "
+                            "cores)",
                             shorthand.threads);
         snprintf(one, sizeof one, "device.threads=%s", shorthand.threads);
         GS_CALL(gs_config_set(cfg, one));

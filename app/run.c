@@ -333,7 +333,8 @@ static gs_status problem_backend(gs_app_problem *p, const gs_config *cfg, gs_bac
     const char *name = gs_config_string(cfg, "device.backend");
     const char *spmv = gs_config_string(cfg, "device.spmv");
     int id = (int)gs_config_int(cfg, "device.id");
-    snprintf(key, sizeof key, "%s:%d:%s", name, id, spmv);
+    /* device.threads too: the host backend describes its team, which a sweep may vary */
+    snprintf(key, sizeof key, "%s:%d:%s:%lld", name, id, spmv, gs_config_int(cfg, "device.threads"));
     if (p->be && strcmp(key, p->be_key) == 0) {
         *be = p->be;
         return GS_OK;

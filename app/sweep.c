@@ -230,8 +230,17 @@ static gs_status check_files(const gs_app_opts *o, const gs_config *cfg, const g
             /* the same path as the previous output: the same answer */
             if (i > 0 && !l.f[i - 1].input && strcmp(l.f[i - 1].path, f->path) == 0)
                 f->t = l.f[i - 1].t;
-            else
-                GS_TRY(gs_output_probe(f->path, &f->t));
+            else {
+                gs_status pst = gs_output_probe(f->path, &f->t);
+                if (pst != GS_OK && sweep && f->run >= 0) {
+                    /* which run writes it: the message says so (the path may be that run's alone) */
+                    char msg[PATH_LEN + 512];
+                    snprintf(msg, sizeof msg, "%s", gs_error_message());
+                    gs_error_clear();
+                    GS_FAIL(pst, "%s (%s of run %ld; nothing was run)", msg, f->what, f->run);
+                }
+                GS_TRY(pst);
+            }
             nout++;
         }
     }

@@ -55,6 +55,16 @@ foreach(exe gpusolve gpusolve-gen)
   endif()
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/man/gpusolve.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# the bash completion, generated from the option table and the schema by the gpusolve just built
+if(TARGET gpusolve)
+  set(gs_completion ${PROJECT_BINARY_DIR}/gpusolve.bash-completion)
+  add_custom_command(OUTPUT ${gs_completion}
+                     COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:gpusolve> -DOUT=${gs_completion}
+                             -P ${PROJECT_SOURCE_DIR}/cmake/completion.cmake
+                     DEPENDS gpusolve ${PROJECT_SOURCE_DIR}/cmake/completion.cmake VERBATIM)
+  add_custom_target(gpusolve_completion ALL DEPENDS ${gs_completion})
+  install(FILES ${gs_completion} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME gpusolve)
+endif()
 
 # gpusolve.pc: prefix found from the file's own place, so an install anywhere (--prefix) works
 string(REGEX REPLACE "[^/]+" ".." pc_up "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

@@ -21,7 +21,8 @@ bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; exit 1; }
 libdir=$(dirname "$(find "$prefix" -name 'libgpusolve.so' | head -1)")
 for f in "$libdir/libgpusolve.so" "$libdir/libgpusolve.so.0" "$libdir/libgpusolve.a" include/gpusolve.h \
-         bin/gpusolve bin/gpusolve-gen share/man/man1/gpusolve.1 "$libdir/pkgconfig/gpusolve.pc" \
+         bin/gpusolve bin/gpusolve-gen share/man/man1/gpusolve.1 share/bash-completion/completions/gpusolve \
+         "$libdir/pkgconfig/gpusolve.pc" \
          "$libdir/cmake/gpusolve/gpusolve-config.cmake" "$libdir/cmake/gpusolve/gpusolve-config-version.cmake"; do
   case $f in /*) p=$f ;; *) p=$prefix/$f ;; esac
   if [ -e "$p" ]; then ok "installed ${p#"$prefix"/}"; else bad "missing ${p#"$prefix"/}"; fi
