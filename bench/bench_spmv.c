@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "core/backend_cuda.h"
 #include "core/csr.h"
 #include "core/generate.h"
 #include "core/mem.h"
