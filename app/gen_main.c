@@ -1,5 +1,6 @@
 /* gpusolve-gen: writes a generated model problem (Poisson 2D/3D, 27-point Laplacian, 3D
- * convection-diffusion) as a Matrix Market file, for benchmarks and labs (never committed). */
+ * convection-diffusion) as a Matrix Market file (.mtx, .mtx.gz) or a PETSc binary file (.petsc, .bin),
+ * for benchmarks and labs (never committed); "-o -" writes it to standard output. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,9 @@
 
 static int usage(FILE *f, int code)
 {
-    fputs("usage: gpusolve-gen NAME NX [NY [NZ]] [--peclet P] -o OUT.mtx\n"
+    fputs("usage: gpusolve-gen NAME NX [NY [NZ]] [--peclet P] -o OUT\n"
+          "  OUT: .mtx (Matrix Market), .mtx.gz (compressed), .petsc or .bin (PETSc binary), - (standard\n"
+          "       output, Matrix Market)\n"
           "  NAME: poisson2d (5-point), poisson3d (7-point), laplace27 (27-point, diag 26),\n"
           "        convdiff3d (7-point convection-diffusion, nonsymmetric; --peclet = cell Peclet number)\n"
           "  NY, NZ default to NX. The same matrices are available to gpusolve as gen:NAME:NXxNYxNZ.\n",
@@ -53,7 +56,8 @@ int main(int argc, char **argv)
         gs_csr_free(&A);
         return st == GS_ERR_IO ? 3 : st == GS_ERR_INTERRUPTED ? 6 : st == GS_ERR_MEM ? 5 : 2;
     }
-    printf("%s: %d x %d, %d nonzeros\n", out, A.nrows, A.ncols, A.nnz);
+    /* the summary on standard error when the matrix itself went to standard output */
+    fprintf(strcmp(out, "-") == 0 ? stderr : stdout, "%s: %d x %d, %d nonzeros\n", out, A.nrows, A.ncols, A.nnz);
     gs_csr_free(&A);
     return 0;
 }

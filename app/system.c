@@ -1,8 +1,11 @@
-/* The linear system a run solves: the matrix (file or generated), b, x0 and the known solution x*. */
+/* The linear system a run solves: the matrix (file, standard input or generated), b, x0 and the known
+ * solution x*; and standard input/output given as "-". */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/app.h"
 #include "app/system.h"
@@ -96,6 +99,56 @@ gs_status gs_app_matrix_from_spec(const char *spec, gs_csr *A, bool *is_gen)
     return gs_gen_by_name(gens[g].name, (gs_int)size[0], (gs_int)size[1], (gs_int)size[2], peclet, A);
 }
 
+int gs_app_stdio_prepare(gs_app_opts *o)
+{
+    const char *names[3];
+    int n = 0;
+    if (o->matrix && strcmp(o->matrix, "-") == 0) names[n++] = "the matrix";
+    if (o->rhs_path && strcmp(o->rhs_path, "-") == 0) names[n++] = "-b";
+    if (o->x0_path && strcmp(o->x0_path, "-") == 0) names[n++] = "-x";
+    if (n > 1) {
+        fprintf(stderr,
+                "gpusolve: %s and %s both read standard input ('-'); at most one input can come from standard input, "
+                "give the other as a file\ntry 'gpusolve --help'\n",
+                names[0], names[1]);
+        return GS_EXIT_USAGE;
+    }
+    if (!o->solution || strcmp(o->solution, "-") != 0) return 0;
+    if (o->json) {
+        fputs("gpusolve: -o - writes the solution to standard output, where --json writes its objects; give -o a file "
+              "name, or leave out --json\ntry 'gpusolve --help'\n",
+              stderr);
+        return GS_EXIT_USAGE;
+    }
+    /* the solution takes standard output; everything else printed there goes to standard error */
+    static char path[32];
+    fflush(stdout);
+    int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        perror("gpusolve: -o -: cannot set up standard output for the solution");
+        return GS_EXIT_DEVICE;
+    }
+    snprintf(path, sizeof path, "/dev/fd/%d", fd);
+    o->solution = path;
+    return 0;
+}
+
+/* A vector from a file, or from standard input ("-"), which a sweep reads once for all its runs. */
+static gs_status read_vector(const char *path, gs_int n, double **x)
+{
+    static double *stdin_x;
+    static gs_int stdin_n;
+    gs_int len = 0;
+    if (strcmp(path, "-") != 0) return gs_mm_read_vector(path, n, x, &len);
+    if (!stdin_x) GS_CALL(gs_mm_read_vector(path, n, &stdin_x, &stdin_n));
+    if (stdin_n != n)
+        return GS_ERROR(GS_ERR_IO, "%s: found a vector of length %d; expected length %d", "<stdin>", (int)stdin_n,
+                        (int)n);
+    GS_CALL(GS_MALLOC(*x, n));
+    memcpy(*x, stdin_x, (size_t)n * sizeof **x);
+    return GS_OK;
+}
+
 /* Deterministic uniform numbers in [-1, 1) (splitmix64). */
 static double rand_pm1(uint64_t *s)
 {
@@ -130,16 +183,14 @@ gs_status gs_system_build(const gs_csr *A, const gs_config *cfg, const char *rhs
         gs_csr_spmv(1.0, A, sys->xstar, 0.0, sys->b);
         snprintf(sys->rhs_desc, sizeof sys->rhs_desc, "Ax (x* = %s)", xs);
     } else {
-        gs_int len = 0;
         gs_free(&sys->b);
-        GS_TRY(gs_mm_read_vector(rhs, n, &sys->b, &len));
+        GS_TRY(read_vector(rhs, n, &sys->b));
     }
 
     if (!x0_path && strcmp(x0, "zero") == 0) {
         GS_TRY(GS_CALLOC(sys->x0, n));
     } else {
-        gs_int len = 0;
-        GS_TRY(gs_mm_read_vector(x0, n, &sys->x0, &len));
+        GS_TRY(read_vector(x0, n, &sys->x0));
     }
     return GS_OK;
 cleanup:

@@ -2,6 +2,7 @@
 #ifndef GS_APP_SYSTEM_H
 #define GS_APP_SYSTEM_H
 
+#include "app/app.h"
 #include "cfg/config.h"
 #include "core/csr.h"
 
@@ -14,5 +15,11 @@ typedef struct gs_system {
 gs_status gs_system_build(const gs_csr *A, const gs_config *cfg, const char *rhs_path, const char *x0_path,
                           gs_system *sys);
 void gs_system_free(gs_system *sys);
+
+/* "-" among the options: at most one of the matrix, -b and -x may read standard input; -o - makes the
+ * solution take standard output (o->solution becomes that descriptor's /dev/fd name) and sends everything
+ * else printed there to standard error; refused with --json, whose objects own standard output. Returns
+ * 0, or the exit code of a usage error after its message. */
+int gs_app_stdio_prepare(gs_app_opts *o);
 
 #endif
