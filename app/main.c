@@ -11,6 +11,7 @@
 #include "app/inspect.h"
 #include "app/monitor.h"
 #include "app/sweep.h"
+#include "app/system.h"
 #include "core/backend.h"
 #include "core/mem.h"
 #include "core/signal.h"
@@ -340,6 +341,12 @@ int main(int argc, char **argv)
         if (!o.matrix) return usage_error("%s", "--inspect needs a matrix");
         gs_interrupt_install(); /* a signal ends it with exit 6, nothing printed */
         return gs_app_inspect(o.matrix, o.json, stdout);
+    }
+
+    int stdio_code = gs_app_stdio_prepare(&o); /* "-": standard input / output */
+    if (stdio_code) {
+        gs_free(&ov);
+        return stdio_code;
     }
 
     /* from here on SIGINT/SIGTERM end the run with exit 6 and nothing written, from reading the
