@@ -193,11 +193,27 @@ static gs_status text_fill(io_input *in, size_t want)
     }
     while (in->end < want && !in->eof) {
         size_t got = 0;
-        GS_CALL(text_read(in, in->buf + in->end, in->cap - in->end, &got));
+        gs_status st = text_read(in, in->buf + in->end, in->cap - in->end, &got);
+        if (st == GS_ERR_IO) { /* "PATH:LINE: what": kept without its place, reported where the text stops */
+            const char *m = gs_error_message() + strlen(in->path);
+            m += strspn(m, ":0123456789");
+            m += strspn(m, " ");
+            snprintf(in->deferred_what, sizeof in->deferred_what, "%s", m);
+            gs_error_clear();
+            in->deferred = true;
+            in->eof = true;
+            break;
+        }
+        GS_CALL(st);
         if (got == 0) in->eof = true;
         in->end += got;
     }
     return GS_OK;
+}
+
+static gs_status deferred_error(const io_input *in, long long line)
+{
+    return MM_FAIL(in->path, line, "%s", in->deferred_what);
 }
 
 static gs_status line_too_long(const io_input *in, long long line)
@@ -216,6 +232,7 @@ gs_status io_text_line(io_input *in, const char **line, size_t *len)
         char *nl = memchr(start, '\n', avail);
         size_t n = nl ? (size_t)(nl - start) : avail;
         if (n >= MM_LINE_MAX) return line_too_long(in, in->line + 1);
+        if (!nl && in->eof && in->deferred) return deferred_error(in, in->line + 1); /* a line cut short */
         if (nl || (in->eof && avail > 0)) {
             in->pos += nl ? n + 1 : n;
             in->unterminated = !nl;
@@ -268,7 +285,11 @@ gs_status io_text_region(io_input *in, long long lines_before, const char **begi
         }
     }
     char *b = text_base(in) + in->pos, *e = text_base(in) + in->end;
-    if (in->eof) {
+    if (in->eof && in->deferred) { /* the whole lines before the error, then the error */
+        while (e > b && e[-1] != '\n') e--;
+        if (e == b) return deferred_error(in, lines_before + 1);
+        *final = false;
+    } else if (in->eof) {
         *final = true;
     } else {
         *final = false;

@@ -95,6 +95,10 @@ typedef struct io_input {
     bool eof;             /* the text has no more bytes beyond buf[end] */
     long long line;       /* lines handed out by io_text_line */
     bool unterminated;    /* the line last returned by io_text_line ended the file without a newline */
+    /* a read error (truncated or corrupt compressed data, EIO) is reported where the text stops, after
+     * the whole lines before it, so that the error on the smallest line wins whatever the buffer size */
+    bool deferred;
+    char deferred_what[512];
 } io_input;
 
 /* Opens path ("-": standard input) and reads its first bytes. `expected` completes messages

@@ -7,7 +7,8 @@
 #   scripts/fuzz.sh 3600 mm         # a long run of one target (see docs/failures.md, "Fuzzing")
 #   GS_FUZZ_JOBS=2 scripts/fuzz.sh 1800   # 2 workers per target
 #
-# Targets: mm (Matrix Market reader, plain and .gz, matrix and vector), cfg_load (configuration
+# Targets: mm (Matrix Market reader, plain and .gz, matrix and vector, serial and parallel), petsc (PETSc
+# binary reader), cfg_load (configuration
 # loader), cfg_set (-s override parser). New interesting inputs go to build-fuzz/corpus/<target>/
 # (the seed corpus in the tree is only read); a crash, leak, timeout or failed oracle leaves its
 # input in build-fuzz/artifacts/<target>/ and makes this script exit 1. Turn every finding into a
@@ -19,7 +20,7 @@ cd "$root"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(mm cfg_load cfg_set)
+[ ${#targets[@]} -eq 0 ] && targets=(mm petsc cfg_load cfg_set)
 build=${GS_FUZZ_BUILD:-build-fuzz}
 jobs=${GS_FUZZ_JOBS:-1}
 
