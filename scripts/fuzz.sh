@@ -8,8 +8,7 @@
 #   GS_FUZZ_JOBS=2 scripts/fuzz.sh 1800   # 2 workers per target
 #
 # Targets: mm (Matrix Market reader, plain and .gz, matrix and vector, serial and parallel), petsc (PETSc
-# binary reader), cfg_load (configuration
-# loader), cfg_set (-s override parser). New interesting inputs go to build-fuzz/corpus/<target>/
+# binary reader), cfg_load (configuration loader), cfg_set (-s override parser). New interesting inputs go to build-fuzz/corpus/<target>/
 # (the seed corpus in the tree is only read); a crash, leak, timeout or failed oracle leaves its
 # input in build-fuzz/artifacts/<target>/ and makes this script exit 1. Turn every finding into a
 # regression: copy the input into tests/fuzz/corpus/<target>/ under a descriptive name, fix the bug,
