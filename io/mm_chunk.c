@@ -173,6 +173,43 @@ static bool reserve(mm_chunk *c, long long n, bool array)
 /* Character classes of the tokenizer: 0 a token's byte, 1 a blank, 2 the newline. */
 static const unsigned char cls[256] = {['\n'] = 2, [' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1};
 
+/* The common coordinate line "row column [value]" (digits, blanks, a plain decimal value) parsed in one
+ * pass; false for anything else (comments, signs, long or inexact numbers, errors), which the general
+ * path then reads. */
+static bool fast_entry(const mm_header *h, const char *p, const char *end, gs_int ij[2], double *v, const char **stop)
+{
+    const char *s = p;
+    const bool pattern = h->field == FIELD_PATTERN;
+    for (int k = 0; k < 2; k++) {
+        while (p < end && cls[(unsigned char)*p] == 1) p++;
+        const char *b = p;
+        long long n = 0;
+        while (p < end && (unsigned)(*p - '0') <= 9 && p - b < 10) n = 10 * n + (*p++ - '0');
+        if (p == b || n < 1 || n > (k ? h->ncols : h->nrows)) return false;
+        if (p < end && cls[(unsigned char)*p] != 1 && !(k == 1 && pattern && *p == '\n')) return false;
+        ij[k] = (gs_int)(n - 1);
+    }
+    *v = 1.0;
+    if (!pattern) {
+        while (p < end && cls[(unsigned char)*p] == 1) p++;
+        const char *b = p;
+        while (p < end && cls[(unsigned char)*p] == 0) p++;
+        mm_tok t = {b, (size_t)(p - b)};
+        if (t.n == 0) return false;
+        if (h->field == FIELD_INTEGER) {
+            long long x = 0;
+            if (mm_parse_ll(t, &x) != NUM_OK) return false;
+            *v = (double)x;
+        } else if (!fast_real(t, v)) {
+            return false;
+        }
+    }
+    while (p < end && cls[(unsigned char)*p] == 1) p++;
+    if ((p < end && *p != '\n') || (size_t)(p - s) >= MM_LINE_MAX) return false;
+    *stop = p;
+    return true;
+}
+
 /* In the parallel pass a failing check stops the chunk (the exact pass judges it); in the exact pass
  * it is the error, at the line's number in the file. */
 #define STOP(...)                                                                                             \
@@ -208,10 +245,21 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
             c->st = GS_ERR_INTERRUPTED;
             goto done;
         }
+        gs_int ij[2] = {0, 0};
+        double v = 1.0;
+        const char *s = p, *stop = NULL;
+        if (!x && h->coordinate && fast_entry(h, p, end, ij, &v, &stop)) {
+            p = stop < end ? stop + 1 : end;
+            if (count >= h->entries) {
+                c->stopped = true;
+                goto done;
+            }
+            count++;
+            goto entry;
+        }
         /* tokens (the first want + 1), then the line's end */
         mm_tok t[4];
         int nt = 0;
-        const char *s = p, *stop = NULL;
         for (;;) {
             while (p < end && cls[(unsigned char)*p] == 1) p++;
             if (p == end || *p == '\n') break;
@@ -243,7 +291,6 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
                  TRUNC_HINT);
         if (!array && nt > want)
             STOP("found extra text %s after the entry; expected only '%s'", quote_rest(t[want - 1], stop).s, shape);
-        gs_int ij[2] = {0, 0};
         for (int k = 0; !array && k < 2; k++) {
             const char *what = k ? "column" : "row";
             long long n = k ? h->ncols : h->nrows;
@@ -260,7 +307,6 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
                 STOP("%s index %s is negative; expected 1..%lld", what, mm_quote_text(t[k].s, t[k].n).s, n);
             }
         }
-        double v = 1.0;
         bool underflow = false;
         if (!pattern) {
             mm_tok tv = t[want - 1];
@@ -296,6 +342,7 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
             pushes++;
             continue;
         }
+    entry:;
         gs_int i = ij[0], j = ij[1];
         if (h->symmetry == SYM_GENERAL || i == j) {
             if (h->symmetry == SYM_SKEW && i == j && v != 0.0)
