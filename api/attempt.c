@@ -3,6 +3,7 @@
 #include "api/attempt.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,22 +20,53 @@ void gs_attempt_cache_free(gs_attempt_cache *c)
     memset(c, 0, sizeof *c);
 }
 
-void gs_attempt_free(gs_attempt *a) { gs_report_destroy(&a->rep); }
-
-/* A numerical failure before the solve (preprocessing or setup) ends the attempt with a reason. */
-static void setup_failed(gs_attempt *out, const char *what)
+void gs_attempt_free(gs_attempt *a)
 {
-    out->res.reason = GS_DIVERGED_PC_FAILED;
-    snprintf(out->detail, sizeof out->detail, "%s failed: %s", what, gs_error_message());
-    snprintf(out->res.detail, sizeof out->res.detail, "%.*s", (int)sizeof out->res.detail - 1, out->detail);
-    gs_error_clear();
+    gs_report_destroy(&a->rep);
+    gs_free(&a->detail);
 }
 
-static void interrupted(gs_attempt *out, const char *phase)
+/* The attempt's detail, as long as it is (res.detail shows it too); out of host memory it stays as it
+ * was and GS_ERR_MEM is returned. */
+static gs_status set_detail(gs_attempt *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static gs_status set_detail(gs_attempt *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *t = NULL;
+    if (n < 0) return GS_ERROR(GS_ERR_INTERNAL, "the detail's format \"%.60s\" cannot be written", fmt);
+    GS_CALL(gs_malloc(&t, (size_t)n + 1, 1));
+    va_start(ap, fmt);
+    vsnprintf(t, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    gs_free(&out->detail);
+    out->detail = t;
+    out->res.detail = t;
+    out->res.solver_ = NULL;
+    return GS_OK;
+}
+
+/* A numerical failure before the solve (preprocessing or setup) ends the attempt with a reason (GS_OK);
+ * out of host memory for its detail, GS_ERR_MEM. */
+static gs_status setup_failed(gs_attempt *out, const char *what)
+{
+    out->res.reason = GS_DIVERGED_PC_FAILED;
+    gs_status st = gs_error_status();
+    char *msg = NULL; /* the message, copied before the pending error is cleared */
+    gs_status cst = gs_strprintf(&msg, "%s", gs_error_message()[0] ? gs_error_message() : gs_status_name(st));
+    if (cst != GS_OK) return GS_ERROR(GS_ERR_MEM, "out of host memory for the message of a failed %s", what);
+    gs_error_clear();
+    cst = set_detail(out, "%s failed: %s", what, msg);
+    gs_free(&msg);
+    return cst;
+}
+
+static gs_status interrupted(gs_attempt *out, const char *phase)
 {
     out->res.reason = GS_DIVERGED_INTERRUPTED;
-    snprintf(out->detail, sizeof out->detail, "interrupted by signal %d during %s", gs_interrupt_signal(), phase);
-    snprintf(out->res.detail, sizeof out->res.detail, "%.*s", (int)sizeof out->res.detail - 1, out->detail);
+    return set_detail(out, "interrupted by signal %d during %s", gs_interrupt_signal(), phase);
 }
 
 /* The transformed operator for `pre`: the cached one when the preprocessing is the same, else built
@@ -169,21 +201,22 @@ cleanup:
 
 /* A converged reason stated in the original system's terms when the system was scaled (the solver's
  * detail speaks of the scaled one). */
-static void restate_converged(gs_attempt *out, double target, bool scaled, gs_reason met)
+static gs_status restate_converged(gs_attempt *out, double target, bool scaled, gs_reason met)
 {
-    if (!gs_reason_converged(out->res.reason) || out->res.reason == GS_CONVERGED_ZERO_RHS) return;
+    if (!gs_reason_converged(out->res.reason) || out->res.reason == GS_CONVERGED_ZERO_RHS) return GS_OK;
     if (out->residual_true_abs <= target) {
         out->res.reason = met; /* a re-solve's inner tolerance is absolute: the user's bound decides */
         if (scaled)
-            snprintf(out->detail, sizeof out->detail,
-                     "true ||b - Ax|| = %.3e <= %.3e in the original (unscaled) system after %d iterations%s",
-                     out->residual_true_abs, target, out->res.iterations,
-                     out->refinements == 0   ? ""
-                     : out->refinements == 1 ? " (1 tighter re-solve of the scaled system)"
-                                             : " (tighter re-solves of the scaled system)");
+            GS_CALL(set_detail(out,
+                               "true ||b - Ax|| = %.3e <= %.3e in the original (unscaled) system after %d iterations%s",
+                               out->residual_true_abs, target, out->res.iterations,
+                               out->refinements == 0   ? ""
+                               : out->refinements == 1 ? " (1 tighter re-solve of the scaled system)"
+                                                       : " (tighter re-solves of the scaled system)"));
     } else if (!(out->residual_true_abs <= 10.0 * target)) {
         out->true_missed = true;
     }
+    return GS_OK;
 }
 
 gs_status gs_attempt_setup_run(gs_backend *be, const gs_csr *A, const gs_config *cfg, const gs_preprocess *pre,
@@ -202,12 +235,12 @@ gs_status gs_attempt_setup_run(gs_backend *be, const gs_csr *A, const gs_config 
 
     GS_TRY(operator_for(be, A, pre, cache, &failed, &out->time_preprocess));
     if (failed) {
-        setup_failed(out, "preprocessing");
+        st = setup_failed(out, "preprocessing");
         goto cleanup;
     }
     if (!gs_preprocess_is_identity(pre)) GS_TRY(gs_transform_view(&cache->T, out->rep));
     if (gs_interrupt_requested()) {
-        interrupted(out, "preprocessing");
+        st = interrupted(out, "preprocessing");
         goto cleanup;
     }
     GS_TRY(GS_MALLOC(s->host, n));
@@ -224,7 +257,7 @@ gs_status gs_attempt_setup_run(gs_backend *be, const gs_csr *A, const gs_config 
     out->time_setup_symbolic = s->pc->time_symbolic;
     out->time_setup_numeric = s->pc->time_numeric;
     if (sst == GS_ERR_NUMERIC) {
-        setup_failed(out, "preconditioner setup");
+        st = setup_failed(out, "preconditioner setup");
         goto cleanup;
     }
     GS_TRY(sst);
@@ -232,7 +265,7 @@ gs_status gs_attempt_setup_run(gs_backend *be, const gs_csr *A, const gs_config 
     /* views return no status: a report entry that could not be allocated leaves GS_ERR_MEM pending */
     if (gs_error_status() == GS_ERR_MEM) GS_TRY(GS_ERR_MEM);
     if (gs_interrupt_requested()) {
-        interrupted(out, "setup");
+        st = interrupted(out, "setup");
         goto cleanup;
     }
     GS_TRY(gs_ksp_params_from_config(cfg, &s->prm));
@@ -254,7 +287,8 @@ gs_status gs_attempt_solve(gs_attempt_setup *s, const double *b, const double *x
     double *host = s->host;
     /* the solve part of out starts afresh; the method starts from the configuration's parameters */
     memset(&out->res, 0, sizeof out->res);
-    out->detail[0] = '\0';
+    out->res.detail = "";
+    gs_free(&out->detail);
     out->time_solve = out->time_pc_apply = 0.0;
     out->residual_true = out->residual_true_abs = out->bnorm = out->r0norm_original = NAN;
     out->residual_monitored = NAN;
@@ -280,10 +314,12 @@ gs_status gs_attempt_solve(gs_attempt_setup *s, const double *b, const double *x
     const double target = fmax(prm->rtol * (prm->baseline == GS_BASELINE_R0 ? r0 : out->bnorm), prm->atol);
     GS_CALL(solve_and_refine(s->ksp, cache, s->pc, s->vb, s->vy, s->vr, host, target, mon, out));
     gs_ksp_set_monitor(s->ksp, NULL, NULL); /* the monitor's context lived in solve_and_refine */
-    snprintf(out->detail, sizeof out->detail, "%s", out->res.detail);
-    restate_converged(out, target, cache->T.dr != NULL,
-                      prm->rtol * (prm->baseline == GS_BASELINE_R0 ? r0 : out->bnorm) >= prm->atol ? GS_CONVERGED_RTOL
-                                                                                                  : GS_CONVERGED_ATOL);
+    /* the solver's text copied: the attempt keeps it beyond the solver */
+    if (out->res.detail && out->res.detail[0]) GS_CALL(set_detail(out, "%s", out->res.detail));
+    GS_CALL(restate_converged(out, target, cache->T.dr != NULL,
+                              prm->rtol * (prm->baseline == GS_BASELINE_R0 ? r0 : out->bnorm) >= prm->atol
+                                  ? GS_CONVERGED_RTOL
+                                  : GS_CONVERGED_ATOL));
     out->residual_true = out->bnorm > 0 ? out->residual_true_abs / out->bnorm : out->residual_true_abs;
     {
         double base = prm->baseline == GS_BASELINE_R0 ? out->res.r0norm : out->res.bnorm;
@@ -313,7 +349,7 @@ gs_status gs_attempt_refactor(gs_attempt_setup *s, gs_attempt *out)
     if (!gs_attempt_can_refactor(s))
         return GS_ERROR(GS_ERR_ARG, "a setup with a matching or a scaling cannot take new values (they depend on them)");
     s->ready = false;
-    gs_report_destroy(&out->rep);
+    gs_attempt_free(out);
     memset(out, 0, sizeof *out);
     GS_CALL(gs_report_create(&out->rep));
     double t = gs_wtime();
@@ -335,7 +371,7 @@ gs_status gs_attempt_refactor(gs_attempt_setup *s, gs_attempt *out)
     gs_status sst = gs_pc_setup_numeric(s->pc, c->C.rowptr ? &c->C : A);
     out->time_setup_numeric = s->pc->time_numeric;
     if (sst == GS_ERR_NUMERIC) {
-        setup_failed(out, "preconditioner setup");
+        GS_CALL(setup_failed(out, "preconditioner setup"));
         return GS_OK;
     }
     GS_CALL(sst);

@@ -37,7 +37,7 @@ void gs_attempt_cache_free(gs_attempt_cache *c);
 /* What one attempt did. */
 typedef struct gs_attempt {
     gs_solve_result res;    /* reason (setup failures: GS_DIVERGED_PC_FAILED), iterations, detail */
-    char detail[1024];      /* the reason's detail, untruncated for setup failures */
+    char *detail;           /* the reason's detail, as long as it is (owned; NULL: none) */
     double time_preprocess, time_setup_symbolic, time_setup_numeric, time_solve, time_pc_apply;
     double residual_true;   /* ||b - A x|| / ||b|| of the original system (||b - A x|| when b = 0) */
     double residual_true_abs, bnorm, r0norm_original;

@@ -41,3 +41,18 @@ int gs_exit_code_for_reason(gs_reason r)
     }
     return GS_EXIT_INTERNAL;
 }
+
+const char *gs_exit_class_name(int code)
+{
+    switch (code) {
+    case GS_EXIT_CONVERGED: return "converged";
+    case GS_EXIT_NOT_CONVERGED: return "not_converged";
+    case GS_EXIT_USAGE: return "usage";
+    case GS_EXIT_INPUT: return "input";
+    case GS_EXIT_NUMERICAL: return "numerical";
+    case GS_EXIT_DEVICE: return "device";
+    case GS_EXIT_INTERRUPTED: return "interrupted";
+    case GS_EXIT_INTERNAL: return "internal";
+    }
+    return "unknown";
+}

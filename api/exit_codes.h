@@ -23,6 +23,9 @@ enum {
 
 int gs_exit_code_for_status(gs_status st);
 int gs_exit_code_for_reason(gs_reason r);
+/* The class of an exit code as one word, for reports: "converged", "not_converged", "usage", "input",
+ * "numerical", "device", "interrupted", "internal" ("unknown" for any other code). */
+const char *gs_exit_class_name(int code);
 
 #ifdef __cplusplus
 }

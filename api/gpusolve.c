@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/run_report.h"
 #include "api/strategy.h"
@@ -15,6 +16,7 @@
 #include "core/csr.h"
 #include "core/mem.h"
 #include "core/report.h"
+#include "core/json.h"
 #include "io/mmio.h"
 
 struct gpusolve_solver {
@@ -40,10 +42,11 @@ struct gpusolve_solver {
     int iterations;
     double residual;
     char reason[48];
-    char detail[1024];
+    char *detail;          /* the reason's detail, as long as it is (owned; NULL: none) */
     char err_status[32];
     char err_message[1024];
     char *json;
+    time_t started; /* when the last call began (the report's started_at) */
 };
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -57,20 +60,16 @@ _Static_assert(GPUSOLVE_EXIT_CONVERGED == GS_EXIT_CONVERGED && GPUSOLVE_EXIT_NOT
                "the library's exit classes are the command's exit codes");
 
 /* The report as JSON text into s->json (kept as it was when no memory is left for the new one). */
-static void set_json(gpusolve_solver *s, const gs_report *rep)
+static gs_status set_json(gpusolve_solver *s, const gs_report *rep)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return;
-    gs_report_write_json(rep, f);
-    if (fclose(f) != 0) {
-        free(buf);
-        return;
-    }
-    if (len > 0 && buf[len - 1] == '\n') buf[len - 1] = '\0';
+    json_t *obj = NULL;
+    GS_CALL(gs_report_to_json(rep, &obj));
+    char *text = gs_json_text(obj);
+    json_decref(obj);
+    if (!text) return GS_ERROR(GS_ERR_MEM, "out of host memory writing the report as JSON");
     free(s->json);
-    s->json = buf;
+    s->json = text;
+    return GS_OK;
 }
 
 static void begin_call(gpusolve_solver *s)
@@ -78,6 +77,8 @@ static void begin_call(gpusolve_solver *s)
     gs_error_clear();
     s->exit_code = GPUSOLVE_EXIT_CONVERGED;
     s->err_status[0] = s->err_message[0] = '\0';
+    s->started = time(NULL);
+    if (s->be) gs_backend_mem_peak_reset(s->be); /* the report's memory peak is the call's */
 }
 
 /* The last call failed with st (the pending error's message): the error fields, the error report, the
@@ -89,18 +90,19 @@ static int fail(gpusolve_solver *s, gs_status st)
     snprintf(s->err_status, sizeof s->err_status, "%s", gs_status_name(st));
     snprintf(s->err_message, sizeof s->err_message, "%s", gs_error_message()[0] ? gs_error_message() : gs_status_name(st));
     snprintf(s->reason, sizeof s->reason, "none");
-    s->detail[0] = '\0';
+    gs_free(&s->detail);
     s->iterations = -1;
     s->residual = NAN;
     gs_error_clear();
     if (gs_report_create(&rep) == GS_OK) {
-        gs_report_string(rep, "gpusolve.version", GS_VERSION);
+        gs_run_report_provenance(rep, s->started, 0, NULL);
         gs_report_string(rep, "status", "error");
         gs_report_string(rep, "error.status", s->err_status);
         gs_report_string(rep, "error.message", s->err_message);
+        gs_report_string(rep, "error.class", gs_exit_class_name(s->exit_code));
         gs_report_int(rep, "exit_code", s->exit_code);
         if (s->cfg) gs_config_to_report(s->cfg, rep);
-        set_json(s, rep);
+        (void)set_json(s, rep); /* out of memory: the last report stays */
         gs_report_destroy(&rep);
     }
     gs_error_clear();
@@ -112,10 +114,10 @@ static int succeed(gpusolve_solver *s)
 {
     gs_report *rep = NULL;
     if (gs_report_create(&rep) == GS_OK) {
-        gs_report_string(rep, "gpusolve.version", GS_VERSION);
+        gs_run_report_provenance(rep, s->started, 0, NULL);
         gs_report_string(rep, "status", "ok");
         gs_report_int(rep, "exit_code", 0);
-        set_json(s, rep);
+        (void)set_json(s, rep); /* out of memory: the last report stays */
         gs_report_destroy(&rep);
     }
     gs_error_clear();
@@ -213,7 +215,7 @@ static gs_status solve_report(gpusolve_solver *s, const gs_strategy_result *sr, 
     gs_status st = GS_OK;
     gs_report *rep = NULL;
     GS_CALL(gs_report_create(&rep));
-    GS_TRY(gs_report_string(rep, "gpusolve.version", GS_VERSION));
+    GS_TRY(gs_run_report_provenance(rep, s->started, 0, NULL));
     GS_TRY(gs_report_string(rep, "matrix.source", s->source));
     GS_TRY(gs_report_double(rep, "time.read", s->time_read));
     GS_TRY(gs_report_string(rep, "where.read", "host"));
@@ -229,13 +231,15 @@ static gs_status solve_report(gpusolve_solver *s, const gs_strategy_result *sr, 
     GS_TRY(gs_report_string(rep, "where.solve", s->be->kind == GS_BACKEND_CUDA ? s->be->device_name : "host"));
     GS_TRY(gs_run_report_strategy(rep, sr));
     GS_TRY(gs_run_report_outcome(rep, sr, NULL, NULL, 0));
+    GS_TRY(gs_run_report_warnings(rep, s->cfg, sr));
+    GS_TRY(gs_run_report_memory(rep, s->be));
     GS_TRY(gs_report_bool(rep, "setup.reused", reused));
     GS_TRY(gs_report_bool(rep, "setup.refactored", s->kept_refactored));
     GS_TRY(gs_report_string(rep, "status", "ok"));
     GS_TRY(gs_report_int(rep, "exit_code", code));
     GS_TRY(gs_report_double(rep, "time.total", gs_wtime() - t0));
     GS_TRY(gs_config_to_report(s->cfg, rep));
-    set_json(s, rep);
+    GS_TRY(set_json(s, rep));
 cleanup:
     gs_report_destroy(&rep);
     return st;
@@ -246,24 +250,26 @@ static void set_outcome(gpusolve_solver *s, const gs_attempt *a, int code)
 {
     s->exit_code = code;
     snprintf(s->reason, sizeof s->reason, "%s", gs_reason_name(a->res.reason));
-    snprintf(s->detail, sizeof s->detail, "%s", a->detail);
+    gs_free(&s->detail);
+    if (a->detail && gs_strprintf(&s->detail, "%s", a->detail) != GS_OK) gs_error_clear(); /* none, out of memory */
     s->iterations = a->solved ? a->res.iterations : -1;
     s->residual = a->solved ? a->residual_true : NAN;
 }
 
 /* A strategy result of one attempt made with the kept setup (it borrows the kept configuration and
- * outcome: never freed). */
-static void kept_result(const gpusolve_solver *s, gs_strategy_result *sr)
+ * outcome: only its record's detail is its own, freed by gs_attempt_record_free). */
+static gs_status kept_result(const gpusolve_solver *s, gs_strategy_result *sr)
 {
     memset(sr, 0, sizeof *sr);
     sr->automatic = s->kept_automatic;
     sr->choice = s->kept_choice;
     sr->nattempts = 1;
-    gs_strategy_record(s->kept ? s->kept->cfg : s->cfg, s->kept ? s->kept->rung : "configuration", &s->kept_att,
-                       &sr->rec[0]);
+    GS_CALL(gs_strategy_record(s->kept ? s->kept->cfg : s->cfg, s->kept ? s->kept->rung : "configuration",
+                               &s->kept_att, &sr->rec[0]));
     sr->chosen = 0;
     sr->final = s->kept_att;
     sr->cfg = s->kept ? s->kept->cfg : s->cfg;
+    return GS_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -314,6 +320,7 @@ void gpusolve_destroy(gpusolve_solver **s)
     gs_backend_destroy(&(*s)->be);
     gs_config_destroy(&(*s)->cfg);
     free((*s)->json);
+    gs_free(&(*s)->detail);
     free(*s);
     *s = NULL;
 }
@@ -434,9 +441,10 @@ int gpusolve_size(const gpusolve_solver *s) { return s && s->have_matrix ? (int)
 static int setup_failed(gpusolve_solver *s, double t0)
 {
     gs_strategy_result sr;
-    kept_result(s, &sr);
     const int code = gs_exit_code_for_reason(s->kept_att.res.reason);
-    gs_status st = solve_report(s, &sr, false, false, t0, code);
+    gs_status st = kept_result(s, &sr);
+    if (st == GS_OK) st = solve_report(s, &sr, false, false, t0, code);
+    gs_attempt_record_free(&sr.rec[0]);
     set_outcome(s, &s->kept_att, code);
     drop_setup(s);
     if (st != GS_OK) return fail(s, st);
@@ -500,9 +508,11 @@ int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flag
         const bool converged = s->kept_att.solved && gs_reason_converged(s->kept_att.res.reason) &&
                                !s->kept_att.true_missed;
         if (converged || !fallback) {
-            kept_result(s, &sr);
             code = gs_exit_code_for_reason(s->kept_att.res.reason);
-            GS_TRY(solve_report(s, &sr, guess, reused, t0, code));
+            st = kept_result(s, &sr);
+            if (st == GS_OK) st = solve_report(s, &sr, guess, reused, t0, code);
+            gs_attempt_record_free(&sr.rec[0]); /* the rest of sr is borrowed */
+            GS_TRY(st);
             set_outcome(s, &s->kept_att, code);
             s->kept_refactored = false;
             goto cleanup;
@@ -521,6 +531,7 @@ int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flag
         sr.kept = NULL;
         s->kept_att = sr.final;
         sr.final.rep = NULL;
+        sr.final.detail = NULL;
         s->kept_automatic = sr.automatic;
         s->kept_choice = sr.choice;
         s->kept_unsolved = s->kept_refactored = false;
@@ -558,7 +569,7 @@ const char *gpusolve_report_json(gpusolve_solver *s)
 
 int gpusolve_exit_code(const gpusolve_solver *s) { return s ? s->exit_code : GPUSOLVE_EXIT_USAGE; }
 const char *gpusolve_reason(const gpusolve_solver *s) { return s ? s->reason : "none"; }
-const char *gpusolve_reason_detail(const gpusolve_solver *s) { return s ? s->detail : ""; }
+const char *gpusolve_reason_detail(const gpusolve_solver *s) { return s && s->detail ? s->detail : ""; }
 int gpusolve_iterations(const gpusolve_solver *s) { return s ? s->iterations : -1; }
 double gpusolve_residual(const gpusolve_solver *s) { return s ? s->residual : NAN; }
 const char *gpusolve_error_status(const gpusolve_solver *s) { return s ? s->err_status : "GS_ERR_ARG"; }

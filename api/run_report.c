@@ -5,14 +5,20 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfg/effect.h"
+#include "core/mem.h"
+#include "core/version.h"
+#include "core/json.h"
 
 /* The strategy's choices and attempts: strategy.* keys and the "attempts" array. */
 gs_status gs_run_report_strategy(gs_report *rep, const gs_strategy_result *sr)
 {
     gs_status st = GS_OK;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = NULL;
+    json_t *attempts = NULL;
+    char *text = NULL;
     GS_TRY(gs_report_bool(rep, "strategy.automatic", sr->automatic));
     if (sr->automatic) {
         GS_TRY(gs_report_string(rep, "strategy.class", gs_matrix_class_name(sr->choice.cls)));
@@ -21,18 +27,13 @@ gs_status gs_run_report_strategy(gs_report *rep, const gs_strategy_result *sr)
     GS_TRY(gs_report_int(rep, "strategy.attempts", sr->nattempts));
     GS_TRY(gs_report_int(rep, "strategy.reported_attempt", sr->chosen + 1));
     if (sr->stopped[0]) GS_TRY(gs_report_string(rep, "strategy.stopped", sr->stopped));
-    f = open_memstream(&buf, &len);
-    if (!f) GS_FAIL(GS_ERR_MEM, "out of host memory writing the attempts of the run");
-    gs_strategy_write_attempts_json(sr, f);
-    if (fclose(f) != 0) {
-        f = NULL;
-        GS_FAIL(GS_ERR_MEM, "out of host memory writing the attempts of the run");
-    }
-    f = NULL;
-    GS_TRY(gs_report_json(rep, "attempts", buf));
+    attempts = gs_strategy_attempts_json(sr);
+    text = gs_json_text(attempts);
+    if (!text) GS_FAIL(GS_ERR_MEM, "out of host memory writing the attempts of the run");
+    GS_TRY(gs_report_json(rep, "attempts", text));
 cleanup:
-    if (f) fclose(f);
-    free(buf);
+    json_decref(attempts);
+    free(text);
     return st;
 }
 
@@ -52,7 +53,7 @@ gs_status gs_run_report_outcome(gs_report *rep, const gs_strategy_result *sr, co
     GS_CALL(gs_report_double(rep, "time.setup_numeric", a->time_setup_numeric));
     GS_CALL(gs_report_string(rep, "solve.reason", gs_reason_name(a->res.reason)));
     GS_CALL(gs_report_bool(rep, "solve.converged", a->solved && gs_reason_converged(a->res.reason)));
-    GS_CALL(gs_report_string(rep, "solve.detail", a->detail));
+    GS_CALL(gs_report_string(rep, "solve.detail", a->detail ? a->detail : ""));
     if (!a->solved) return GS_OK;
     GS_CALL(gs_report_double(rep, "time.solve", a->time_solve));
     GS_CALL(gs_report_double(rep, "time.per_iteration", a->res.iterations > 0 ? a->time_solve / a->res.iterations : 0.0));
@@ -77,4 +78,74 @@ gs_status gs_run_report_outcome(gs_report *rep, const gs_strategy_result *sr, co
         GS_CALL(gs_report_string(rep, "solve.warning",
                                  "the recomputed true residual is over 10x the tolerance the monitored one met"));
     return GS_OK;
+}
+
+gs_status gs_run_report_provenance(gs_report *rep, time_t started, int argc, char *const *argv)
+{
+    gs_status st = GS_OK;
+    char when[32] = "unknown", host[256] = "unknown";
+    char *text = NULL;
+    json_t *args = NULL;
+    struct tm tm;
+    if (gmtime_r(&started, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    GS_TRY(gs_report_string(rep, "gpusolve.version", GS_VERSION));
+    GS_TRY(gs_report_string(rep, "gpusolve.commit", gs_version_commit()));
+    GS_TRY(gs_report_string(rep, "started_at", when));
+    GS_TRY(gs_report_string(rep, "host", host));
+    if (argv) {
+        args = json_array();
+        for (int i = 0; args && i < argc; i++)
+            if (!gs_json_append(args, gs_json_string(argv[i]))) GS_FAIL(GS_ERR_MEM, "out of host memory for the command line");
+        text = gs_json_text(args);
+        if (!text) GS_FAIL(GS_ERR_MEM, "out of host memory for the command line");
+        GS_TRY(gs_report_json(rep, "command_line", text));
+    }
+cleanup:
+    json_decref(args);
+    free(text);
+    return st;
+}
+
+gs_status gs_run_report_memory(gs_report *rep, const gs_backend *be)
+{
+    size_t live = 0, peak = 0;
+    if (!be) {
+        GS_CALL(gs_report_json(rep, "backend.memory_peak_bytes", "null"));
+        GS_CALL(gs_report_string(rep, "backend.memory_note", "no backend was created"));
+    } else {
+        (void)gs_backend_mem_usage(be, &live, &peak);
+        GS_CALL(gs_report_int(rep, "backend.memory_peak_bytes", (long long)peak));
+    }
+    return GS_OK;
+}
+
+typedef struct warn_list {
+    json_t *arr;
+    bool failed;
+} warn_list;
+
+static void collect_warning(void *ctx, const char *msg)
+{
+    warn_list *w = ctx;
+    if (!w->failed && !gs_json_append(w->arr, gs_json_string(msg))) w->failed = true;
+}
+
+gs_status gs_run_report_warnings(gs_report *rep, const gs_config *user, const gs_strategy_result *sr)
+{
+    gs_status st = GS_OK;
+    warn_list w = {json_array(), false};
+    char *text = NULL;
+    if (!w.arr) return GS_ERROR(GS_ERR_MEM, "out of host memory for the warnings");
+    if (user) gs_cfg_effect_check(user, sr ? sr->cfg : NULL, collect_warning, &w);
+    if (sr && sr->final.true_missed)
+        collect_warning(&w, "the recomputed true residual is over 10x the tolerance the monitored one met");
+    text = w.failed ? NULL : gs_json_text(w.arr);
+    if (!text) GS_FAIL(GS_ERR_MEM, "out of host memory for the warnings");
+    GS_TRY(gs_report_json(rep, "warnings", text));
+cleanup:
+    json_decref(w.arr);
+    free(text);
+    return st;
 }

@@ -8,6 +8,7 @@
 
 #include "core/mem.h"
 #include "core/signal.h"
+#include "core/json.h"
 
 /* ---------------------------------------------------------------------------------------------- */
 /* the ladders                                                                                    */
@@ -237,19 +238,22 @@ static bool better(const gs_attempt *a, const gs_attempt *b)
     return a->residual_true < b->residual_true || (!isnan(a->residual_true) && isnan(b->residual_true));
 }
 
-void gs_strategy_record(const gs_config *cfg, const char *rung, const gs_attempt *a, gs_attempt_record *r)
+gs_status gs_strategy_record(const gs_config *cfg, const char *rung, const gs_attempt *a, gs_attempt_record *r)
 {
     memset(r, 0, sizeof *r);
     describe(cfg, r->method, sizeof r->method);
     snprintf(r->rung, sizeof r->rung, "%s", rung);
     snprintf(r->reason, sizeof r->reason, "%s", gs_reason_name(a->res.reason));
-    snprintf(r->detail, sizeof r->detail, "%s", a->detail);
+    if (a->detail) GS_CALL(gs_strprintf(&r->detail, "%s", a->detail));
     r->iterations = a->res.iterations;
     r->time_setup = a->time_preprocess + a->time_setup_symbolic + a->time_setup_numeric;
     r->time_solve = a->time_solve;
     r->residual_true = a->solved ? a->residual_true : NAN;
     r->converged = a->solved && gs_reason_converged(a->res.reason) && !a->true_missed;
+    return GS_OK;
 }
+
+void gs_attempt_record_free(gs_attempt_record *r) { gs_free(&r->detail); }
 
 void gs_strategy_kept_free(gs_strategy_kept **k)
 {
@@ -263,6 +267,7 @@ void gs_strategy_kept_free(gs_strategy_kept **k)
 void gs_strategy_result_free(gs_strategy_result *r)
 {
     gs_strategy_kept_free(&r->kept);
+    for (int k = 0; k < r->nattempts; k++) gs_attempt_record_free(&r->rec[k]);
     gs_attempt_free(&r->final);
     gs_config_destroy(&r->cfg);
 }
@@ -358,12 +363,13 @@ static const gs_rung *trial_verdict(const trial_monitor *m, double target, gs_st
      * fastest (3D Poisson 100^3: 234 iterations, projected 600 from the second half) */
     const double need = gs_strategy_projected_iterations(m->r0, m->rk, m->k, target);
     const bool keep = need <= GS_TRIAL_NONE_ITERATIONS;
-    snprintf(rec->detail, sizeof rec->detail,
+    if (gs_strprintf(&rec->detail,
              "trial of CG without a preconditioner: ||r|| x%.3g in %d iterations (x%.3g in the last %d), projected "
              "%.3g iterations to converge (at most %d keep it): %s",
              m->r0 > 0 ? m->rk / m->r0 : NAN, m->k, m->rmid > 0 ? m->rk / m->rmid : NAN,
              m->k - GS_TRIAL_ITERATIONS / 2, need, GS_TRIAL_NONE_ITERATIONS,
-             keep ? "it continues from here" : "the rule's preconditioner starts from here");
+             keep ? "it continues from here" : "the rule's preconditioner starts from here") != GS_OK)
+        gs_error_clear(); /* the verdict holds without its words */
     if (keep) return &rung_cg_none; /* then, on failure, the rule's first rung */
     *next = out->choice.first + 1;
     return out->choice.ladder[out->choice.first];
@@ -430,7 +436,13 @@ static gs_status strategy_solve(gs_backend *be, const gs_csr *A, const double *b
             goto cleanup;
         }
         gs_attempt_record *rec = &out->rec[out->nattempts++];
-        gs_strategy_record(c, trial ? "cg-none-trial" : rung, &a, rec);
+        st = gs_strategy_record(c, trial ? "cg-none-trial" : rung, &a, rec);
+        if (st != GS_OK) {
+            gs_error_push(st, __FILE__, __LINE__, "gs_strategy_record");
+            gs_attempt_setup_free(&su);
+            gs_attempt_free(&a);
+            goto cleanup;
+        }
         if (trial && !rec->converged && a.solved && a.res.reason == GS_DIVERGED_MAX_IT) {
             /* the verdict, and the next attempt starts where the trial stopped */
             gs_ksp_params prm;
@@ -469,7 +481,7 @@ static gs_status strategy_solve(gs_backend *be, const gs_csr *A, const double *b
         }
         if (trial && pending) continue; /* the trial is not a failed attempt */
         if (!fallback) break;
-        if (strstr(rec->detail, "structurally singular")) {
+        if (rec->detail && strstr(rec->detail, "structurally singular")) {
             snprintf(out->stopped, sizeof out->stopped, "the matrix is structurally singular: no rung can help");
             break;
         }
@@ -504,34 +516,26 @@ gs_status gs_strategy_solve_keep(gs_backend *be, const gs_csr *A, const double *
     return strategy_solve(be, A, b, x0, cfg, fallback, hooks, true, x, out);
 }
 
-static void json_double(FILE *f, double v)
+json_t *gs_strategy_attempts_json(const gs_strategy_result *r)
 {
-    if (isfinite(v))
-        fprintf(f, "%.17g", v);
-    else
-        fputs("null", f);
-}
-
-void gs_strategy_write_attempts_json(const gs_strategy_result *r, FILE *f)
-{
-    fputc('[', f);
-    for (int k = 0; k < r->nattempts; k++) {
+    json_t *arr = json_array();
+    for (int k = 0; arr && k < r->nattempts; k++) {
         const gs_attempt_record *a = &r->rec[k];
-        fprintf(f, "%s{\"index\": %d, \"rung\": ", k ? ", " : "", k);
-        gs_json_write_string(f, a->rung);
-        fputs(", \"method\": ", f);
-        gs_json_write_string(f, a->method);
-        fputs(", \"reason\": ", f);
-        gs_json_write_string(f, a->reason);
-        fputs(", \"detail\": ", f);
-        gs_json_write_string(f, a->detail);
-        fprintf(f, ", \"iterations\": %d, \"time_setup\": ", a->iterations);
-        json_double(f, a->time_setup);
-        fputs(", \"time_solve\": ", f);
-        json_double(f, a->time_solve);
-        fputs(", \"residual_true\": ", f);
-        json_double(f, a->residual_true);
-        fprintf(f, ", \"converged\": %s}", a->converged ? "true" : "false");
+        json_t *o = json_object();
+        bool ok = o && gs_json_set(o, "index", json_integer(k)) && gs_json_set(o, "rung", gs_json_string(a->rung)) &&
+                  gs_json_set(o, "method", gs_json_string(a->method)) &&
+                  gs_json_set(o, "reason", gs_json_string(a->reason)) &&
+                  gs_json_set(o, "detail", gs_json_string(a->detail ? a->detail : "")) &&
+                  gs_json_set(o, "iterations", json_integer(a->iterations)) &&
+                  gs_json_set(o, "time_setup", gs_json_real(a->time_setup)) &&
+                  gs_json_set(o, "time_solve", gs_json_real(a->time_solve)) &&
+                  gs_json_set(o, "residual_true", gs_json_real(a->residual_true)) &&
+                  gs_json_set(o, "converged", json_boolean(a->converged));
+        if (!ok || !gs_json_append(arr, o)) {
+            if (!ok) json_decref(o);
+            json_decref(arr);
+            return NULL;
+        }
     }
-    fputc(']', f);
+    return arr;
 }

@@ -74,7 +74,7 @@ typedef struct gs_attempt_record {
     char method[160];   /* "gmres(30) + ilu0; matching mwm, scaling matching, reorder rcm" */
     char rung[32];      /* the ladder rung's name, or "configuration" for the user's own */
     char reason[32];
-    char detail[1024];
+    char *detail;       /* as long as it is (owned; NULL: none) */
     int iterations;
     double time_setup;  /* preprocessing + symbolic + numeric setup, seconds */
     double time_solve;
@@ -128,11 +128,13 @@ void gs_strategy_result_free(gs_strategy_result *r);
  * with a fallback, the limits that let a failing attempt give way early. */
 gs_status gs_strategy_explicit_config(const gs_config *cfg, bool fallback, gs_config **c, gs_preprocess *pre);
 /* The record of an attempt made with cfg (its method described from cfg). */
-void gs_strategy_record(const gs_config *cfg, const char *rung, const gs_attempt *a, gs_attempt_record *r);
+gs_status gs_strategy_record(const gs_config *cfg, const char *rung, const gs_attempt *a, gs_attempt_record *r);
+/* Releases a record's detail. */
+void gs_attempt_record_free(gs_attempt_record *r);
 
-/* The attempts as a JSON array (one object each: index, rung, method, reason, detail, iterations,
- * time_setup, time_solve, residual_true, converged). */
-void gs_strategy_write_attempts_json(const gs_strategy_result *r, FILE *f);
+/* The attempts as a new JSON array (one object each: index, rung, method, reason, detail, iterations,
+ * time_setup, time_solve, residual_true, converged); NULL when out of memory. */
+struct json_t *gs_strategy_attempts_json(const gs_strategy_result *r);
 
 #ifdef __cplusplus
 }

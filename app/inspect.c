@@ -5,12 +5,16 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/app.h"
+#include "app/report_text.h"
+#include "app/run.h"
 #include "core/mem.h"
 #include "core/report.h"
 #include "core/signal.h"
+#include "core/json.h"
 #include "io/mmio.h"
 #include "precond/ordering.h"
 
@@ -119,13 +123,29 @@ cleanup:
 /* ---------------------------------------------------------------------------------------------- */
 /* output                                                                                         */
 
-static void write_rows(FILE *out, const gs_int *rows, gs_int count, bool json)
+static void write_rows(FILE *out, const gs_int *rows, gs_int count)
 {
     gs_int shown = count < GS_INSPECT_FIRST_ROWS ? count : GS_INSPECT_FIRST_ROWS;
-    if (json) fputc('[', out);
     for (gs_int r = 0; r < shown; r++) fprintf(out, "%s%d", r ? ", " : "", rows[r]);
-    if (json) fputc(']', out);
-    else if (count > shown) fputs(", ...", out);
+    if (count > shown) fputs(", ...", out);
+}
+
+/* The first GS_INSPECT_FIRST_ROWS rows as a JSON array, into the report. */
+static gs_status report_rows(gs_report *rep, const char *key, const gs_int *rows, gs_int count)
+{
+    gs_status st = GS_OK;
+    gs_int shown = count < GS_INSPECT_FIRST_ROWS ? count : GS_INSPECT_FIRST_ROWS;
+    json_t *arr = json_array();
+    char *text = NULL;
+    for (gs_int r = 0; arr && r < shown; r++)
+        if (!gs_json_append(arr, json_integer(rows[r]))) GS_FAIL(GS_ERR_MEM, "out of host memory writing %s", key);
+    text = gs_json_text(arr);
+    if (!text) GS_FAIL(GS_ERR_MEM, "out of host memory writing %s", key);
+    GS_TRY(gs_report_json(rep, key, text));
+cleanup:
+    json_decref(arr);
+    free(text);
+    return st;
 }
 
 static void print_text(FILE *out, const char *spec, const gs_mm_info *info, const gs_matrix_facts *f)
@@ -146,13 +166,13 @@ static void print_text(FILE *out, const char *spec, const gs_mm_info *info, cons
             f->s.diag_zero);
     if (f->s.diag_zero) {
         fputs(" (rows ", out);
-        write_rows(out, f->s.zero_rows, f->s.diag_zero, false);
+        write_rows(out, f->s.zero_rows, f->s.diag_zero);
         fputc(')', out);
     }
     fprintf(out, ", missing %d", f->s.diag_missing);
     if (f->s.diag_missing) {
         fputs(" (rows ", out);
-        write_rows(out, f->s.missing_rows, f->s.diag_missing, false);
+        write_rows(out, f->s.missing_rows, f->s.diag_missing);
         fputc(')', out);
     }
     fputc('\n', out);
@@ -168,45 +188,63 @@ static void print_text(FILE *out, const char *spec, const gs_mm_info *info, cons
     if (f->nadvice == 0) fputs("advice          none: nothing unusual in the structure\n", out);
 }
 
-static void print_json(FILE *out, const char *spec, const gs_mm_info *info, const gs_matrix_facts *f)
+/* The facts as one JSON object (members in the order of the text report). */
+static gs_status print_json(FILE *out, const char *spec, const gs_mm_info *info, const gs_matrix_facts *f)
 {
-    gs_int n = f->s.nrows;
-    fputs("{\"gpusolve\":{\"version\":", out);
-    gs_json_write_string(out, GS_VERSION);
-    fputs("},\"status\":\"ok\",\"matrix\":{\"source\":", out);
-    gs_json_write_string(out, spec);
+    gs_status st = GS_OK;
+    gs_report *r = NULL;
+    const gs_int n = f->s.nrows;
+    json_t *advice = json_array();
+    char *text = NULL;
+    GS_TRY(gs_report_create(&r));
+    GS_TRY(gs_app_report_provenance(r, 0));
+    GS_TRY(gs_report_string(r, "status", "ok"));
+    GS_TRY(gs_report_string(r, "matrix.source", spec));
     if (info) {
-        fputs(",\"field\":", out);
-        gs_json_write_string(out, info->field);
-        fputs(",\"symmetry\":", out);
-        gs_json_write_string(out, info->symmetry);
+        GS_TRY(gs_report_string(r, "matrix.field", info->field));
+        GS_TRY(gs_report_string(r, "matrix.symmetry", info->symmetry));
     }
-    fprintf(out, ",\"rows\":%d,\"cols\":%d,\"nnz\":%d}", f->s.nrows, f->s.ncols, f->s.nnz);
-    fprintf(out, ",\"nnz_per_row\":{\"min\":%d,\"avg\":%.17g,\"max\":%d,\"empty_rows\":%d}", f->s.row_nnz_min,
-            f->s.row_nnz_avg, f->s.row_nnz_max, f->s.empty_rows);
-    fprintf(out, ",\"values\":{\"abs_max\":%.17g,\"abs_min_nonzero\":%.17g,\"explicit_zeros\":%d}", f->s.abs_max,
-            f->s.abs_min_nonzero, f->s.explicit_zeros);
-    fprintf(out, ",\"symmetry\":{\"structural\":%s,\"numerical\":%s,\"tolerance\":%g}",
-            f->s.sym_structural ? "true" : "false", f->s.sym_numerical ? "true" : "false", GS_STATS_SYM_TOL);
-    fprintf(out, ",\"diagonal\":{\"positive\":%d,\"negative\":%d,\"zero\":%d,\"zero_rows\":", f->s.diag_positive,
-            f->s.diag_negative, f->s.diag_zero);
-    write_rows(out, f->s.zero_rows, f->s.diag_zero, true);
-    fprintf(out, ",\"missing\":%d,\"missing_rows\":", f->s.diag_missing);
-    write_rows(out, f->s.missing_rows, f->s.diag_missing, true);
-    fputc('}', out);
-    fprintf(out, ",\"dominance\":{\"strict\":%d,\"weak\":%d,\"not\":%d}", f->s.dominant_strict, f->s.dominant_weak,
-            f->s.dominant_not);
-    fprintf(out, ",\"bandwidth\":{\"max\":%d,\"lower\":%d,\"upper\":%d,\"rcm\":%d}", f->s.bandwidth, f->s.bandwidth_lower,
-            f->s.bandwidth_upper, f->bandwidth_rcm);
-    fprintf(out, ",\"levels\":{\"lower\":%d,\"upper\":%d,\"rows_per_level_lower\":%.17g,\"rows_per_level_upper\":%.17g}",
-            f->levels_lower, f->levels_upper, f->levels_lower > 0 ? (double)n / f->levels_lower : 0.0,
-            f->levels_upper > 0 ? (double)n / f->levels_upper : 0.0);
-    fputs(",\"advice\":[", out);
-    for (int a = 0; a < f->nadvice; a++) {
-        if (a) fputc(',', out);
-        gs_json_write_string(out, f->advice[a]);
-    }
-    fputs("]}\n", out);
+    GS_TRY(gs_report_int(r, "matrix.rows", f->s.nrows));
+    GS_TRY(gs_report_int(r, "matrix.cols", f->s.ncols));
+    GS_TRY(gs_report_int(r, "matrix.nnz", f->s.nnz));
+    GS_TRY(gs_report_int(r, "nnz_per_row.min", f->s.row_nnz_min));
+    GS_TRY(gs_report_double(r, "nnz_per_row.avg", f->s.row_nnz_avg));
+    GS_TRY(gs_report_int(r, "nnz_per_row.max", f->s.row_nnz_max));
+    GS_TRY(gs_report_int(r, "nnz_per_row.empty_rows", f->s.empty_rows));
+    GS_TRY(gs_report_double(r, "values.abs_max", f->s.abs_max));
+    GS_TRY(gs_report_double(r, "values.abs_min_nonzero", f->s.abs_min_nonzero));
+    GS_TRY(gs_report_int(r, "values.explicit_zeros", f->s.explicit_zeros));
+    GS_TRY(gs_report_bool(r, "symmetry.structural", f->s.sym_structural));
+    GS_TRY(gs_report_bool(r, "symmetry.numerical", f->s.sym_numerical));
+    GS_TRY(gs_report_double(r, "symmetry.tolerance", GS_STATS_SYM_TOL));
+    GS_TRY(gs_report_int(r, "diagonal.positive", f->s.diag_positive));
+    GS_TRY(gs_report_int(r, "diagonal.negative", f->s.diag_negative));
+    GS_TRY(gs_report_int(r, "diagonal.zero", f->s.diag_zero));
+    GS_TRY(report_rows(r, "diagonal.zero_rows", f->s.zero_rows, f->s.diag_zero));
+    GS_TRY(gs_report_int(r, "diagonal.missing", f->s.diag_missing));
+    GS_TRY(report_rows(r, "diagonal.missing_rows", f->s.missing_rows, f->s.diag_missing));
+    GS_TRY(gs_report_int(r, "dominance.strict", f->s.dominant_strict));
+    GS_TRY(gs_report_int(r, "dominance.weak", f->s.dominant_weak));
+    GS_TRY(gs_report_int(r, "dominance.not", f->s.dominant_not));
+    GS_TRY(gs_report_int(r, "bandwidth.max", f->s.bandwidth));
+    GS_TRY(gs_report_int(r, "bandwidth.lower", f->s.bandwidth_lower));
+    GS_TRY(gs_report_int(r, "bandwidth.upper", f->s.bandwidth_upper));
+    GS_TRY(gs_report_int(r, "bandwidth.rcm", f->bandwidth_rcm));
+    GS_TRY(gs_report_int(r, "levels.lower", f->levels_lower));
+    GS_TRY(gs_report_int(r, "levels.upper", f->levels_upper));
+    GS_TRY(gs_report_double(r, "levels.rows_per_level_lower", f->levels_lower > 0 ? (double)n / f->levels_lower : 0.0));
+    GS_TRY(gs_report_double(r, "levels.rows_per_level_upper", f->levels_upper > 0 ? (double)n / f->levels_upper : 0.0));
+    for (int a = 0; advice && a < f->nadvice; a++)
+        if (!gs_json_append(advice, gs_json_string(f->advice[a]))) GS_FAIL(GS_ERR_MEM, "out of host memory writing the advice");
+    text = gs_json_text(advice);
+    if (!text) GS_FAIL(GS_ERR_MEM, "out of host memory writing the advice");
+    GS_TRY(gs_report_json(r, "advice", text));
+    GS_TRY(gs_report_write_json(r, out));
+cleanup:
+    json_decref(advice);
+    free(text);
+    gs_report_destroy(&r);
+    return st;
 }
 
 int gs_app_inspect(const char *spec, bool json, FILE *out)
@@ -225,7 +263,7 @@ int gs_app_inspect(const char *spec, bool json, FILE *out)
     GS_TRY(gs_matrix_inspect(&A, f));
     if (gs_interrupt_requested()) GS_FAIL(GS_ERR_INTERRUPTED, "interrupted by signal %d", gs_interrupt_signal());
     if (json)
-        print_json(out, spec, is_gen ? NULL : &info, f);
+        GS_TRY(print_json(out, spec, is_gen ? NULL : &info, f));
     else
         print_text(out, spec, is_gen ? NULL : &info, f);
     fflush(out);
@@ -234,18 +272,13 @@ cleanup:;
     if (st != GS_OK) {
         code = gs_exit_code_for_status(st);
         fputs("gpusolve: error: ", stderr);
-        gs_error_print(stderr);
+        gs_app_error_print(stderr);
         if (json) {
-            fputs("{\"gpusolve\":{\"version\":", out);
-            gs_json_write_string(out, GS_VERSION);
-            fputs("},\"status\":\"error\",\"matrix\":{\"source\":", out);
-            gs_json_write_string(out, spec);
-            fputs("},\"error\":{\"status\":", out);
-            gs_json_write_string(out, gs_status_name(gs_error_status()));
-            fputs(",\"message\":", out);
-            gs_json_write_string(out, gs_error_message());
-            fprintf(out, "},\"exit_code\":%d}\n", code);
-            fflush(out);
+            char *msg = NULL; /* the message outlives the pending error, which building the object may replace */
+            if (gs_strprintf(&msg, "%s", gs_error_message()) != GS_OK) gs_error_clear();
+            gs_error_clear();
+            gs_app_report_error(spec, NULL, NULL, st, msg ? msg : gs_status_name(st), code);
+            gs_free(&msg);
         }
         gs_error_clear();
     }

@@ -9,6 +9,8 @@
 #include "app/app.h"
 #include "app/completion.h"
 #include "app/inspect.h"
+#include "app/report_text.h"
+#include "app/run.h"
 #include "app/monitor.h"
 #include "app/sweep.h"
 #include "app/system.h"
@@ -46,7 +48,9 @@ static void usage(FILE *f)
           "                    on stderr with --json (output.monitor)\n"
           "  --threads N       host threads for the host code (OpenMP; 0: all cores) (device.threads)\n"
           "  --json            print exactly one JSON object per run on stdout (JSON Lines)\n"
-          "  --quiet           text output: only the summary line\n"
+          "  -q, --quiet       text report: the summary line only (output.verbosity = -1)\n"
+          "  -v, --verbose     text report: also the setup's facts and the strategy's attempts; -vv: everything\n"
+          "                    (output.verbosity = 1, 2); errors with their internal trace (as GS_DEBUG=1)\n"
           "  --print-config    print the effective configuration (defaults marked) and exit\n"
           "  --help-config     print every configuration key with type, default, range and help\n"
           "  --completion bash print a bash completion script for gpusolve and exit\n"
@@ -60,21 +64,17 @@ static void usage(FILE *f)
           f);
 }
 
+/* A usage error: its message (and, with --json, its JSON object); exit 2. */
 static int usage_error(const char *fmt, const char *arg)
 {
-    fputs("gpusolve: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\ntry 'gpusolve --help'\n", stderr);
-    return GS_EXIT_USAGE;
+    return gs_app_usage_error(fmt, arg);
 }
 
-/* Report a failed status with its trace and return its exit code. */
+/* Report a failed status (with its trace at -v or GS_DEBUG; with --json, its JSON object) and return its
+ * exit code. */
 static int fail(void)
 {
-    gs_status st = gs_error_status();
-    fputs("gpusolve: error: ", stderr);
-    gs_error_print(stderr);
-    return gs_exit_code_for_status(st);
+    return gs_app_fail(NULL);
 }
 
 /* The key of one -s assignment: the text before '=', without the blanks around it. */
@@ -272,6 +272,7 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, OPT_JSON},
         {"history", required_argument, NULL, OPT_HISTORY},
         {"quiet", no_argument, NULL, OPT_QUIET},
+        {"verbose", no_argument, NULL, 'v'},
         {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
         {"help-config", no_argument, NULL, OPT_HELP_CONFIG},
         {"help-config-markdown", no_argument, NULL, OPT_HELP_CONFIG_MD},
@@ -301,7 +302,13 @@ int main(int argc, char **argv)
     int c, code = GS_EXIT_CONVERGED;
     bool dry_run = false, inspect = false;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:s:b:x:o:h", longopts, NULL)) != -1) {
+    if (gs_app_set_command_line(argc, argv, gs_app_argv_wants_json(argc, argv)) != GS_OK) {
+        fputs("gpusolve: out of memory\n", stderr);
+        gs_free(&ov);
+        return GS_EXIT_DEVICE;
+    }
+    int level = GS_APP_LEVEL_UNSET; /* -q, -v, -vv: the last one wins over output.verbosity */
+    while ((c = getopt_long(argc, argv, ":c:s:b:x:o:hvq", longopts, NULL)) != -1) {
         switch (c) {
         case 'c': o.config_path = optarg; break;
         case 's': ov[o.noverrides++] = optarg; break;
@@ -310,7 +317,9 @@ int main(int argc, char **argv)
         case 'o': o.solution = optarg; break;
         case OPT_HISTORY: o.history = optarg; break;
         case OPT_JSON: o.json = true; break;
-        case OPT_QUIET: o.quiet = true; break;
+        case 'q':
+        case OPT_QUIET: level = GS_VERBOSITY_QUIET; break;
+        case 'v': level = level < GS_VERBOSITY_SETUP ? GS_VERBOSITY_SETUP : GS_VERBOSITY_ALL; break;
         case OPT_PRINT_CONFIG: o.print_config = true; break;
         case OPT_DRY_RUN: dry_run = true; break;
         case OPT_INSPECT: inspect = true; break;
@@ -324,12 +333,13 @@ int main(int argc, char **argv)
         case OPT_COMPLETION: gs_free(&ov); return gs_app_completion(optarg, longopts, stdout);
         case OPT_HELP_CONFIG: gs_config_print_schema(stdout); gs_free(&ov); return 0;
         case OPT_HELP_CONFIG_MD: print_config_markdown(); gs_free(&ov); return 0;
-        case OPT_VERSION: printf("gpusolve %s\n", GS_VERSION); gs_free(&ov); return 0;
+        case OPT_VERSION: gs_app_print_version(stdout); gs_free(&ov); return 0;
         case 'h': usage(stdout); gs_free(&ov); return 0;
         case ':': gs_free(&ov); return usage_error("option %s needs a value", argv[optind - 1]);
         default: gs_free(&ov); return usage_error("unknown option %s", argv[optind - 1]);
         }
     }
+    gs_app_set_error_verbosity(level > GS_VERBOSITY_DEFAULT ? level : GS_VERBOSITY_DEFAULT);
     if (optind < argc) o.matrix = argv[optind++];
     if (optind < argc) {
         gs_free(&ov);
@@ -389,10 +399,11 @@ int main(int argc, char **argv)
     }
     /* command-line flags are shorthands for keys and win over the file */
     if ((o.json && gs_config_set(cfg, "output.format=json") != GS_OK) ||
-        (o.quiet && gs_config_set(cfg, "output.quiet=true") != GS_OK) || apply_shorthands(cfg) != GS_OK) {
+        gs_app_set_verbosity(cfg, level) != GS_OK || apply_shorthands(cfg) != GS_OK) {
         code = fail();
         goto done;
     }
+    gs_app_set_error_verbosity(gs_app_verbosity(cfg));
     if (o.print_config) {
         gs_config_print(cfg, stdout, true);
         print_sweep_lists(cfg, link);

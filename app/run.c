@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app/app.h"
+#include "app/report_text.h"
 #include "app/monitor.h"
 #include "app/run.h"
 #include "app/system.h"
@@ -193,11 +195,6 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-static const char *rep_s(const gs_report *rep, const char *k)
-{
-    const gs_report_entry *e = gs_report_find(rep, k);
-    return e && e->type == GS_REPORT_STRING ? e->s : "?";
-}
 static long long rep_i(const gs_report *rep, const char *k)
 {
     const gs_report_entry *e = gs_report_find(rep, k);
@@ -208,105 +205,6 @@ static double rep_d(const gs_report *rep, const char *k)
     const gs_report_entry *e = gs_report_find(rep, k);
     return e ? e->d : NAN;
 }
-
-/* The lines saying how the method was chosen and what each attempt did (none for a single explicit
- * attempt). */
-static void print_strategy(const gs_strategy_result *sr)
-{
-    if (sr->automatic)
-        printf("strategy        auto (%s): %s\n", gs_matrix_class_name(sr->choice.cls), sr->choice.why);
-    if (sr->nattempts > 1 || (sr->nattempts == 1 && !sr->rec[0].converged && sr->stopped[0])) {
-        for (int k = 0; k < sr->nattempts; k++) {
-            const gs_attempt_record *a = &sr->rec[k];
-            printf("attempt %-7d %s -> %s, %d iterations, setup %.4f s, solve %.4f s%s\n", k + 1, a->method, a->reason,
-                   a->iterations, a->time_setup, a->time_solve, k == sr->chosen ? " (reported)" : "");
-            if (!a->converged && a->detail[0]) printf("                %s\n", a->detail);
-        }
-        if (sr->stopped[0]) printf("fallback        stopped: %s\n", sr->stopped);
-    }
-}
-
-/* The text report: a block people read, ending with a line scripts can grep. cfg: the user's
- * configuration; run: the reported attempt's (every "auto" resolved). */
-static void print_text(const gs_report *rep, const gs_config *cfg, const gs_config *run, const gs_strategy_result *sr,
-                       bool quiet, const char *prefix)
-{
-#define S(k) rep_s(rep, k)
-#define I(k) rep_i(rep, k)
-#define D(k) rep_d(rep, k)
-    if (!run) run = cfg;
-    if (!quiet) {
-        printf("gpusolve %s\n", S("gpusolve.version"));
-        printf("matrix          %s: %lld x %lld, %lld nonzeros\n", S("matrix.source"), I("matrix.rows"),
-               I("matrix.rows"), I("matrix.nnz"));
-        printf("system          rhs = %s, x0 = %s, matching = %s, scaling = %s, reorder = %s\n", S("system.rhs"),
-               S("system.x0"), S("system.matching"), S("system.scaling"), S("system.reorder"));
-        printf("backend         %s: %s\n", S("backend.name"), S("backend.device"));
-        printf("where           read: %s; setup: %s; solve: %s\n", S("where.read"), S("where.setup"),
-               S("where.solve"));
-        const char *ks = gs_config_string(run, "solver.type");
-        printf("solver          %s", ks);
-        if (strstr(ks, "gmres"))
-            printf("(%lld, %s)", gs_config_int(run, "solver.restart"), gs_config_string(run, "solver.orthogonalization"));
-        printf(", rtol %g, atol %g, max_iterations %lld\n", gs_config_double(run, "solver.rtol"),
-               gs_config_double(run, "solver.atol"), gs_config_int(run, "solver.max_iterations"));
-        printf("preconditioner  %s\n", gs_config_string(run, "preconditioner.type"));
-        if (sr) print_strategy(sr);
-        printf("configuration   (keys set by the file or -s; --print-config shows all)\n");
-        for (const gs_cfg_key *k = gs_cfg_schema; k->path; k++) {
-            if (gs_config_is_default(cfg, k->path)) continue;
-            printf("  %-34s ", k->path);
-            switch (k->type) {
-            case GS_CFG_INT: printf("%lld", gs_config_int(cfg, k->path)); break;
-            case GS_CFG_DOUBLE: printf("%g", gs_config_double(cfg, k->path)); break;
-            case GS_CFG_BOOL: printf("%s", gs_config_bool(cfg, k->path) ? "true" : "false"); break;
-            default: printf("\"%s\"", gs_config_string(cfg, k->path)); break;
-            }
-            printf("   (%s)\n", gs_config_origin(cfg, k->path));
-        }
-        bool any = false;
-        for (int i = 0; i < rep->n; i++) {
-            const char *k = rep->e[i].key;
-            if ((strncmp(k, "preconditioner.", 15) || !strcmp(k, "preconditioner.type") ||
-                 !strncmp(k, "preconditioner.time_setup", 25)) && strncmp(k, "trisolve.", 9))
-                continue;
-            if (!any) printf("setup details\n");
-            any = true;
-            printf("  %-40s ", k);
-            gs_report_write_value(&rep->e[i], stdout);
-            printf("\n");
-        }
-        printf("times [s]       read %.4f  preprocess %.4f  setup_symbolic %.4f  setup_numeric %.4f  solve %.4f  "
-               "total %.4f\n",
-               D("time.read"), D("time.preprocess"), D("time.setup_symbolic"), D("time.setup_numeric"), D("time.solve"),
-               D("time.total"));
-        if (gs_report_find(rep, "solve.iterations")) {
-            printf("iterations      %lld", I("solve.iterations"));
-            if (I("solve.iterations") > 0) printf("  (%.3f ms per iteration)", 1e3 * D("time.per_iteration"));
-            if (gs_report_find(rep, "time.preconditioner_apply"))
-                printf("  (preconditioner application %.3f ms)", 1e3 * D("time.preconditioner_apply"));
-            printf("\n");
-            printf("residual        ||b - Ax|| / ||b|| = %.3e  (true, recomputed; monitored %.3e)\n",
-                   D("solve.residual_true"), D("solve.residual_monitored"));
-            if (gs_report_find(rep, "solve.error_vs_xstar"))
-                printf("error           ||x - x*|| / ||x*|| = %.3e\n", D("solve.error_vs_xstar"));
-        }
-        if (gs_report_find(rep, "solve.detail") && *S("solve.detail"))
-            printf("detail          %s\n", S("solve.detail"));
-        if (gs_report_find(rep, "solve.warning")) printf("warning         %s\n", S("solve.warning"));
-        if (gs_report_find(rep, "output.solution")) printf("solution        %s\n", S("output.solution"));
-        if (gs_report_find(rep, "output.history")) printf("history         %s\n", S("output.history"));
-    }
-    printf("%s", prefix);
-    printf("reason=%s iterations=%lld residual=%.3e setup_s=%.4f solve_s=%.4f backend=%s attempts=%lld\n",
-           S("solve.reason"), I("solve.iterations"), D("solve.residual_true"),
-           D("time.preprocess") + D("time.setup_symbolic") + D("time.setup_numeric"), D("time.solve"),
-           S("backend.name"), I("strategy.attempts"));
-#undef S
-#undef I
-#undef D
-}
-
 
 gs_status gs_app_problem_read(gs_app_problem *p, const char *spec)
 {
@@ -377,15 +275,18 @@ static int finish_run(gs_status st, int code, gs_report *rep, const gs_config *c
         gs_report_string(rep, "status", "error");
         gs_report_string(rep, "error.status", gs_status_name(gs_error_status()));
         gs_report_string(rep, "error.message", gs_error_message());
+        gs_report_string(rep, "error.class", gs_exit_class_name(code));
         gs_report_int(rep, "exit_code", code);
+        gs_app_print_warnings(rep, stderr);
         if (in_sweep) /* which run of the sweep failed: its index and varied values */
             fprintf(stderr, "gpusolve: error (%.*s): ", (int)strlen(prefix) - 1, prefix);
         else
             fputs("gpusolve: error: ", stderr);
-        gs_error_print(stderr);
+        gs_app_error_print(stderr);
         if (json) {
             gs_config_to_report(cfg, rep);
-            gs_app_write_json(rep, ctx, cfg, stdout);
+            if (gs_app_write_json(rep, ctx, cfg, stdout) != GS_OK) /* out of memory: a smaller object */
+                gs_app_report_error(NULL, NULL, ctx, GS_ERR_MEM, "out of host memory writing the report", code);
         } else if (in_sweep) {
             printf("%sstatus=error exit_code=%d error=%s\n", prefix, code, gs_status_name(gs_error_status()));
         }
@@ -402,11 +303,21 @@ static int finish_run(gs_status st, int code, gs_report *rep, const gs_config *c
         out->error = true;
         snprintf(out->reason, sizeof out->reason, "%s", gs_status_name(rst));
         fputs("gpusolve: error: ", stderr);
-        gs_error_print(stderr);
+        gs_app_error_print(stderr);
     } else if (json) {
-        gs_app_write_json(rep, ctx, cfg, stdout);
+        gs_app_print_warnings(rep, stderr);
+        if (gs_app_write_json(rep, ctx, cfg, stdout) != GS_OK) { /* out of memory: nothing written */
+            code = gs_exit_code_for_status(gs_error_status());
+            out->error = true;
+            snprintf(out->reason, sizeof out->reason, "%s", gs_status_name(gs_error_status()));
+            fputs("gpusolve: error: ", stderr);
+            gs_app_error_print(stderr);
+        }
     } else {
-        print_text(rep, cfg, sr ? sr->cfg : NULL, sr, in_sweep || gs_config_bool(cfg, "output.quiet"), prefix);
+        /* a sweep's runs print their summary line (its table follows) unless -v asks for more */
+        const int level = gs_app_verbosity(cfg);
+        gs_app_print_warnings(rep, stderr);
+        gs_app_print_text(rep, cfg, sr, in_sweep && level < GS_VERBOSITY_SETUP ? GS_VERBOSITY_QUIET : level, prefix);
     }
     if (interrupted) {
         if (gs_report_find(rep, "solve.iterations"))
@@ -463,6 +374,7 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     const char *sol_path = ctx->solution ? ctx->solution : o->solution ? o->solution : gs_config_string(cfg, "output.solution");
     int code = GS_EXIT_INTERNAL;
     const double t_start = gs_wtime();
+    const time_t started = time(NULL);
     gs_app_outcome dummy;
     if (!out) out = &dummy;
     memset(out, 0, sizeof *out);
@@ -478,7 +390,7 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
         snprintf(out->reason, sizeof out->reason, "%s", gs_status_name(GS_ERR_MEM));
         return GS_EXIT_DEVICE;
     }
-    GS_TRY(gs_report_string(rep, "gpusolve.version", GS_VERSION));
+    GS_TRY(gs_app_report_provenance(rep, started));
     GS_TRY(gs_report_string(rep, "matrix.source", p->spec));
     GS_TRY(gs_report_double(rep, "time.read", p->time_read));
     GS_TRY(gs_report_string(rep, "where.read", "host"));
@@ -493,6 +405,7 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
 
     /* backend (kept by the problem for the next run) */
     GS_TRY(problem_backend(p, cfg, &be));
+    gs_backend_mem_peak_reset(be); /* the report's memory peak is this run's */
     GS_TRY(gs_report_string(rep, "backend.name", be->name));
     GS_TRY(gs_report_string(rep, "backend.device", be->device_name));
     GS_TRY(gs_report_string(rep, "where.setup", be->kind == GS_BACKEND_CUDA ? "host factorization, GPU analysis" : "host"));
@@ -509,6 +422,8 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     have_sr = true;
     GS_TRY(gs_run_report_strategy(rep, &sr));
     GS_TRY(gs_run_report_outcome(rep, &sr, sys.xstar, x, A->nrows));
+    GS_TRY(gs_run_report_warnings(rep, cfg, &sr));
+    GS_TRY(gs_run_report_memory(rep, be));
     const gs_attempt *fa = &sr.final;
     code = gs_exit_code_for_reason(fa->res.reason);
     /* a signal that arrived in any phase (the last attempt's setup, after its solve) ends the run here:
@@ -555,7 +470,7 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
         gs_status st = gs_error_status();
         int code = gs_exit_code_for_status(st);
         fputs("gpusolve: error: ", stderr);
-        gs_error_print(stderr);
+        gs_app_error_print(stderr);
         if (strcmp(gs_config_string(cfg, "output.format"), "json") == 0) {
             gs_app_run_ctx ctx = {0, 1, NULL, NULL, NULL};
             gs_app_report_read_error(o, cfg, &ctx, st, gs_error_message());

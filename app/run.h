@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "app/app.h"
 #include "core/backend.h"
@@ -50,13 +51,34 @@ void gs_app_problem_free(gs_app_problem *p);
 int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config *cfg, const gs_app_run_ctx *ctx,
                        gs_app_outcome *out);
 
+/* The command line (for the reports' command_line and started_at) and whether --json was asked for
+ * (for errors found before the configuration is complete). Set once by main. */
+gs_status gs_app_set_command_line(int argc, char *const *argv, bool json);
+bool gs_app_json_wanted(void);
+/* gpusolve.version, gpusolve.commit, started_at (started; 0: when the command began), host, command_line. */
+gs_status gs_app_report_provenance(gs_report *rep, time_t started);
+/* The JSON object of an error on stdout: status "error", error.status (st's name), error.message,
+ * error.class (the exit code's class), exit_code (code), the provenance, matrix.source when matrix is not
+ * NULL, the configuration when cfg is not NULL, and the member "sweep" of a run (ctx NULL: none, for
+ * errors before any run). */
+void gs_app_report_error(const char *matrix, const gs_config *cfg, const gs_app_run_ctx *ctx, gs_status st,
+                         const char *message, int code);
+/* Whether argv asks for JSON: --json (or an unambiguous abbreviation) or -s output.format=json, before
+ * the "--" that ends the options. */
+bool gs_app_argv_wants_json(int argc, char *const *argv);
+/* A usage error: "gpusolve: MESSAGE" and "try 'gpusolve --help'" on stderr, with --json its JSON object
+ * (error.status GS_ERR_CONFIG, exit code 2) on stdout. Returns 2. fmt takes one string argument. */
+int gs_app_usage_error(const char *fmt, const char *arg);
+/* The pending error: "gpusolve: error: MESSAGE" on stderr (the trace at -v or with GS_DEBUG), with --json
+ * its JSON object (cfg: the configuration when there is one); cleared. Returns its exit code. */
+int gs_app_fail(const gs_config *cfg);
 /* In --json mode, the JSON object of a run that could not start because the matrix could not be read
  * (status "error", the message, the exit code of st, the configuration). */
 void gs_app_report_read_error(const gs_app_opts *o, const gs_config *cfg, const gs_app_run_ctx *ctx, gs_status st,
                               const char *message);
 /* The report as one JSON object with the member "sweep": {"index", "count", "varied": {"key": value}}
  * (varied keys written as flat dotted names, values typed as in the configuration). */
-void gs_app_write_json(const gs_report *rep, const gs_app_run_ctx *ctx, const gs_config *cfg, FILE *f);
+gs_status gs_app_write_json(const gs_report *rep, const gs_app_run_ctx *ctx, const gs_config *cfg, FILE *f);
 /* The varied keys of a run as "key=value key=value" (empty for a single run). */
 void gs_app_varied_text(const gs_app_run_ctx *ctx, const gs_config *cfg, char *buf, size_t len);
 /* The value of the key path in cfg as text (empty for a key the schema does not know). */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "app/monitor.h"
+#include "app/report_text.h"
 #include "core/atomic_file.h"
 #include "core/mem.h"
 #include "core/signal.h"
@@ -300,13 +301,9 @@ cleanup:
 /* ---------------------------------------------------------------------------------------------- */
 /* the sweep                                                                                      */
 
-static int usage_or_config_error(void)
+static int usage_or_config_error(const gs_config *cfg)
 {
-    gs_status st = gs_error_status();
-    fputs("gpusolve: error: ", stderr);
-    gs_error_print(stderr);
-    gs_error_clear();
-    return gs_exit_code_for_status(st);
+    return gs_app_fail(cfg); /* with JSON output, the error's JSON object too */
 }
 
 /* One row of the summary table (or of the dry-run list): numbers right-aligned, text left-aligned
@@ -446,11 +443,11 @@ static gs_status dry_run(const gs_app_opts *o, const gs_config *cfg, const gs_sw
         GS_TRY(gs_sweep_config(cfg, sw, r, &rc));
         if (json) {
             GS_TRY(gs_report_create(&rep));
-            GS_TRY(gs_report_string(rep, "gpusolve.version", GS_VERSION));
+            GS_TRY(gs_app_report_provenance(rep, 0));
             GS_TRY(gs_report_string(rep, "matrix.source", o->matrix ? o->matrix : ""));
             GS_TRY(gs_report_string(rep, "status", "dry_run"));
             GS_TRY(gs_config_to_report(rc, rep));
-            gs_app_write_json(rep, &ctx, rc, stdout);
+            GS_TRY(gs_app_write_json(rep, &ctx, rc, stdout));
             gs_report_destroy(&rep);
         } else {
             for (int k = 0; k < sw->nkeys; k++)
@@ -480,9 +477,9 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
     long done = 0;
     memset(&prob, 0, sizeof prob);
 
-    if (gs_sweep_plan(cfg, link, &sw) != GS_OK) return usage_or_config_error();
+    if (gs_sweep_plan(cfg, link, &sw) != GS_OK) return usage_or_config_error(cfg);
     bool json = strcmp(gs_config_string(cfg, "output.format"), "json") == 0;
-    bool table = !json && sw.nruns > 1 && !gs_config_bool(cfg, "output.quiet");
+    bool table = !json && sw.nruns > 1 && gs_app_verbosity(cfg) >= GS_VERBOSITY_DEFAULT;
     /* where the outputs go (one path per run for outputs a sweep would otherwise overwrite); then every
      * file is checked before anything is read: a conflict or an unwritable output must not cost a read
      * and a solve, and a dry run says so too */
@@ -497,7 +494,7 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
     if (dry && checked) {
         st = dry_run(o, cfg, &sw, json);
         gs_sweep_free(&sw);
-        return st == GS_OK ? GS_EXIT_CONVERGED : usage_or_config_error();
+        return st == GS_OK ? GS_EXIT_CONVERGED : usage_or_config_error(cfg);
     }
 
     /* the matrix, once */
@@ -507,13 +504,13 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
         snprintf(msg, sizeof msg, "%s", gs_error_message());
         code = gs_exit_code_for_status(rst);
         fputs("gpusolve: error: ", stderr);
-        gs_error_print(stderr);
+        gs_app_error_print(stderr);
         gs_error_clear();
         /* no run can start; in JSON each run still gets its object, so a .jsonl has every configuration */
         for (long r = 0; json && r < sw.nruns; r++) {
             gs_app_run_ctx ctx = {r, sw.nruns, &sw, NULL, NULL};
             if (gs_sweep_config(cfg, &sw, r, &rc) != GS_OK) {
-                code = gs_exit_code_worse(code, usage_or_config_error());
+                code = gs_exit_code_worse(code, usage_or_config_error(cfg));
                 break;
             }
             gs_app_report_read_error(o, rc, &ctx, rst, msg);
@@ -565,7 +562,7 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
         print_tally(stdout, outc, done, sw.nruns, code);
     }
 cleanup:
-    if (st != GS_OK) code = gs_exit_code_worse(code, usage_or_config_error());
+    if (st != GS_OK) code = gs_exit_code_worse(code, usage_or_config_error(cfg));
     fflush(stdout);
     gs_config_destroy(&rc);
     if (have_problem) gs_app_problem_free(&prob);

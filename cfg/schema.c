@@ -135,6 +135,10 @@ const gs_cfg_key gs_cfg_schema[] = {
             "print iteration, residual, relative residual and time while solving: K (every K-th iteration; 1: "
             "every one), Ns (at most once per N seconds, e.g. 1s), empty: none (--monitor[=K|Ns]); on stdout, "
             "on stderr with output.format = json"),
-    BOOL_KEY("output.quiet", "false", "text format: print only the summary line"),
+    BOOL_KEY("output.quiet", "false", "text format: print only the summary line (= output.verbosity -1; -q, --quiet)"),
+    INT_KEY("output.verbosity", "0", -1, 2,
+            "text report: -1 the summary line only, 0 a screen (matrix, method, where it ran, times, iterations, "
+            "true residual, reason), 1 also the setup's facts and the strategy's attempts (-v), 2 everything "
+            "(-vv); 1 and up also print errors with their internal trace"),
     {NULL, GS_CFG_INT, NULL, 0, 0, NULL, NULL},
 };

@@ -31,8 +31,8 @@ set_target_properties(gpusolve_static PROPERTIES OUTPUT_NAME gpusolve EXPORT_NAM
                                                  ARCHIVE_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
 target_include_directories(gpusolve_static INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/api> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-set(gs_static_deps ${METIS_LIBRARY} ${LIBCONFIG_LIBRARY} ZLIB::ZLIB Threads::Threads m)
-set(pc_private "${METIS_LIBRARY} ${LIBCONFIG_LIBRARY} -lz -lpthread -lm")
+set(gs_static_deps ${METIS_LIBRARY} ${LIBCONFIG_LIBRARY} ${JANSSON_LIBRARY} ZLIB::ZLIB Threads::Threads m)
+set(pc_private "${METIS_LIBRARY} ${LIBCONFIG_LIBRARY} ${JANSSON_LIBRARY} -lz -lpthread -lm")
 if(OpenMP_C_FOUND)
   list(APPEND gs_static_deps OpenMP::OpenMP_C)
   string(APPEND pc_private " ${OpenMP_C_FLAGS}")

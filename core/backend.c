@@ -59,6 +59,18 @@ gs_status gs_backend_download(gs_backend *be, void *dst, const void *src, size_t
 }
 gs_status gs_backend_synchronize(gs_backend *be) { return be->ops->synchronize(be); }
 
+bool gs_backend_mem_usage(const gs_backend *be, size_t *live, size_t *peak)
+{
+    *live = be ? be->mem.live : 0;
+    *peak = be ? be->mem.peak : 0;
+    return be != NULL;
+}
+
+void gs_backend_mem_peak_reset(gs_backend *be)
+{
+    if (be) gs_mem_track_reset_peak(&be->mem);
+}
+
 /* ---- vectors ---- */
 
 gs_status gs_vec_create(gs_backend *be, gs_int n, gs_vector **v)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "core/csr.h"
+#include "core/mem_track.h"
 #include "core/status.h"
 
 #ifdef __cplusplus
@@ -162,6 +163,7 @@ struct gs_backend {
     int device_id;
     const gs_backend_ops *ops;
     void *impl;             /* cuda: handles and stream */
+    gs_mem_track mem;       /* the backend's allocations (its alloc/free and work space): live and peak bytes */
 };
 
 /* Backend selection: which = "auto" (cuda when a usable GPU is present, else host), "cuda" (error
@@ -213,6 +215,11 @@ void gs_backend_free(gs_backend *be, void *p);
 gs_status gs_backend_upload(gs_backend *be, void *dst, const void *src, size_t bytes);
 gs_status gs_backend_download(gs_backend *be, void *dst, const void *src, size_t bytes);
 gs_status gs_backend_synchronize(gs_backend *be);
+/* Bytes of backend memory (device memory on cuda) its allocations hold now and at most since the last
+ * gs_backend_mem_peak_reset: vectors, matrices, factors and work space, not the buffers CUDA libraries
+ * keep for themselves. false when there is no backend. */
+bool gs_backend_mem_usage(const gs_backend *be, size_t *live, size_t *peak);
+void gs_backend_mem_peak_reset(gs_backend *be);
 
 /* Sparse operators: M is an upload of A (A may be freed afterwards). */
 gs_status gs_mat_create(gs_backend *be, const gs_csr *A, gs_matrix **M);

@@ -64,6 +64,14 @@ gs_status gs_cuda_be_fetch_results(cuda_ctx *c, gs_int m, double *out)
 /* ------------------------------------------------------------------------------------------------ */
 /* Memory.                                                                                           */
 
+void gs_backend_cuda_versions(int *runtime, int *driver)
+{
+    *runtime = *driver = 0;
+    if (cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0;
+    if (cudaDriverGetVersion(driver) != cudaSuccess) *driver = 0;
+    (void)cudaGetLastError();
+}
+
 bool gs_cuda_alloc_retry(int cuda_error)
 {
     if ((cudaError_t)cuda_error != cudaErrorMemoryAllocation) return false;
@@ -106,13 +114,19 @@ gs_status gs_cuda_be_alloc(gs_backend *be, void **p, size_t bytes)
         e = cudaMalloc(p, bytes ? bytes : 1);
     }
     if (e != cudaSuccess && gs_cuda_alloc_retry((int)e)) e = cudaMalloc(p, bytes ? bytes : 1);
-    if (e == cudaSuccess) return GS_OK;
+    if (e == cudaSuccess) {
+        if (gs_mem_track_add(&be->mem, *p, bytes)) return GS_OK;
+        if (cudaFree(*p) != cudaSuccess) (void)cudaGetLastError();
+        *p = NULL;
+        return GS_ERROR(GS_ERR_MEM, "out of host memory recording a device allocation of %zu bytes", bytes);
+    }
     *p = NULL;
     return gs_cuda_alloc_error(be, (int)e, bytes, NULL);
 }
 
 void gs_cuda_be_free(gs_backend *be, void *p)
 {
+    if (be) gs_mem_track_remove(&be->mem, p);
     if (p && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
 }
 
@@ -145,6 +159,7 @@ static void work_drop_oldest(cuda_ctx *c, int drop)
     if (drop <= 0) return;
     if (cudaStreamSynchronize(c->stream) != cudaSuccess) (void)cudaGetLastError();
     for (int k = 0; k < drop; k++) {
+        gs_mem_track_remove(c->mem, w->idle[k].ptr);
         if (cudaFree(w->idle[k].ptr) != cudaSuccess) (void)cudaGetLastError();
         w->held_bytes -= w->idle[k].bytes;
     }
@@ -188,6 +203,10 @@ gs_status gs_backend_cuda_work_alloc(gs_backend *be, void **p, size_t bytes, con
         }
         if (e != cudaSuccess && gs_cuda_alloc_retry((int)e)) e = cudaMalloc(&b.ptr, want);
         if (e != cudaSuccess) return gs_cuda_alloc_error(be, (int)e, bytes, what);
+        if (!gs_mem_track_add(&be->mem, b.ptr, want)) {
+            if (cudaFree(b.ptr) != cudaSuccess) (void)cudaGetLastError();
+            return GS_ERROR(GS_ERR_MEM, "out of host memory recording a device allocation of %zu bytes", want);
+        }
     }
     w->live[w->nlive++] = b;
     *p = b.ptr;
@@ -377,10 +396,10 @@ static void cuda_mat_release(cuda_mat *m)
     if (m->vx) cusparseDestroyDnVec(m->vx);
     if (m->vy) cusparseDestroyDnVec(m->vy);
     if (m->mat) cusparseDestroySpMat(m->mat);
-    if (m->buffer) cudaFree(m->buffer);
-    if (m->rowptr) cudaFree(m->rowptr);
-    if (m->colind) cudaFree(m->colind);
-    if (m->val) cudaFree(m->val);
+    gs_cuda_be_free(m->be, m->buffer);
+    gs_cuda_be_free(m->be, m->rowptr);
+    gs_cuda_be_free(m->be, m->colind);
+    gs_cuda_be_free(m->be, m->val);
     (void)cudaGetLastError();
     gs_free(&m);
 }
@@ -399,6 +418,7 @@ static gs_status cuda_mat_create(gs_backend *be, const gs_csr *A, gs_matrix *M)
     cusparseStatus_t pre;
 
     GS_CALL(gs_calloc(&m, 1, sizeof *m));
+    m->be = be;
     GS_TRY(gs_cuda_be_alloc(be, (void **)&m->rowptr, ((size_t)A->nrows + 1) * sizeof(gs_int)));
     GS_TRY(gs_cuda_be_alloc(be, (void **)&m->colind, (size_t)A->nnz * sizeof(gs_int)));
     GS_TRY(gs_cuda_be_alloc(be, (void **)&m->val, (size_t)A->nnz * sizeof(double)));
@@ -547,6 +567,7 @@ static void cuda_destroy(gs_backend *be)
     if (!be) return;
     cuda_ctx_release(ctx_of(be));
     be->impl = NULL;
+    gs_mem_track_free(&be->mem);
     gs_free(&be);
 }
 
@@ -637,6 +658,7 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
     b->device_id = device_id;
     b->ops = &cuda_ops;
     b->impl = c;
+    c->mem = &b->mem;
     snprintf(c->gpu_name, sizeof c->gpu_name, "%.*s", (int)sizeof c->gpu_name - 1, prop.name);
 
     c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;

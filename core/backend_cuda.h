@@ -41,6 +41,10 @@ void gs_backend_cuda_work_trim(gs_backend *be);
 void gs_backend_cuda_set_analysis_pool(gs_backend *be, bool on);
 bool gs_backend_cuda_analysis_pool(const gs_backend *be);
 
+/* The CUDA runtime's and the driver's versions (1000 * major + 10 * minor; 0 when unknown or, for the
+ * driver, when none is installed). A build without CUDA answers 0 for both. */
+void gs_backend_cuda_versions(int *runtime, int *driver);
+
 /* After a device allocation of `bytes` failed with CUDA error `cuda_error` (a cudaError_t): true when the
  * device's default memory pool held freed blocks worth returning (the device is synchronized and the
  * pool trimmed; retry the allocation once), false otherwise. */

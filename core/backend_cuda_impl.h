@@ -69,6 +69,7 @@ typedef struct {
     cudaEvent_t stage_free; /* recorded after the staging copy: the pinned buffer may be reused */
     work_cache work;        /* stream-ordered work space kept for reuse (gs_backend_cuda_work_alloc) */
     bool analysis_pool;     /* analysis work space from cudaMallocAsync's pool (gs_backend_cuda_set_analysis_pool) */
+    gs_mem_track *mem;      /* the backend's allocation accounting (gs_backend.mem) */
 } cuda_ctx;
 
 typedef struct {
@@ -80,6 +81,7 @@ typedef struct {
     bool empty; /* no rows, no columns or no entries: y = beta y without cuSPARSE */
     gs_spmv_plan *own; /* our kernels (then no cuSPARSE descriptors) */
     char desc[48];     /* which cuSPARSE algorithm, for gs_mat_cuda_spmv_describe */
+    gs_backend *be;    /* whose allocations the arrays are (their accounting) */
 } cuda_mat;
 
 static inline cuda_ctx *ctx_of(const gs_backend *be) { return (cuda_ctx *)be->impl; }

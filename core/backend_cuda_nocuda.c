@@ -63,3 +63,9 @@ bool gs_backend_cuda_analysis_pool(const gs_backend *be)
     (void)be;
     return false;
 }
+
+void gs_backend_cuda_versions(int *runtime, int *driver)
+{
+    *runtime = 0;
+    *driver = 0;
+}

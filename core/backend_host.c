@@ -14,8 +14,20 @@
 
 #define PAR_MIN 20000 /* below this many elements, stay sequential */
 
-static gs_status host_alloc(gs_backend *be, void **p, size_t bytes) { return gs_malloc(p, bytes, 1); }
-static void host_free(gs_backend *be, void *p) { gs_free(&p); }
+static gs_status host_alloc(gs_backend *be, void **p, size_t bytes)
+{
+    GS_CALL(gs_malloc(p, bytes, 1));
+    if (!gs_mem_track_add(&be->mem, *p, bytes)) {
+        gs_free(p);
+        return GS_ERROR(GS_ERR_MEM, "out of host memory recording an allocation of %zu bytes", bytes);
+    }
+    return GS_OK;
+}
+static void host_free(gs_backend *be, void *p)
+{
+    gs_mem_track_remove(&be->mem, p);
+    gs_free(&p);
+}
 static gs_status host_memcpy(gs_backend *be, void *dst, const void *src, size_t bytes)
 {
     if (bytes) memmove(dst, src, bytes);
@@ -306,7 +318,11 @@ static gs_status host_timer_stop(gs_timer *t, double *seconds)
 }
 static void host_timer_destroy(gs_timer *t) {}
 
-static void host_destroy(gs_backend *be) { gs_free(&be); }
+static void host_destroy(gs_backend *be)
+{
+    gs_mem_track_free(&be->mem);
+    gs_free(&be);
+}
 
 static const gs_backend_ops host_ops = {
     .alloc = host_alloc,

@@ -1,7 +1,9 @@
 /* Host allocation wrappers with overflow checks and a fault-injection counter. */
 #include "core/mem.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +62,23 @@ gs_status gs_realloc(void *p, size_t count, size_t size)
     void *q = injected_failure() ? NULL : realloc(*pp, bytes);
     if (!q) return GS_ERROR(GS_ERR_MEM, "out of host memory: could not allocate %zu bytes", bytes);
     *pp = q;
+    return GS_OK;
+}
+
+gs_status gs_strprintf(char **s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return GS_ERROR(GS_ERR_ARG, "gs_strprintf: the format \"%.60s\" cannot be written", fmt);
+    char *t = NULL;
+    GS_CALL(gs_malloc(&t, (size_t)n + 1, 1));
+    va_start(ap, fmt);
+    vsnprintf(t, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    gs_free(s);
+    *s = t;
     return GS_OK;
 }
 

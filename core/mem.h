@@ -20,6 +20,13 @@ gs_status gs_calloc(void *p, size_t count, size_t size);
 gs_status gs_realloc(void *p, size_t count, size_t size);
 /* free(*p); *p = NULL. p points to a pointer. */
 void gs_free(void *p);
+/* *s = the printf-style text, as long as it is (the old *s freed after the text is made, so the
+ * arguments may name it); on failure *s is untouched. */
+gs_status gs_strprintf(char **s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Fault injection (tests): the k-th allocation from now on (1-based) fails; 0 disables.
  * gs_alloc_count() is the number of allocations attempted since the last arm. */

@@ -3,8 +3,10 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/mem.h"
 
 gs_status gs_report_create(gs_report **r)
@@ -141,94 +143,88 @@ gs_status gs_report_keyf(char *buf, size_t len, const char *fmt, ...)
 
 void gs_json_write_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
-        }
-    }
-    fputc('"', f);
+    json_t *v = gs_json_string(s);
+    char *t = gs_json_text(v);
+    fputs(t ? t : "\"\"", f);
+    free(t);
+    json_decref(v);
 }
 
-static void write_value(FILE *f, const gs_report_entry *e, bool json)
+static void write_value(FILE *f, const gs_report_entry *e)
 {
     switch (e->type) {
     case GS_REPORT_INT: fprintf(f, "%lld", e->i); break;
     case GS_REPORT_BOOL: fputs(e->i ? "true" : "false", f); break;
-    case GS_REPORT_DOUBLE:
-        if (json && !isfinite(e->d)) fputs("null", f);
-        else fprintf(f, json ? "%.17g" : "%.6g", e->d);
-        break;
+    case GS_REPORT_DOUBLE: fprintf(f, "%.6g", e->d); break;
     case GS_REPORT_STRING:
-        if (json) gs_json_write_string(f, e->s);
-        else fputs(e->s, f);
-        break;
     case GS_REPORT_JSON: fputs(e->s, f); break;
     }
 }
 
-void gs_report_write_value(const gs_report_entry *e, FILE *f) { write_value(f, e, false); }
+void gs_report_write_value(const gs_report_entry *e, FILE *f) { write_value(f, e); }
 
-/* Length of the first `depth` dotted components of key (through the dot before component depth). */
-static size_t prefix_len(const char *key, int depth)
+/* One entry's value as JSON (NULL when out of memory). */
+static json_t *entry_json(const gs_report_entry *e)
 {
-    size_t n = 0;
-    for (int d = 0; d < depth; d++) {
-        const char *dot = strchr(key + n, '.');
-        if (!dot) return strlen(key);
-        n = (size_t)(dot - key) + 1;
+    switch (e->type) {
+    case GS_REPORT_INT: return json_integer(e->i);
+    case GS_REPORT_BOOL: return json_boolean(e->i);
+    case GS_REPORT_DOUBLE: return gs_json_real(e->d);
+    case GS_REPORT_STRING: return gs_json_string(e->s);
+    case GS_REPORT_JSON: {
+        json_error_t err;
+        json_t *v = json_loads(e->s, JSON_DECODE_ANY, &err);
+        return v ? v : gs_json_string(e->s); /* not JSON after all: kept as its text */
     }
-    return n;
+    }
+    return json_null();
 }
 
-/* Writes the members under prefix (length plen, depth components) in first-seen order; each
- * nested group is written once, where its first key appears. */
-static void write_group(const gs_report *r, FILE *f, const char *prefix, size_t plen, int depth)
+/* Adds one entry under its dotted key: each component but the last names a nested object, created where
+ * it is first seen. A key whose place holds a value already (an earlier "a" for "a.b", or an earlier
+ * "a.b" for "a") is left out: the first one wins. */
+static bool add_entry(json_t *root, const gs_report_entry *e)
 {
-    bool first = true;
-    for (int i = 0; i < r->n; i++) {
-        const char *k = r->e[i].key;
-        if (strncmp(k, prefix, plen) != 0) continue;
-        const char *rest = k + plen;
-        const char *dot = strchr(rest, '.');
-        size_t nlen = dot ? (size_t)(dot - rest) : strlen(rest);
-        /* skip a member already written (a group whose earlier key came first) */
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++) {
-            const char *kj = r->e[j].key;
-            if (strncmp(kj, prefix, plen) == 0 && strncmp(kj + plen, rest, nlen) == 0 &&
-                (kj[plen + nlen] == '.' || kj[plen + nlen] == '\0'))
-                seen = true;
+    json_t *obj = root;
+    char name[256];
+    const char *k = e->key;
+    for (const char *dot; (dot = strchr(k, '.')) != NULL; k = dot + 1) {
+        snprintf(name, sizeof name, "%.*s", (int)(dot - k), k);
+        json_t *next = json_object_get(obj, name);
+        if (!next) {
+            next = json_object();
+            if (!gs_json_set(obj, name, next)) return false;
+        } else if (!json_is_object(next)) {
+            return true;
         }
-        if (seen) continue;
-        fputs(first ? "" : ",", f);
-        first = false;
-        char name[256];
-        snprintf(name, sizeof name, "%.*s", (int)nlen, rest);
-        gs_json_write_string(f, name);
-        fputc(':', f);
-        if (dot) {
-            fputc('{', f);
-            write_group(r, f, k, prefix_len(k, depth + 1), depth + 1);
-            fputc('}', f);
-        } else {
-            write_value(f, &r->e[i], true);
-        }
+        obj = next;
     }
+    if (json_object_get(obj, k)) return true;
+    return gs_json_set(obj, k, entry_json(e));
 }
 
-void gs_report_write_json(const gs_report *r, FILE *f)
+gs_status gs_report_to_json(const gs_report *r, json_t **out)
 {
-    fputc('{', f);
-    write_group(r, f, "", 0, 0);
-    fputs("}\n", f);
+    json_t *root = json_object();
+    *out = NULL;
+    for (int i = 0; root && i < r->n; i++)
+        if (!add_entry(root, &r->e[i])) {
+            json_decref(root);
+            root = NULL;
+        }
+    if (!root) return GS_ERROR(GS_ERR_MEM, "out of host memory writing the report as JSON");
+    *out = root;
+    return GS_OK;
+}
+
+gs_status gs_report_write_json(const gs_report *r, FILE *f)
+{
+    json_t *root = NULL;
+    GS_CALL(gs_report_to_json(r, &root));
+    gs_status st = gs_json_write_line(root, f);
+    json_decref(root);
+    GS_CALL(st);
+    return GS_OK;
 }
 
 void gs_report_write_text(const gs_report *r, FILE *f, const char *prefix, const char *indent)
@@ -238,7 +234,7 @@ void gs_report_write_text(const gs_report *r, FILE *f, const char *prefix, const
         const char *k = r->e[i].key;
         if (plen && strncmp(k, prefix, plen) != 0) continue;
         fprintf(f, "%s%-34s ", indent ? indent : "", k + plen);
-        write_value(f, &r->e[i], false);
+        write_value(f, &r->e[i]);
         fputc('\n', f);
     }
 }

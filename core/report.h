@@ -50,14 +50,18 @@ gs_status gs_report_merge(gs_report *dst, const gs_report *src);
 gs_status gs_report_keyf(char *buf, size_t len, const char *fmt, ...);
 const gs_report_entry *gs_report_find(const gs_report *r, const char *key);
 
-/* One JSON object: dotted keys become nested objects in first-seen order; non-finite doubles are
- * written as null (with the key "<key>_text" = "nan"/"inf" nowhere: JSON has no NaN). */
-void gs_report_write_json(const gs_report *r, FILE *f);
+/* The report as one new JSON object (core/json.h): dotted keys become nested objects in first-seen
+ * order; non-finite doubles are null (JSON has no NaN); strings made valid UTF-8 (GS_ERR_MEM when out of
+ * memory). */
+struct json_t; /* jansson's (core/json.h): includers of this header need not see jansson's names */
+gs_status gs_report_to_json(const gs_report *r, struct json_t **out);
+/* That object as one line on f, written at once (nothing written on failure). */
+gs_status gs_report_write_json(const gs_report *r, FILE *f);
 /* "key = value" lines, keys with the given prefix only (NULL or "" = all), prefix stripped. */
 void gs_report_write_text(const gs_report *r, FILE *f, const char *prefix, const char *indent);
 /* One value as text (doubles with 6 significant digits). */
 void gs_report_write_value(const gs_report_entry *e, FILE *f);
-/* JSON string literal with escapes. */
+/* One JSON string (made valid UTF-8, escaped by jansson). */
 void gs_json_write_string(FILE *f, const char *s);
 
 #ifdef __cplusplus

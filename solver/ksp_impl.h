@@ -49,6 +49,13 @@ void gs_ksp_stop(gs_solve_result *res, gs_reason reason, const char *fmt, ...)
 #endif
     ;
 
+/* Adds printf-style text at the end of the detail (the reason unchanged). */
+void gs_ksp_detail_append(gs_solve_result *res, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* When v is NaN or Inf: reason GS_DIVERGED_NAN naming `what` and the iteration, returns true. */
 bool gs_ksp_nonfinite(gs_solve_result *res, const char *what, double v, int it);
 

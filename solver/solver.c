@@ -116,6 +116,9 @@ gs_status gs_ksp_create(const char *type, gs_backend *be, const gs_ksp_params *p
     k->type = e->name;
     k->be = be;
     k->prm = *prm;
+    GS_TRY(gs_malloc(&k->detail, GS_KSP_DETAIL_START, 1)); /* room for the usual details: no growth */
+    k->detail_cap = GS_KSP_DETAIL_START;
+    k->detail[0] = '\0';
     GS_TRY(e->create(k));
     *ksp = k;
     return GS_OK;
@@ -166,6 +169,8 @@ gs_status gs_ksp_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_vect
                                     "must all be given");
     memset(res, 0, sizeof *res);
     res->reason = GS_REASON_NONE;
+    res->detail = "";
+    res->solver_ = ksp;
 
     if (A->nrows != A->ncols)
         return GS_ERROR(GS_ERR_ARG, "the matrix is %d x %d: a Krylov solve needs a square matrix", A->nrows,
@@ -197,7 +202,9 @@ gs_status gs_ksp_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_vect
     }
 
     if (pc && pc->identity) pc = NULL; /* M = I: the unpreconditioned recurrences, no copies */
+    ksp->detail_cut = false;
     GS_CALL(ksp->ops->solve(ksp, A, pc, b, x, res));
+    if (ksp->detail_cut) return GS_ERROR(GS_ERR_MEM, "out of host memory for the detail of the solve's reason");
     if (res->reason == GS_REASON_NONE)
         return GS_ERROR(GS_ERR_INTERNAL, "solver \"%s\" returned without a reason after %d iterations", ksp->type,
                         res->iterations);
@@ -208,6 +215,7 @@ void gs_ksp_destroy(gs_ksp **ksp)
 {
     if (!ksp || !*ksp) return;
     if ((*ksp)->ops && (*ksp)->ops->destroy) (*ksp)->ops->destroy(*ksp);
+    gs_free(&(*ksp)->detail);
     gs_free(ksp);
 }
 
@@ -236,12 +244,53 @@ gs_status gs_ksp_residual(const gs_matrix *A, const gs_vector *b, const gs_vecto
     return GS_OK;
 }
 
+/* The detail's text written into the solver's buffer, grown to fit (append: after the text there). Out
+ * of host memory, the text is cut at the buffer's end (or is a fixed note when there is none). */
+static void detail_vprintf(gs_solve_result *res, bool append, const char *fmt, va_list ap)
+{
+    gs_ksp *k = res->solver_;
+    if (!k) { /* a result no solve started (cannot happen through gs_ksp_solve) */
+        res->detail = "(no detail: the result belongs to no solver)";
+        return;
+    }
+    size_t used = append && k->detail ? strlen(k->detail) : 0;
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    if (n < 0) n = 0;
+    size_t need = used + (size_t)n + 1;
+    if (need > k->detail_cap) {
+        size_t cap = need < 256 ? 256 : need;
+        if (gs_realloc(&k->detail, cap, 1) == GS_OK) {
+            k->detail_cap = cap;
+        } else { /* the detail is cut; gs_ksp_solve reports GS_ERR_MEM when the method returns */
+            gs_error_clear();
+            k->detail_cut = true;
+        }
+    }
+    if (!k->detail) {
+        res->detail = "(out of host memory for the detail)";
+        return;
+    }
+    if (used < k->detail_cap) vsnprintf(k->detail + used, k->detail_cap - used, fmt, ap);
+    res->detail = k->detail;
+}
+
 void gs_ksp_stop(gs_solve_result *res, gs_reason reason, const char *fmt, ...)
 {
     va_list ap;
     res->reason = reason;
     va_start(ap, fmt);
-    vsnprintf(res->detail, sizeof res->detail, fmt, ap);
+    detail_vprintf(res, false, fmt, ap);
+    va_end(ap);
+}
+
+void gs_ksp_detail_append(gs_solve_result *res, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    detail_vprintf(res, true, fmt, ap);
     va_end(ap);
 }
 
@@ -395,8 +444,7 @@ gs_status gs_ksp_confirm(gs_ksp *ksp, gs_ksp_track *t, const gs_matrix *A, const
         /* Report the bound the true residual meets, keeping the monitored norm in the detail. */
         double monitored = res->resnorm;
         set_converged(ksp, t, "true ||b - Ax||", norm, it, res);
-        size_t len = strlen(res->detail);
-        snprintf(res->detail + len, sizeof res->detail - len, " (monitored ||r|| = %.3e)", monitored);
+        gs_ksp_detail_append(res, " (monitored ||r|| = %.3e)", monitored);
         return GS_OK;
     }
     if (!claimed) return GS_OK;
@@ -414,6 +462,6 @@ gs_status gs_ksp_confirm(gs_ksp *ksp, gs_ksp_track *t, const gs_matrix *A, const
     }
     /* The recurrence drifted from the true residual: the caller restarts from r = b - Ax. */
     res->reason = GS_REASON_NONE;
-    res->detail[0] = '\0';
+    res->detail = "";
     return GS_OK;
 }

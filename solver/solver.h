@@ -60,10 +60,15 @@ typedef struct gs_solve_result {
     double bnorm;      /* ||b|| */
     double r0norm;     /* ||b - A x0|| */
     double resnorm;    /* last monitored residual norm */
-    char detail[256];  /* e.g. "rho = r0'r vanished (|rho| = 1e-310) at iteration 12" */
+    /* What stopped the solve, in words, as long as it is ("" when nothing did), e.g. "rho = r0'r vanished
+     * (|rho| = 1e-310) at iteration 12". The text belongs to the solver that wrote it: valid until its
+     * next solve or its destruction (copy it to keep it). */
+    const char *detail;
+    struct gs_ksp *solver_; /* private: the solver whose text detail is (gs_ksp_stop writes there) */
 } gs_solve_result;
 
 typedef struct gs_ksp gs_ksp;
+#define GS_KSP_DETAIL_START 256 /* the detail buffer's first size (it grows for longer texts) */
 typedef struct gs_ksp_ops {
     gs_status (*solve)(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_vector *b, gs_vector *x,
                        gs_solve_result *res);
@@ -79,6 +84,9 @@ struct gs_ksp {
     bool accepts_variable_pc; /* FGMRES */
     gs_ksp_monitor_fn monitor;
     void *monitor_ctx;
+    char *detail;        /* the text of the last solve's detail (gs_solve_result.detail), grown as needed */
+    size_t detail_cap;
+    bool detail_cut;     /* growing it ran out of host memory (the solve then fails with GS_ERR_MEM) */
 };
 
 typedef gs_status (*gs_ksp_create_fn)(gs_ksp *ksp);

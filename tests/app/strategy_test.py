@@ -37,7 +37,7 @@ check("attempts array", isinstance(att, list) and len(att) == 1 and att[0]["conv
 check("the method reported", obj.get("system", {}).get("matching") == "mwm"
       and obj.get("preconditioner", {}).get("type") == "ilut" and obj.get("config", {}).get("solver", {}).get("type") == "auto",
       (obj.get("system"), obj.get("preconditioner", {}).get("type")))
-rc, out, err = run(west, "-s", "system.rhs=Ax", *host)
+rc, out, err = run(west, "-s", "system.rhs=Ax", "-v", *host)
 check("text: strategy line", "strategy        auto (weak-diagonal)" in out and out.rstrip().endswith("attempts=1"),
       out[-400:])
 
@@ -49,6 +49,8 @@ check("fallback after a zero pivot", rc == 0 and len(att) >= 2 and att[0]["rung"
       and att[0]["reason"] == "diverged_pc_failed" and "zero pivot at row" in att[0]["detail"]
       and att[-1]["converged"] is True and obj["strategy"]["reported_attempt"] == len(att), (rc, att))
 rc, out, err = run(west497, *explicit, *host)
+check("text: attempt count", "attempts        " in out and "-v lists them" in out, out[-600:])
+rc, out, err = run(west497, *explicit, "-v", *host)
 check("text: attempt lines", "attempt 1" in out and "attempt 2" in out and "(reported)" in out
       and "zero pivot at row" in out, out[-600:])
 

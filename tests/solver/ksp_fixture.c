@@ -127,6 +127,14 @@ gs_status sys_solve(ksp_sys *s, const char *type, const gs_ksp_params *prm, gs_p
         gs_ksp_set_monitor(ksp, hist_monitor, hist);
     }
     gs_status st = gs_ksp_solve(ksp, s->M, pc, s->b, s->x, res);
+    /* the detail belongs to the solver: a copy that outlives it (the last 16 solves' are kept) */
+    static char kept[16][4096];
+    static int next;
+    if (st == GS_OK && res->detail) {
+        snprintf(kept[next], sizeof kept[next], "%s", res->detail);
+        res->detail = kept[next];
+        next = (next + 1) % 16;
+    }
     gs_ksp_destroy(&ksp);
     return st;
 }

@@ -486,6 +486,9 @@ static gs_status krylov(const char *type, const gs_csr *A, gs_pc *pc, gs_solve_r
         GS_ASSERT_OK(gs_vec_nrm2(b, &bn));
         assert_true(rn <= 1e-7 * bn);
     }
+    static char detail[4096]; /* the detail belongs to the solver: a copy that outlives it */
+    snprintf(detail, sizeof detail, "%s", res->detail ? res->detail : "");
+    res->detail = detail;
     gs_ksp_destroy(&ksp);
     gs_mat_destroy(&M);
     gs_vec_destroy(&b);

@@ -1,0 +1,36 @@
+# Writes generated/gs_build_info.h: the git commit of the source tree, the build type, whether CUDA is
+# built and for which architectures, the CUDA toolkit and the C compiler. Read by core/version.c only.
+set(GS_GIT_COMMIT "unknown")
+find_package(Git QUIET)
+if(GIT_FOUND AND EXISTS "${PROJECT_SOURCE_DIR}/.git")
+  execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse HEAD WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+                  OUTPUT_VARIABLE gs_commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE gs_git_rc)
+  if(gs_git_rc EQUAL 0 AND gs_commit MATCHES "^[0-9a-f]+$")
+    set(GS_GIT_COMMIT "${gs_commit}")
+  endif()
+  # a new commit (HEAD moved, or the branch it names) configures again, so the commit stays current
+  execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --git-path HEAD WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+                  OUTPUT_VARIABLE gs_head OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  execute_process(COMMAND "${GIT_EXECUTABLE}" symbolic-ref -q HEAD WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+                  OUTPUT_VARIABLE gs_ref OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  foreach(f "${gs_head}" ".git/${gs_ref}")
+    if(f AND NOT IS_ABSOLUTE "${f}")
+      set(f "${PROJECT_SOURCE_DIR}/${f}")
+    endif()
+    if(f AND EXISTS "${f}" AND NOT IS_DIRECTORY "${f}")
+      set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${f}")
+    endif()
+  endforeach()
+endif()
+if(GS_WITH_CUDA)
+  set(GS_BUILD_CUDA 1)
+  set(GS_BUILD_CUDA_ARCHS "${CMAKE_CUDA_ARCHITECTURES}")
+  set(GS_BUILD_CUDA_TOOLKIT "${CUDAToolkit_VERSION}")
+else()
+  set(GS_BUILD_CUDA 0)
+  set(GS_BUILD_CUDA_ARCHS "")
+  set(GS_BUILD_CUDA_TOOLKIT "")
+endif()
+set(GS_BUILD_TYPE "${CMAKE_BUILD_TYPE}")
+set(GS_BUILD_COMPILER "${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/gs_build_info.h.in ${PROJECT_BINARY_DIR}/generated/gs_build_info.h @ONLY)
