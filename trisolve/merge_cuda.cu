@@ -4,17 +4,17 @@
  *   1. T_D: a count kernel (diagonal + in-group entries per row), a scan, a copy kernel;
  *   2. R in m passes, pass t = the rows of local level t (level mod m), whose in-group dependencies
  *      were done by earlier passes; the rows are sorted by pass once (a stable radix sort of level mod
- *      m), so a pass's threads are its rows only (2D, m = 16: one lane in 16 had work before). A row's
- *      contributions are sorted lists, one per off-diagonal entry
- *      in CSR order ((j, t_ij), or R_j in column order times -t_ij), and a thread per row goes through
- *      them column by column (mg_row): for each column, acc = acc + v over the lists in CSR order
- *      (__dmul_rn / __dadd_rn: never fused), R_ic = acc * (1 / t_ii) -- merge_ref.c's order, with no
- *      work space and no sort. First the rows' entry counts, scanned (the pool then holds exactly R's
- *      entries, and the fill limit is checked pass by pass, refusing exactly when the host twin does),
- *      then the entries;
+ *      m), so a pass's threads are its rows only. A row's contributions are sorted lists, one per
+ *      off-diagonal entry in CSR order ((j, t_ij), or R_j in column order times -t_ij), gone through
+ *      column by column: for each column, acc = acc + v over the lists in CSR order (__dmul_rn /
+ *      __dadd_rn: never fused), R_ic = acc * (1 / t_ii) -- merge_ref.c's order, with no sort. A thread
+ *      per row with its cursors in registers; a warp per row of many entries (a dense row), its cursors
+ *      in a work array allocated only where such rows exist. First the rows' entry counts, scanned (the
+ *      pool then holds exactly R's entries, and the fill limit is checked pass by pass, refusing exactly
+ *      when the host twin does), then the entries;
  *   3. M: row lengths, a scan, a copy kernel out of the pool.
- * All kernels are thread-per-row (the copy out of the pool: 8 lanes per row). The host only sizes buffers:
- * one download for T_D and the passes' rows, one after the passes (more only where R's pool must grow),
+ * The other kernels are thread-per-row (the copy out of the pool: 8 lanes per row). The host only sizes
+ * buffers: one download for T_D and the passes' rows, one after the passes (more only where R's pool must grow),
  * one for M. */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +32,7 @@ static inline unsigned mg_blocks(size_t n) { return n > 0 ? (unsigned)((n + MG_T
 struct mg_stats {
     unsigned long long growth_bits; /* max row sum of |R|, as the bits of a non-negative double */
     int max_row;
+    int long_rows; /* nonzero: some row takes the warp path (mg_long_kernel) */
 };
 
 /* The passes' bookkeeping on the device, so that passes follow each other without the host: R's entries
@@ -58,9 +59,13 @@ static __global__ void mg_row_levels_kernel(gs_int n, gs_int nlevels, const gs_i
     lev[perm[p]] = lo;
 }
 
+static __device__ __forceinline__ bool mg_is_long(const gs_int *__restrict__ rowptr, const gs_int *__restrict__ col,
+                                                  gs_int i);
+
+/* T_D's row lengths; long_rows set where a row will take the warp path of R's passes */
 static __global__ void mg_td_count_kernel(gs_int n, gs_int m, const gs_int *__restrict__ rowptr,
                                           const gs_int *__restrict__ col, const gs_int *__restrict__ lev,
-                                          gs_int *__restrict__ cnt)
+                                          gs_int *__restrict__ cnt, int *long_rows)
 {
     const gs_int i = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (i > n) return;
@@ -72,6 +77,7 @@ static __global__ void mg_td_count_kernel(gs_int n, gs_int m, const gs_int *__re
     gs_int c = 0;
     for (gs_int q = rowptr[i]; q < rowptr[i + 1]; q++) c += (col[q] == i || lev[col[q]] / m == gi) ? 1 : 0;
     cnt[i] = c;
+    if (mg_is_long(rowptr, col, i)) *long_rows = 1;
 }
 
 static __global__ void mg_td_copy_kernel(gs_int n, gs_int m, const gs_int *__restrict__ rowptr,
@@ -112,67 +118,8 @@ struct mg_pass_args {
  * an earlier group, or R_j (strictly increasing columns) times -t_ij for a j of the row's own group.
  * Going through the columns in increasing order and, for each column, through the lists in CSR order is
  * the stable sort by column of the lists' concatenation, which is merge_ref.c's order; each list holds a
- * column at most once. The lists are read without cursors: the first entry of R_j after column `last` is
- * found by bisection (rows of R are short; a row is in no other thread's hands during the pass). */
-static __device__ __forceinline__ long long mg_after(const mg_pass_args &A, gs_int j, gs_int last)
-{
-    long long lo = A.rstart[j], hi = lo + A.rlen[j];
-    while (lo < hi) {
-        const long long mid = lo + (hi - lo) / 2;
-        if (A.pool_col[mid] > last) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo;
-}
-
-/* The R entries of row i (a row of pass t): their number, or (WRITE) the entries themselves, acc = acc + v
- * per column in list order with v = t_ij or -(t_ij * R_jc) (never fused), R_ic = acc * (1 / t_ii). */
-template <bool WRITE>
-static __device__ gs_int mg_row(const mg_pass_args &A, gs_int i, long long out, double *rowsum)
-{
-    const gs_int gi = A.lev[i] / A.m, q0 = A.rowptr[i], q1 = A.rowptr[i + 1];
-    double d = 1.0;
-    if (WRITE && !A.unit)
-        for (gs_int q = q0; q < q1; q++)
-            if (A.col[q] == i) d = A.val[q];
-    const double dinv = 1.0 / d;
-    gs_int cnt = 0, last = -1;
-    for (;;) {
-        gs_int c = GS_INT_MAX; /* the smallest column after `last` over all lists */
-        for (gs_int q = q0; q < q1; q++) {
-            const gs_int j = A.col[q];
-            if (j == i) continue;
-            if (A.lev[j] / A.m < gi) {
-                if (j > last && j < c) c = j;
-            } else {
-                const long long s = mg_after(A, j, last);
-                if (s < A.rstart[j] + A.rlen[j] && A.pool_col[s] < c) c = A.pool_col[s];
-            }
-        }
-        if (c == GS_INT_MAX) break;
-        if (WRITE) {
-            double acc = 0.0;
-            for (gs_int q = q0; q < q1; q++) {
-                const gs_int j = A.col[q];
-                if (j == i) continue;
-                if (A.lev[j] / A.m < gi) {
-                    if (j == c) acc = __dadd_rn(acc, A.val[q]);
-                } else {
-                    const long long s = mg_after(A, j, last);
-                    if (s < A.rstart[j] + A.rlen[j] && A.pool_col[s] == c)
-                        acc = __dadd_rn(acc, -__dmul_rn(A.val[q], A.pool_val[s]));
-                }
-            }
-            const double r = A.unit ? acc : __dmul_rn(acc, dinv);
-            A.pool_col[out + cnt] = c;
-            A.pool_val[out + cnt] = r;
-            *rowsum += fabs(r);
-        }
-        cnt++;
-        last = c;
-    }
-    return cnt;
-}
+ * column at most once. A row of few lists keeps a cursor per list in registers (mg_row_cursors, a thread
+ * per row); a row of many lists (a dense row) is a warp's, with its cursors in memory (mg_long_kernel). */
 
 #define MG_CURSORS 8 /* rows of at most this many off-diagonal entries keep a cursor per list (registers) */
 
@@ -242,18 +189,121 @@ static __device__ gs_int mg_row_cursors(const mg_pass_args &A, gs_int i, long lo
     return cnt;
 }
 
-/* a row's R entries, by cursors where its lists fit in registers */
-template <bool WRITE>
-static __device__ __forceinline__ gs_int mg_row_any(const mg_pass_args &A, gs_int i, long long out, double *rowsum)
+/* A row for the warp path (mg_long_kernel): more lists than the cursors hold in registers, or more than one
+ * diagonal entry (the cursors skip one). */
+static __device__ __forceinline__ bool mg_is_long(const gs_int *__restrict__ rowptr, const gs_int *__restrict__ col,
+                                                  gs_int i)
 {
-    if (A.rowptr[i + 1] - A.rowptr[i] <= MG_CURSORS + 1) {
-        /* at most MG_CURSORS lists, and at most one diagonal entry (the lists skip one) */
-        const gs_int q0 = A.rowptr[i], q1 = A.rowptr[i + 1];
-        gs_int ndiag = 0;
-        for (gs_int q = q0; q < q1; q++) ndiag += A.col[q] == i ? 1 : 0;
-        if (ndiag <= 1 && q1 - q0 - ndiag <= MG_CURSORS) return mg_row_cursors<WRITE>(A, i, out, rowsum);
+    const gs_int q0 = rowptr[i], q1 = rowptr[i + 1];
+    if (q1 - q0 > MG_CURSORS + 1) return true;
+    gs_int ndiag = 0;
+    for (gs_int q = q0; q < q1; q++) ndiag += col[q] == i ? 1 : 0;
+    return ndiag > 1 || q1 - q0 - ndiag > MG_CURSORS;
+}
+
+/* A list's cursor in mg_long_kernel's memory (one per CSR position q of the row): the pool index of R_j's
+ * next entry, or one of these. */
+#define MG_DONE (-1LL)   /* the diagonal, or a single entry already used */
+#define MG_SINGLE (-2LL) /* the single entry (j, t_ij) of an earlier group, not used yet */
+
+/* the column the list at q gives next (GS_INT_MAX: none left) */
+static __device__ __forceinline__ gs_int mg_head(const mg_pass_args &A, const long long *cur, gs_int q)
+{
+    const long long c = cur[q];
+    if (c == MG_DONE) return GS_INT_MAX;
+    const gs_int j = A.col[q];
+    if (c == MG_SINGLE) return j;
+    return c < A.rstart[j] + A.rlen[j] ? A.pool_col[c] : GS_INT_MAX;
+}
+
+static __device__ __forceinline__ gs_int mg_warp_min(gs_int v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const gs_int w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = w < v ? w : v;
     }
-    return mg_row<WRITE>(A, i, out, rowsum);
+    return v;
+}
+
+/* The long rows of a pass, a warp per row (the pass's other rows return at once): the row's R entries
+ * counted (cnt[k]) or (WRITE) written, as mg_row_cursors would -- the next column is the warp's minimum over
+ * the lists' heads; its value the contributions of the lists holding it, added in CSR order (a ballot per
+ * 32 lists, the set lanes in increasing order), acc = acc + v, never fused. cur: a cursor per CSR entry. */
+template <bool WRITE>
+static __global__ void mg_long_kernel(mg_pass_args A, long long *__restrict__ cur)
+{
+    const gs_int k = (gs_int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32);
+    const int lane = (int)(threadIdx.x & 31u);
+    if (k >= A.nrows || A.ctl->state != MG_RUN) return; /* the same for the whole warp */
+    const gs_int i = A.rows[k];
+    if (!mg_is_long(A.rowptr, A.col, i)) return;
+    const gs_int gi = A.lev[i] / A.m, q0 = A.rowptr[i], q1 = A.rowptr[i + 1];
+    gs_int qd = -1; /* the last diagonal entry (its value is t_ii, as in merge_ref.c) */
+    for (gs_int q = q0 + lane; q < q1; q += 32) {
+        const gs_int j = A.col[q];
+        if (j == i) qd = q;
+        cur[q] = j == i ? MG_DONE : (A.lev[j] / A.m < gi ? MG_SINGLE : A.rstart[j]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const gs_int w = __shfl_xor_sync(0xffffffffu, qd, o);
+        qd = w > qd ? w : qd;
+    }
+    const double dinv = A.unit ? 1.0 : 1.0 / (qd >= 0 ? A.val[qd] : 1.0);
+    const long long out = WRITE ? A.ctl->base + A.poff[k] : 0;
+    __syncwarp();
+    gs_int cnt = 0;
+    double rowsum = 0.0;
+    for (;;) {
+        gs_int c = GS_INT_MAX;
+        for (gs_int q = q0 + lane; q < q1; q += 32) {
+            const gs_int h = mg_head(A, cur, q);
+            c = h < c ? h : c;
+        }
+        c = mg_warp_min(c);
+        if (c == GS_INT_MAX) break;
+        double acc = 0.0;
+        for (gs_int base = q0; base < q1; base += 32) {
+            const gs_int q = base + lane;
+            double v = 0.0;
+            bool hit = false;
+            if (q < q1 && mg_head(A, cur, q) == c) {
+                const long long cq = cur[q];
+                hit = true;
+                if (cq == MG_SINGLE) {
+                    v = A.val[q];
+                    cur[q] = MG_DONE;
+                } else {
+                    v = -__dmul_rn(A.val[q], A.pool_val[cq]);
+                    cur[q] = cq + 1;
+                }
+            }
+            for (unsigned mask = __ballot_sync(0xffffffffu, hit); mask; mask &= mask - 1) {
+                const double w = __shfl_sync(0xffffffffu, v, __ffs(mask) - 1);
+                if (WRITE) acc = __dadd_rn(acc, w);
+            }
+        }
+        if (WRITE && lane == 0) {
+            const double r = A.unit ? acc : __dmul_rn(acc, dinv);
+            A.pool_col[out + cnt] = c;
+            A.pool_val[out + cnt] = r;
+            rowsum += fabs(r);
+        }
+        cnt++;
+        __syncwarp();
+    }
+    if (lane != 0) return;
+    if (!WRITE) {
+        A.cnt[k] = cnt;
+        return;
+    }
+    A.rstart[i] = out;
+    A.rlen[i] = cnt;
+    atomicMax(&A.stats->max_row, (int)cnt);
+    /* a non-negative double orders as its bits (as in mg_combine_kernel) */
+    const unsigned long long bits = (unsigned long long)__double_as_longlong(rowsum);
+    if (bits > 0) atomicMax(&A.stats->growth_bits, bits);
 }
 
 /* the number of R entries of each row of the pass (cnt[nrows] = 0 for the scan) */
@@ -262,7 +312,8 @@ static __global__ void mg_count_kernel(mg_pass_args A)
     const gs_int k = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (k > A.nrows || A.ctl->state != MG_RUN) return;
     double unused = 0.0;
-    A.cnt[k] = k < A.nrows ? mg_row_any<false>(A, A.rows[k], 0, &unused) : 0;
+    if (k == A.nrows) A.cnt[k] = 0;
+    else if (!mg_is_long(A.rowptr, A.col, A.rows[k])) A.cnt[k] = mg_row_cursors<false>(A, A.rows[k], 0, &unused);
 }
 
 /* The statistics are maxima over all rows: each warp reduces its lanes' values by shuffles and one lane
@@ -304,10 +355,10 @@ static __global__ void mg_combine_kernel(mg_pass_args A)
     const gs_int k = (gs_int)(blockIdx.x * blockDim.x + threadIdx.x);
     gs_int cnt = 0;
     double rowsum = 0.0;
-    if (k < A.nrows) {
+    if (k < A.nrows && !mg_is_long(A.rowptr, A.col, A.rows[k])) {
         const gs_int i = A.rows[k];
         const long long out = A.ctl->base + A.poff[k];
-        cnt = mg_row_any<true>(A, i, out, &rowsum);
+        cnt = mg_row_cursors<true>(A, i, out, &rowsum);
         A.rstart[i] = out;
         A.rlen[i] = cnt;
     }
@@ -451,6 +502,8 @@ struct mg_build {
     mg_ctl *dctl;
     size_t cub_cap, p_cap, p_cap2;
     unsigned nb;
+    int long_rows;  /* some row takes the warp path: cur holds a cursor per entry of T */
+    long long *cur;
 };
 
 /* One allocation for the per-row arrays: 3 of long long, 3 of gs_int, the statistics, the passes' starts. */
@@ -490,12 +543,13 @@ static gs_status mg_build_td(mg_build &B)
     void *p = NULL;
     GS_CALL(gs_ts_work_alloc(B.be, &p, (B.nn + 1) * sizeof(gs_int)));
     R->td_rowptr = (gs_int *)p;
-    mg_td_count_kernel<<<B.nb, MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, B.lev, B.cnt);
+    mg_td_count_kernel<<<B.nb, MG_THREADS, 0, s>>>(n, m, T->rowptr, T->colind, B.lev, B.cnt, &B.dstats->long_rows);
     GS_CALL(GS_CUDA_LAUNCHED("mg_td_count_kernel"));
     GS_CALL(GS_CUDA(cub::DeviceScan::ExclusiveSum(B.cub_tmp, bytes, (const gs_int *)B.cnt, R->td_rowptr, (int)n + 1,
                                                   s)));
     gs_int td_nnz = 0;
     GS_CALL(GS_CUDA(cudaMemcpyAsync(&td_nnz, R->td_rowptr + n, sizeof(gs_int), cudaMemcpyDeviceToHost, s)));
+    GS_CALL(GS_CUDA(cudaMemcpyAsync(&B.long_rows, &B.dstats->long_rows, sizeof(int), cudaMemcpyDeviceToHost, s)));
     /* the rows by pass (level mod m), increasing inside a pass: a stable sort of the keys (in pcnt's block,
      * which holds 2n of them), the row numbers from poff's block into `order` */
     if (n > 0) {
@@ -566,6 +620,11 @@ static gs_status mg_build_r(mg_build &B, long long pool_start)
     A.rstart = B.rstart;
     A.rlen = B.rlen;
     A.stats = B.dstats;
+    if (B.long_rows) {
+        void *p = NULL;
+        GS_CALL(gs_ts_work_alloc(B.be, &p, ((size_t)B.T->nnz + 1) * sizeof(long long)));
+        B.cur = (long long *)p;
+    }
     for (gs_int from = 0; from < m;) {
         for (gs_int t = from; t < m; t++) {
             size_t bytes = 0;
@@ -577,6 +636,10 @@ static gs_status mg_build_r(mg_build &B, long long pool_start)
             const size_t nr = (size_t)A.nrows;
             mg_count_kernel<<<mg_blocks(nr + 1), MG_THREADS, 0, s>>>(A);
             GS_CALL(GS_CUDA_LAUNCHED("mg_count_kernel"));
+            if (B.long_rows) {
+                mg_long_kernel<false><<<mg_blocks(nr * 32), MG_THREADS, 0, s>>>(A, B.cur);
+                GS_CALL(GS_CUDA_LAUNCHED("mg_long_kernel<count>"));
+            }
             GS_CALL(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const long long *)NULL, (long long *)NULL,
                                                           (int)nr + 1, s)));
             GS_CALL(mg_reserve(B.be, &B.cub_tmp, &B.cub_cap, bytes));
@@ -586,6 +649,10 @@ static gs_status mg_build_r(mg_build &B, long long pool_start)
             GS_CALL(GS_CUDA_LAUNCHED("mg_pass_check_kernel"));
             mg_combine_kernel<<<mg_blocks(nr), MG_THREADS, 0, s>>>(A);
             GS_CALL(GS_CUDA_LAUNCHED("mg_combine_kernel"));
+            if (B.long_rows) {
+                mg_long_kernel<true><<<mg_blocks(nr * 32), MG_THREADS, 0, s>>>(A, B.cur);
+                GS_CALL(GS_CUDA_LAUNCHED("mg_long_kernel<write>"));
+            }
         }
         mg_ctl hc;
         GS_CALL(GS_CUDA(cudaMemcpyAsync(&hc, B.dctl, sizeof hc, cudaMemcpyDeviceToHost, s)));
@@ -696,6 +763,7 @@ cleanup:
     gs_ts_work_free(be, B.pool_col);
     gs_ts_work_free(be, B.pool_val);
     gs_ts_work_free(be, B.cub_tmp);
+    gs_ts_work_free(be, B.cur);
     return st;
 }
 
