@@ -66,7 +66,7 @@ static gs_status setup_failed(gs_attempt *out, const char *what)
 static gs_status interrupted(gs_attempt *out, const char *phase)
 {
     out->res.reason = GS_DIVERGED_INTERRUPTED;
-    return set_detail(out, "interrupted by signal %d during %s", gs_interrupt_signal(), phase);
+    return set_detail(out, "interrupted by %s during %s", gs_interrupt_cause(), phase);
 }
 
 /* The transformed operator for `pre`: the cached one when the preprocessing is the same, else built

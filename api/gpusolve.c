@@ -4,6 +4,7 @@
 #include "api/exit_codes.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "core/csr.h"
 #include "core/mem.h"
 #include "core/report.h"
+#include "core/signal.h"
 #include "core/json.h"
 #include "io/mmio.h"
 
@@ -37,6 +39,7 @@ struct gpusolve_solver {
     gs_auto_choice kept_choice;
     gpusolve_monitor_fn monitor;
     void *monitor_ctx;
+    atomic_int interrupt; /* gpusolve_interrupt's request, not yet taken by a call */
     /* the last call */
     int exit_code;
     int iterations;
@@ -452,7 +455,23 @@ static int setup_failed(gpusolve_solver *s, double t0)
     return code;
 }
 
-int gpusolve_setup(gpusolve_solver *s)
+/* gpusolve_interrupt's request, polled by the calling thread's solve (gs_interrupt_requested). */
+static bool interrupt_requested(const void *ctx)
+{
+    gpusolve_solver *s = (gpusolve_solver *)ctx;
+    return atomic_load_explicit(&s->interrupt, memory_order_relaxed) != 0;
+}
+
+/* A call that may be interrupted: the request is polled while it runs, and taken when it stopped it. */
+static void watch_begin(gpusolve_solver *s) { gs_interrupt_watch(interrupt_requested, s, "gpusolve_interrupt"); }
+static int watch_end(gpusolve_solver *s, int code)
+{
+    gs_interrupt_watch(NULL, NULL, NULL);
+    if (code == GPUSOLVE_EXIT_INTERRUPTED) atomic_store(&s->interrupt, 0);
+    return code;
+}
+
+static int setup_call(gpusolve_solver *s)
 {
     if (!s) return GPUSOLVE_EXIT_USAGE;
     begin_call(s);
@@ -462,6 +481,13 @@ int gpusolve_setup(gpusolve_solver *s)
     if (st != GS_OK) return fail(s, st);
     if (failed) return setup_failed(s, t0);
     return succeed(s);
+}
+
+int gpusolve_setup(gpusolve_solver *s)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    watch_begin(s);
+    return watch_end(s, setup_call(s));
 }
 
 typedef struct monitor_ctx {
@@ -475,7 +501,7 @@ static void monitor_adapter(void *ctx, int iteration, double resnorm)
     m->fn(m->ctx, iteration, resnorm);
 }
 
-int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flags)
+static int solve_call(gpusolve_solver *s, const double *b, double *x, unsigned flags)
 {
     gs_status st = GS_OK;
     double *bh = NULL, *x0 = NULL, *xh = NULL;
@@ -507,7 +533,8 @@ int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flag
         s->kept_unsolved = false;
         const bool converged = s->kept_att.solved && gs_reason_converged(s->kept_att.res.reason) &&
                                !s->kept_att.true_missed;
-        if (converged || !fallback) {
+        /* an interrupt ends the call: no new choice */
+        if (converged || !fallback || s->kept_att.res.reason == GS_DIVERGED_INTERRUPTED) {
             code = gs_exit_code_for_reason(s->kept_att.res.reason);
             st = kept_result(s, &sr);
             if (st == GS_OK) st = solve_report(s, &sr, guess, reused, t0, code);
@@ -561,6 +588,13 @@ cleanup:
     return code;
 }
 
+int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flags)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    watch_begin(s);
+    return watch_end(s, solve_call(s, b, x, flags));
+}
+
 const char *gpusolve_report_json(gpusolve_solver *s)
 {
     if (!s) return "{\"status\": \"error\"}";
@@ -580,5 +614,12 @@ int gpusolve_set_monitor(gpusolve_solver *s, gpusolve_monitor_fn fn, void *ctx)
     if (!s) return GPUSOLVE_EXIT_USAGE;
     s->monitor = fn;
     s->monitor_ctx = ctx;
+    return GPUSOLVE_EXIT_CONVERGED;
+}
+
+int gpusolve_interrupt(gpusolve_solver *s)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    atomic_store(&s->interrupt, 1); /* lock-free: safe from another thread and from a signal handler */
     return GPUSOLVE_EXIT_CONVERGED;
 }

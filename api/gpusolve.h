@@ -41,7 +41,8 @@ extern "C" {
 #define GPUSOLVE_EXIT_INPUT 3         /* a file missing, unreadable or malformed */
 #define GPUSOLVE_EXIT_NUMERICAL 4     /* zero pivot, unstable factors, structurally singular, breakdown, NaN */
 #define GPUSOLVE_EXIT_DEVICE 5        /* no usable GPU for device.backend = "cuda", CUDA error, out of memory */
-#define GPUSOLVE_EXIT_INTERRUPTED 6   /* SIGINT/SIGTERM in the gpusolve command (the library installs no handler) */
+#define GPUSOLVE_EXIT_INTERRUPTED 6   /* gpusolve_interrupt; SIGINT/SIGTERM in the gpusolve command (the library
+                                       * installs no signal handler) */
 #define GPUSOLVE_EXIT_INTERNAL 70     /* a bug: please report it */
 
 /* Flags of gpusolve_set_matrix and gpusolve_solve. */
@@ -127,6 +128,16 @@ GPUSOLVE_API const char *gpusolve_error_message(const gpusolve_solver *s);
 
 /* The monitor of later solves (fn NULL: none). */
 GPUSOLVE_API int gpusolve_set_monitor(gpusolve_solver *s, gpusolve_monitor_fn fn, void *ctx);
+
+/* Asks the gpusolve_solve or gpusolve_setup running on s to stop at its next check (once per Krylov
+ * iteration, and after the preprocessing and the setup of each attempt), and returns at once. Safe to
+ * call from any thread and from a signal handler (it only sets a flag), and from the monitor. The call
+ * it stops ends with the reason "diverged_interrupted" and returns GPUSOLVE_EXIT_INTERRUPTED; a solve
+ * leaves in x the iterate reached, and no further attempt of the fallback ladder is made. A request that
+ * no call took (made while none ran, or after the running one's last check) stops the next
+ * gpusolve_setup or gpusolve_solve of s; each request stops one call. Returns 0 (GPUSOLVE_EXIT_USAGE
+ * for s NULL). */
+GPUSOLVE_API int gpusolve_interrupt(gpusolve_solver *s);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,31 @@ void gs_interrupt_install(void)
     sigaction(SIGPIPE, &ign, NULL);
 }
 
-bool gs_interrupt_requested(void) { return interrupted != 0; }
+/* The calling thread's second source (gs_interrupt_watch). */
+static _Thread_local struct {
+    bool (*poll)(const void *ctx);
+    const void *ctx;
+    const char *name;
+} watch;
+
+void gs_interrupt_watch(bool (*poll)(const void *ctx), const void *ctx, const char *name)
+{
+    watch.poll = poll;
+    watch.ctx = ctx;
+    watch.name = name ? name : "an interrupt request";
+}
+
+bool gs_interrupt_requested(void) { return interrupted != 0 || (watch.poll && watch.poll(watch.ctx)); }
+
+const char *gs_interrupt_cause(void)
+{
+    static _Thread_local char buf[32];
+    if (interrupted) {
+        snprintf(buf, sizeof buf, "signal %d", (int)interrupted);
+        return buf;
+    }
+    return watch.poll && watch.poll(watch.ctx) ? watch.name : "";
+}
 int gs_interrupt_signal(void) { return (int)interrupted; }
 unsigned gs_interrupt_count(void) { return (unsigned)count; }
 void gs_interrupt_reset(void) { interrupted = 0; }

@@ -1,5 +1,6 @@
 /* Cooperative interruption: SIGINT/SIGTERM set a flag that long phases poll (the Krylov loops once per
- * iteration, the readers and writers at every buffer and at every system call a signal interrupts). */
+ * iteration, the readers and writers at every buffer and at every system call a signal interrupts); a
+ * thread may watch a flag of its own too (gs_interrupt_watch). */
 #ifndef GS_SIGNAL_H
 #define GS_SIGNAL_H
 
@@ -22,6 +23,14 @@ unsigned gs_interrupt_count(void);
 void gs_interrupt_reset(void);
 /* "SIGINT", "SIGTERM" or "signal N", for messages. */
 const char *gs_interrupt_name(int sig);
+
+/* A second source of interrupts for the calling thread only (the library's gpusolve_interrupt): while
+ * one is set, gs_interrupt_requested() is also true when poll(ctx) is. poll must be cheap and safe to call
+ * once per iteration; name says what stopped the work ("gpusolve_interrupt"). poll NULL: none. */
+void gs_interrupt_watch(bool (*poll)(const void *ctx), const void *ctx, const char *name);
+/* What stopped the work, for messages: "signal N" for a signal, else the watch's name ("" when nothing
+ * did). */
+const char *gs_interrupt_cause(void);
 
 #ifdef __cplusplus
 }

@@ -383,8 +383,8 @@ bool gs_ksp_step(gs_ksp *ksp, gs_ksp_track *t, int it, double rnorm, gs_solve_re
     }
     if (projected_too_slow(ksp, t, it, rnorm, res)) return true;
     if (gs_interrupt_requested()) {
-        gs_ksp_stop(res, GS_DIVERGED_INTERRUPTED, "interrupted by signal %d at iteration %d (||r|| = %.3e)",
-                    gs_interrupt_signal(), it, rnorm);
+        gs_ksp_stop(res, GS_DIVERGED_INTERRUPTED, "interrupted by %s at iteration %d (||r|| = %.3e)",
+                    gs_interrupt_cause(), it, rnorm);
         return true;
     }
     return false;

@@ -1,8 +1,10 @@
 """The ctypes binding of libgpusolve (api/gpusolve.h) and the Python interface over it."""
+import concurrent.futures
 import ctypes
 import ctypes.util
 import json
 import os
+import threading
 
 import numpy as np
 
@@ -86,6 +88,7 @@ def _declare(lib):
         "gpusolve_error_status": (S, [P]),
         "gpusolve_error_message": (S, [P]),
         "gpusolve_set_monitor": (I, [P, _MONITOR, P]),
+        "gpusolve_interrupt": (I, [P]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -164,12 +167,18 @@ class Solver:
       monitor      monitor(iteration, residual), called at every Krylov iteration
 
     .set_matrix(A) (same pattern: the preconditioner's symbolic setup is kept), .read_matrix(path),
-    .setup() (optional), .solve(b, x0=None) -> (x, info), .report (the last info), .close().
+    .setup() (optional), .solve(b, x0=None) -> (x, info), .report (the last info), .interrupt(), .close().
+
+    The library's work (setup, solve, new matrices) runs on a thread of the solver's own, every call of
+    one solver on the same thread, while the calling thread waits: Ctrl-C (KeyboardInterrupt) during a
+    setup or a solve stops it at its next check (gpusolve_interrupt), and is raised once it has stopped.
     """
 
     def __init__(self, A=None, settings=None, config=None, config_text=None, monitor=None):
         self._lib = _library()
         self._h = ctypes.c_void_p()
+        self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gpusolve")
+        self._worker_id = self._worker.submit(threading.get_ident).result()
         self._monitor_cb = None
         self.report = {}
         settings = dict(settings or {})
@@ -190,9 +199,52 @@ class Solver:
 
     # -- lifetime --
     def close(self):
+        self._close(finalizing=False)
+
+    def _close(self, finalizing):
+        # from __del__ (the garbage collector may run it inside the executor's own locked code) nothing
+        # goes through the executor: the handle is destroyed here, and the idle thread ends when the
+        # executor is collected
+        worker = getattr(self, "_worker", None)
         if getattr(self, "_h", None):
-            self._lib.gpusolve_destroy(ctypes.byref(self._h))
+            if finalizing:
+                self._lib.gpusolve_destroy(ctypes.byref(self._h))
+            else:
+                self._run(self._lib.gpusolve_destroy, ctypes.byref(self._h))
             self._h = ctypes.c_void_p()
+        self._worker = None
+        if worker is not None and not finalizing:
+            worker.shutdown(wait=False)  # idle: its last call has returned
+
+    def _run(self, fn, *args):
+        """fn(*args) on the solver's thread. A KeyboardInterrupt while it runs interrupts the call
+        (gpusolve_interrupt), waits until it has stopped, and is raised."""
+        worker = getattr(self, "_worker", None)
+        if worker is None or threading.get_ident() == self._worker_id:
+            return fn(*args)
+        try:
+            future = worker.submit(fn, *args)
+        except RuntimeError:  # the interpreter is shutting down
+            return fn(*args)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            if self._h:
+                self._lib.gpusolve_interrupt(self._h)
+            while True:
+                try:
+                    future.result()
+                    break
+                except KeyboardInterrupt:  # pressed again while the call stops
+                    continue
+            raise
+
+    def interrupt(self):
+        """Asks the setup or solve running on this solver to stop at its next check; returns at once. Safe
+        from another thread and from the monitor. The solve returns (x, info) with info["solve"]["reason"]
+        "diverged_interrupted" and info["exit_code"] 6; a request made while none runs stops the next."""
+        if getattr(self, "_h", None):
+            self._lib.gpusolve_interrupt(self._h)
 
     def __enter__(self):
         return self
@@ -202,7 +254,7 @@ class Solver:
 
     def __del__(self):
         try:
-            self.close()
+            self._close(finalizing=True)
         except Exception:
             pass
 
@@ -231,7 +283,7 @@ class Solver:
     # -- configuration and matrix --
     def set(self, key, value):
         """One more setting (the next solve sets up again)."""
-        self._check(self._lib.gpusolve_set(self._handle(), _setting_text(key, value)))
+        self._check(self._run(self._lib.gpusolve_set, self._handle(), _setting_text(key, value)))
         self._settings[key] = value
 
     def set_monitor(self, monitor):
@@ -262,18 +314,17 @@ class Solver:
             self._use_device(data)
             _cupy().cuda.get_current_stream().synchronize()
         self.n = n
-        self._check(self._lib.gpusolve_set_matrix(self._handle(), n, len(data), _pointer(indptr, device),
-                                                  _pointer(indices, device), _pointer(data, device),
-                                                  _DEVICE if device else 0))
+        self._check(self._run(self._lib.gpusolve_set_matrix, self._handle(), n, len(data), _pointer(indptr, device),
+                              _pointer(indices, device), _pointer(data, device), _DEVICE if device else 0))
 
     def read_matrix(self, path):
         """The matrix from a Matrix Market file (.mtx, .mtx.gz)."""
-        self._check(self._lib.gpusolve_read_matrix(self._handle(), os.fspath(path).encode()))
+        self._check(self._run(self._lib.gpusolve_read_matrix, self._handle(), os.fspath(path).encode()))
         self.n = self._lib.gpusolve_size(self._h)
 
     def setup(self):
         """Builds the setup of an explicit configuration now (else the first solve chooses and builds)."""
-        return self._check(self._lib.gpusolve_setup(self._handle()))
+        return self._check(self._run(self._lib.gpusolve_setup, self._handle()))
 
     def solve(self, b, x0=None):
         """(x, info) for A x = b; x0 the initial guess (default 0). b a NumPy array (or a CuPy array: x is
@@ -301,7 +352,7 @@ class Solver:
         if device:
             self._use_device(b)
             _cupy().cuda.get_current_stream().synchronize()
-        code = self._lib.gpusolve_solve(self._handle(), _pointer(b, device), _pointer(x, device), flags)
+        code = self._run(self._lib.gpusolve_solve, self._handle(), _pointer(b, device), _pointer(x, device), flags)
         self._check(code)
         if self._lib.gpusolve_iterations(self._h) < 0:
             x[...] = np.nan  # no solve ran (the setup failed): no solution

@@ -2,7 +2,8 @@
 a SciPy matrix in, the solution and the report out (true residual checked against SciPy's product),
 CSR arrays, repeated solves on one setup, new values of a pattern, the monitor, an initial guess,
 settings errors raising gpusolve.Error with the key named, a zero-diagonal matrix solved by the default
-choice, and the report's members against those of `gpusolve --json`."""
+choice, the report's members against those of `gpusolve --json`, and interrupting a solve (Solver.interrupt,
+Ctrl-C)."""
 import json
 import os
 import shutil
@@ -212,3 +213,45 @@ def test_cupy_arrays_stay_on_the_device():
         xd, info = s.solve(bd)
         assert isinstance(xd, cupy.ndarray) and info["solve"]["converged"]
         assert float(cupy.linalg.norm(bd - Ad @ xd) / cupy.linalg.norm(bd)) <= 1e-7
+
+
+def _long_solver(monitor=None):
+    """CG without a preconditioner to a tight tolerance on a 2D Laplacian: a solve of many iterations."""
+    settings = dict(HOST, **{"solver.type": "cg", "preconditioner.type": "none", "solver.fallback": "none",
+                             "solver.rtol": 1e-15, "solver.max_iterations": 1000000})
+    return gpusolve.Solver(laplacian(300), settings=settings, monitor=monitor)
+
+
+def test_interrupt_from_the_monitor():
+    holder = {}
+
+    def monitor(it, res):
+        if it == 5:
+            holder["s"].interrupt()
+
+    with _long_solver(monitor) as s:
+        holder["s"] = s
+        x, info = s.solve(np.ones(s.n))
+        assert info["solve"]["reason"] == "diverged_interrupted"
+        assert info["exit_code"] == 6
+        assert 5 <= info["solve"]["iterations"] <= 15
+        assert np.all(np.isfinite(x)) and np.any(x != 0)
+
+
+def test_keyboard_interrupt_stops_the_solve():
+    import signal
+    import threading
+    import time
+
+    with _long_solver() as s:
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        t0 = time.time()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            s.solve(np.ones(s.n))
+        timer.join()
+        assert time.time() - t0 < 30
+        # the request was taken by the solve it stopped: the solver still works
+        s.set("solver.rtol", 1e-3)
+        x, info = s.solve(np.ones(s.n))
+        assert info["solve"]["converged"]

@@ -1,0 +1,185 @@
+/* gpusolve_interrupt (api/gpusolve.h) on the host backend: from the monitor (the solve stops at that
+ * iteration with reason diverged_interrupted and exit class 6, its iterate in x, no fallback attempt),
+ * from another thread during a long solve, before a solve (the next call stops at once, the one after
+ * runs), before an explicit setup; the request is taken by the call it stops; other handles are not
+ * affected; a NULL handle. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "testutil.h"
+
+#include "api/gpusolve.h"
+#include "core/backend.h"
+#include "core/mem.h"
+
+typedef struct system {
+    gs_csr A;
+    double *b, *x;
+} system_t;
+
+static void make_system(system_t *s, gs_int m)
+{
+    memset(s, 0, sizeof *s);
+    GS_ASSERT_OK(gs_test_laplace2d(m, m, &s->A));
+    GS_ASSERT_OK(GS_MALLOC(s->b, s->A.nrows));
+    GS_ASSERT_OK(GS_CALLOC(s->x, s->A.nrows));
+    for (gs_int i = 0; i < s->A.nrows; i++) s->b[i] = 1.0 + (double)(i % 5);
+}
+
+static void free_system(system_t *s)
+{
+    gs_csr_free(&s->A);
+    gs_free(&s->b);
+    gs_free(&s->x);
+}
+
+/* CG without a preconditioner and no fallback ladder: many iterations, one attempt. */
+static gpusolve_solver *make_solver(const system_t *sys, const char *rtol)
+{
+    const char *settings[] = {"device.backend=host", "solver.type=cg", "preconditioner.type=none",
+                              "solver.max_iterations=1000000", "solver.fallback=none", rtol, NULL};
+    gpusolve_solver *s = NULL;
+    assert_int_equal(gpusolve_create(&s, NULL, NULL, settings), 0);
+    assert_int_equal(gpusolve_set_matrix(s, sys->A.nrows, sys->A.nnz, sys->A.rowptr, sys->A.colind, sys->A.val, 0),
+                     0);
+    return s;
+}
+
+typedef struct stopper {
+    gpusolve_solver *s;
+    int at;   /* interrupt when this iteration is reached */
+    int last; /* the last iteration seen */
+} stopper;
+
+static void stop_at(void *ctx, int iteration, double residual)
+{
+    (void)residual;
+    stopper *st = ctx;
+    st->last = iteration;
+    if (iteration == st->at) assert_int_equal(gpusolve_interrupt(st->s), 0);
+}
+
+static void test_from_the_monitor(void **state)
+{
+    (void)state;
+    system_t sys;
+    make_system(&sys, 60);
+    gpusolve_solver *s = make_solver(&sys, "solver.rtol=1e-10");
+    /* with the fallback on too: an interrupted attempt ends the ladder */
+    assert_int_equal(gpusolve_set(s, "solver.fallback=auto"), 0);
+    stopper st = {s, 7, -1};
+    assert_int_equal(gpusolve_set_monitor(s, stop_at, &st), 0);
+    assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), GPUSOLVE_EXIT_INTERRUPTED);
+    assert_string_equal(gpusolve_reason(s), "diverged_interrupted"); /* no further attempt converged */
+    /* CG keeps a few iterations in flight: those already queued are reported too */
+    assert_true(gpusolve_iterations(s) >= 7 && gpusolve_iterations(s) <= 7 + 8);
+    assert_int_equal(st.last, gpusolve_iterations(s));
+    assert_non_null(strstr(gpusolve_reason_detail(s), "gpusolve_interrupt"));
+    assert_non_null(strstr(gpusolve_report_json(s), "diverged_interrupted"));
+    /* x holds the iterate reached (not x0 = 0), which has not converged */
+    double r = gpusolve_residual(s), xmax = 0.0;
+    for (gs_int i = 0; i < sys.A.nrows; i++) xmax = fmax(xmax, fabs(sys.x[i]));
+    assert_true(isfinite(r) && r > 1e-10 && xmax > 0.0);
+    /* the request was taken: the next solve runs to convergence */
+    assert_int_equal(gpusolve_set_monitor(s, NULL, NULL), 0);
+    assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), 0);
+    assert_string_equal(gpusolve_reason(s), "converged_rtol");
+    gpusolve_destroy(&s);
+    free_system(&sys);
+}
+
+typedef struct later {
+    gpusolve_solver *s;
+    double delay;
+} later;
+
+static void *interrupt_later(void *arg)
+{
+    later *l = arg;
+    struct timespec ts = {(time_t)l->delay, (long)((l->delay - (double)(time_t)l->delay) * 1e9)};
+    nanosleep(&ts, NULL);
+    gpusolve_interrupt(l->s);
+    return NULL;
+}
+
+typedef struct counter {
+    int calls;
+} counter;
+
+static void count(void *ctx, int iteration, double residual)
+{
+    (void)iteration;
+    (void)residual;
+    ((counter *)ctx)->calls++;
+}
+
+static void test_from_another_thread(void **state)
+{
+    (void)state;
+    system_t sys;
+    make_system(&sys, 400); /* 160000 rows; to rtol 1e-15 CG needs far longer than the delay */
+    gpusolve_solver *s = make_solver(&sys, "solver.rtol=1e-15");
+    counter c = {0};
+    assert_int_equal(gpusolve_set_monitor(s, count, &c), 0);
+    later l = {s, 0.3};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, interrupt_later, &l), 0);
+    double t0 = gs_wtime();
+    int code = gpusolve_solve(s, sys.b, sys.x, 0);
+    double t = gs_wtime() - t0;
+    pthread_join(th, NULL);
+    assert_int_equal(code, GPUSOLVE_EXIT_INTERRUPTED);
+    assert_string_equal(gpusolve_reason(s), "diverged_interrupted");
+    assert_true(gpusolve_iterations(s) > 0);
+    assert_int_equal(c.calls, gpusolve_iterations(s) + 1);
+    assert_true(t < 60.0);
+    gpusolve_destroy(&s);
+    free_system(&sys);
+}
+
+static void test_before_a_call(void **state)
+{
+    (void)state;
+    system_t sys;
+    make_system(&sys, 30);
+    gpusolve_solver *s = make_solver(&sys, "solver.rtol=1e-8");
+    gpusolve_solver *other = make_solver(&sys, "solver.rtol=1e-8");
+    /* no call runs: the next solve stops at once; the other handle is not touched */
+    assert_int_equal(gpusolve_interrupt(s), 0);
+    assert_int_equal(gpusolve_interrupt(s), 0); /* twice: still one request */
+    assert_int_equal(gpusolve_solve(other, sys.b, sys.x, 0), 0);
+    assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), GPUSOLVE_EXIT_INTERRUPTED);
+    assert_string_equal(gpusolve_reason(s), "diverged_interrupted");
+    assert_true(gpusolve_iterations(s) <= 0);
+    assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), 0);
+    /* an explicit setup stops too, and the solve after it sets up again */
+    gpusolve_solver *e = NULL;
+    const char *settings[] = {"device.backend=host", "solver.type=gmres", "preconditioner.type=ilu0",
+                              "solver.fallback=none", NULL};
+    assert_int_equal(gpusolve_create(&e, NULL, NULL, settings), 0);
+    assert_int_equal(gpusolve_set_matrix(e, sys.A.nrows, sys.A.nnz, sys.A.rowptr, sys.A.colind, sys.A.val, 0), 0);
+    assert_int_equal(gpusolve_interrupt(e), 0);
+    assert_int_equal(gpusolve_setup(e), GPUSOLVE_EXIT_INTERRUPTED);
+    assert_string_equal(gpusolve_reason(e), "diverged_interrupted");
+    assert_non_null(strstr(gpusolve_reason_detail(e), "gpusolve_interrupt"));
+    assert_int_equal(gpusolve_solve(e, sys.b, sys.x, 0), 0);
+    assert_int_equal(gpusolve_interrupt(NULL), GPUSOLVE_EXIT_USAGE);
+    gpusolve_destroy(&e);
+    gpusolve_destroy(&other);
+    gpusolve_destroy(&s);
+    free_system(&sys);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_from_the_monitor),
+        cmocka_unit_test(test_from_another_thread),
+        cmocka_unit_test(test_before_a_call),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
