@@ -133,7 +133,9 @@ static void print_setup_details(const gs_report *rep, int level)
         const bool pc = !strncmp(k, "preconditioner.", 15) && strcmp(k, "preconditioner.type") != 0 &&
                         strncmp(k, "preconditioner.time_setup", 25) != 0;
         const bool ts = !strncmp(k, "trisolve.", 9);
-        const bool ts_type = ts && (!strcmp(k, "trisolve.lower.type") || !strcmp(k, "trisolve.upper.type"));
+        const char *field = ts ? strchr(k + 9, '.') : NULL; /* trisolve.SIDE.FIELD */
+        const bool ts_type = field && (!strcmp(field, ".type") || !strcmp(field, ".selected") ||
+                                       !strcmp(field, ".implementation"));
         if (!(pc || (ts && (level >= GS_VERBOSITY_ALL || ts_type)))) continue;
         if (!any) printf("setup details\n");
         any = true;
@@ -147,9 +149,12 @@ static void print_setup_details(const gs_report *rep, int level)
 static void print_resources(const gs_report *rep, int level)
 {
     const gs_report_entry *peak = gs_report_find(rep, "backend.memory_peak_bytes");
-    if (peak && peak->type == GS_REPORT_INT)
-        printf("memory          peak %.1f MiB of %s memory held by the run's allocations\n",
-               (double)peak->i / 1048576.0, strcmp(rep_s(rep, "backend.name"), "cuda") == 0 ? "device" : "host");
+    if (peak && peak->type == GS_REPORT_INT) {
+        const double b = (double)peak->i;
+        printf("memory          peak %.1f %s of %s memory held by the run's allocations\n",
+               b >= 1048576.0 ? b / 1048576.0 : b / 1024.0, b >= 1048576.0 ? "MiB" : "KiB",
+               strcmp(rep_s(rep, "backend.name"), "cuda") == 0 ? "device" : "host");
+    }
     if (level >= GS_VERBOSITY_ALL && gs_report_find(rep, "started_at"))
         printf("run             started %s on %s; gpusolve %s, commit %s\n", rep_s(rep, "started_at"),
                rep_s(rep, "host"), rep_s(rep, "gpusolve.version"), rep_s(rep, "gpusolve.commit"));

@@ -105,7 +105,9 @@ void gs_cfg_effect_check(const gs_config *user, const gs_config *resolved, void 
             const gs_cfg_effect *c = &gs_cfg_effects[j];
             if (strcmp(c->key, r->key) != 0) continue;
             const char *v = condition_value(user, resolved, c->when);
-            if (one_of(v, c->values)) continue;
+            /* a type still "auto" (nothing resolved it, or the type's own choice, trisolve auto) is not
+             * known: no warning on its account */
+            if (strcmp(v, "auto") == 0 || one_of(v, c->values)) continue;
             char val[128], msg[512];
             value_text(user, r->key, val, sizeof val);
             snprintf(msg, sizeof msg, "%s = %s has no effect with %s = \"%s\" (it applies to %s %s)", r->key, val,

@@ -25,7 +25,8 @@ extern const gs_cfg_effect gs_cfg_effects[];
 
 /* Calls warn(ctx, message) for every key set explicitly in `user` (a file or -s: gs_config_is_default
  * false) that has no effect with the method: each condition key's value is the user's, or the resolved
- * configuration's where the user's is "auto" (resolved NULL: the user's alone). Message: "solver.restart =
+ * configuration's where the user's is "auto" (resolved NULL: the user's alone); a condition whose value
+ * is still "auto" is not known and warns of nothing. Message: "solver.restart =
  * 80 has no effect with solver.type = \"cg\" (it applies to solver.type gmres|fgmres)". */
 void gs_cfg_effect_check(const gs_config *user, const gs_config *resolved, void (*warn)(void *ctx, const char *msg),
                          void *ctx);
