@@ -14,6 +14,7 @@
 #include "app/report_text.h"
 #include "app/monitor.h"
 #include "app/run.h"
+#include "app/startup.h"
 #include "app/system.h"
 #include "api/run_report.h"
 #include "api/strategy.h"
@@ -228,19 +229,19 @@ void gs_app_problem_free(gs_app_problem *p)
 static gs_status problem_backend(gs_app_problem *p, const gs_config *cfg, gs_backend **be)
 {
     char key[sizeof p->be_key];
-    const char *name = gs_config_string(cfg, "device.backend");
-    const char *spmv = gs_config_string(cfg, "device.spmv");
-    int id = (int)gs_config_int(cfg, "device.id");
-    /* device.threads too: the host backend describes its team, which a sweep may vary */
-    snprintf(key, sizeof key, "%s:%d:%s:%lld", name, id, spmv, gs_config_int(cfg, "device.threads"));
+    /* device.threads in the key too: the host backend describes its team, which a sweep may vary */
+    gs_app_backend_key(cfg, key, sizeof key);
     if (p->be && strcmp(key, p->be_key) == 0) {
         *be = p->be;
         return GS_OK;
     }
     gs_backend_destroy(&p->be);
     p->be_key[0] = '\0';
-    GS_CALL(gs_backend_create(name, id, &p->be));
-    GS_CALL(gs_backend_select_spmv(p->be, spmv));
+    const double t0 = gs_wtime();
+    GS_CALL(gs_backend_create(gs_config_string(cfg, "device.backend"), (int)gs_config_int(cfg, "device.id"), &p->be));
+    GS_CALL(gs_backend_select_spmv(p->be, gs_config_string(cfg, "device.spmv")));
+    p->time_init = gs_wtime() - t0;
+    p->init_overlapped = false;
     snprintf(p->be_key, sizeof p->be_key, "%s", key);
     *be = p->be;
     return GS_OK;
@@ -297,6 +298,7 @@ static int finish_run(gs_status st, int code, gs_report *rep, const gs_config *c
     gs_status rst = gs_report_string(rep, "status", "ok");
     if (rst == GS_OK) rst = gs_report_int(rep, "exit_code", code);
     if (rst == GS_OK) rst = gs_report_double(rep, "time.total", gs_wtime() - t_start + time_read);
+    if (rst == GS_OK) rst = gs_report_double(rep, "time.wall", gs_app_process_age());
     if (rst == GS_OK && json) rst = gs_config_to_report(cfg, rep);
     if (rst != GS_OK) {
         code = gs_exit_code_for_status(rst);
@@ -406,8 +408,12 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     /* backend (kept by the problem for the next run) */
     GS_TRY(problem_backend(p, cfg, &be));
     gs_backend_mem_peak_reset(be); /* the report's memory peak is this run's */
+    GS_TRY(gs_report_double(rep, "time.init", p->time_init));
     GS_TRY(gs_report_string(rep, "backend.name", be->name));
     GS_TRY(gs_report_string(rep, "backend.device", be->device_name));
+    GS_TRY(gs_report_bool(rep, "backend.init_overlapped", p->init_overlapped));
+    p->time_init = 0.0; /* a later run on the same backend starts nothing */
+    p->init_overlapped = false;
     GS_TRY(gs_report_string(rep, "where.setup", be->kind == GS_BACKEND_CUDA ? "host factorization, GPU analysis" : "host"));
     GS_TRY(gs_report_string(rep, "where.solve", be->kind == GS_BACKEND_CUDA ? be->device_name : "host"));
 
@@ -465,7 +471,10 @@ cleanup:
 int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
 {
     gs_app_problem p;
+    gs_app_prefetch pf;
+    gs_app_prefetch_start(&pf, cfg); /* the device starts while the matrix is read */
     if (gs_app_problem_read(&p, o->matrix) != GS_OK) {
+        gs_app_prefetch_finish(&pf, NULL);
         /* report the read failure the way a run reports any error: message, JSON object, code */
         gs_status st = gs_error_status();
         int code = gs_exit_code_for_status(st);
@@ -478,6 +487,7 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg)
         gs_error_clear();
         return code;
     }
+    gs_app_prefetch_finish(&pf, &p);
     int code = gs_app_run_problem(o, &p, cfg, NULL, NULL);
     gs_app_problem_free(&p);
     return code;

@@ -41,7 +41,9 @@ typedef struct gs_app_problem {
     bool is_gen;
     double time_read;
     gs_backend *be;       /* cached backend (NULL: none yet) */
-    char be_key[96];      /* "backend:id:spmv" it was created for */
+    char be_key[96];      /* the key it was created for (gs_app_backend_key) */
+    double time_init;     /* its creation's wall time, reported by the next run (then 0) */
+    bool init_overlapped; /* it was created while the matrix was read (app/startup.c) */
 } gs_app_problem;
 
 /* Reads spec into p (on failure p holds nothing and the error is pending). */

@@ -10,6 +10,7 @@
 
 #include "app/monitor.h"
 #include "app/report_text.h"
+#include "app/startup.h"
 #include "core/atomic_file.h"
 #include "core/mem.h"
 #include "core/signal.h"
@@ -497,8 +498,12 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
         return st == GS_OK ? GS_EXIT_CONVERGED : usage_or_config_error(cfg);
     }
 
-    /* the matrix, once */
-    if (!checked || gs_app_problem_read(&prob, o->matrix) != GS_OK) {
+    /* the matrix, once, while the device starts */
+    gs_app_prefetch pf;
+    gs_app_prefetch_start(&pf, cfg);
+    const bool read = checked && gs_app_problem_read(&prob, o->matrix) == GS_OK;
+    gs_app_prefetch_finish(&pf, read ? &prob : NULL);
+    if (!read) {
         gs_status rst = gs_error_status();
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", gs_error_message());

@@ -37,6 +37,12 @@ gs_status gs_backend_select_spmv(gs_backend *be, const char *mode)
     return gs_backend_cuda_spmv_select(be, mode);
 }
 
+gs_status gs_backend_make_current(gs_backend *be)
+{
+    if (!be || be->kind != GS_BACKEND_CUDA) return GS_OK;
+    return gs_backend_cuda_make_current(be);
+}
+
 void gs_backend_destroy(gs_backend **be)
 {
     if (!be || !*be) return;

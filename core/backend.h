@@ -173,6 +173,9 @@ gs_status gs_backend_create(const char *which, int device_id, gs_backend **be);
  * gs_backend_cuda_spmv_select(be, mode); the host backend has one SpMV and ignores it. NULL or "":
  * nothing changes. */
 gs_status gs_backend_select_spmv(gs_backend *be, const char *mode);
+/* Makes be's device the calling thread's current one (a cuda backend created on another thread);
+ * nothing for the host backend. */
+gs_status gs_backend_make_current(gs_backend *be);
 void gs_backend_destroy(gs_backend **be);
 /* Implementations (backend_host.c, backend_cuda.cu). gs_backend_cuda_available() is false in a
  * build without CUDA and when no device can be used; *why says why (static string). */

@@ -693,6 +693,13 @@ cleanup:
     return st;
 }
 
+gs_status gs_backend_cuda_make_current(gs_backend *be)
+{
+    if (!be || be->kind != GS_BACKEND_CUDA) return GS_OK;
+    GS_CALL(GS_CUDA(cudaSetDevice(be->device_id)));
+    return GS_OK;
+}
+
 void *gs_backend_cuda_stream(gs_backend *be)
 {
     if (!be || be->kind != GS_BACKEND_CUDA || !be->impl) return NULL;

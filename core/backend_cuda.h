@@ -17,6 +17,8 @@ void *gs_backend_cuda_stream(gs_backend *be);
  * default), "own:vec=V,rows=R,long=L" (our kernels with forced parameters, see core/spmv_cuda.h),
  * "cusparse" (= "cusparse-alg2"), "cusparse-alg1". GS_ERR_ARG for an unknown mode or another backend. */
 gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode);
+/* cudaSetDevice(be->device_id) for the calling thread. */
+gs_status gs_backend_cuda_make_current(gs_backend *be);
 
 /* The device arrays of a matrix created on a cuda backend (gs_mat_create), borrowed: valid until
  * gs_mat_destroy, to be only read, on the backend's stream (a GPU factorization reads A there instead

@@ -26,6 +26,12 @@ gs_status gs_backend_cuda_spmv_select(gs_backend *be, const char *mode)
                     mode ? mode : "(null)", be ? be->name : "missing");
 }
 
+gs_status gs_backend_cuda_make_current(gs_backend *be)
+{
+    (void)be;
+    return GS_OK;
+}
+
 void *gs_backend_cuda_stream(gs_backend *be)
 {
     (void)be;

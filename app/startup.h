@@ -1,0 +1,42 @@
+/* Process start-up: the GPU backend (CUDA context, library handles, the backend's buffers) brought up on
+ * a thread of its own while the main thread reads the matrix, and the process's age for time.wall. */
+#ifndef GS_APP_STARTUP_H
+#define GS_APP_STARTUP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "app/run.h"
+#include "cfg/config.h"
+#include "core/backend.h"
+
+/* The key of the backend a configuration asks for (device.backend, device.id, device.spmv and
+ * device.threads): a problem's backend is reused while its key stays the same. */
+void gs_app_backend_key(const gs_config *cfg, char *key, size_t len);
+
+/* A backend being started beside the read. Only a cuda backend is started ahead (device.backend "auto"
+ * or "cuda" with a usable GPU): the host backend costs nothing to create and takes its thread team from
+ * the thread that creates it. */
+typedef struct gs_app_prefetch {
+    pthread_t thread;
+    bool started;
+    char name[16], spmv[64], key[96];
+    int id;
+    gs_backend *be;  /* the started backend (NULL: none, e.g. its creation failed: the run creates it
+                        again on the main thread and reports that error) */
+    double seconds;  /* the start-up's wall time */
+} gs_app_prefetch;
+
+/* Starts the backend cfg asks for on a thread (nothing when it is not a cuda one or no thread can be
+ * made). */
+void gs_app_prefetch_start(gs_app_prefetch *pf, const gs_config *cfg);
+/* Waits for it and hands the backend to p (p->be, p->be_key; p->time_init and p->init_overlapped);
+ * without p (the read failed), the backend is destroyed. Safe when nothing was started. */
+void gs_app_prefetch_finish(gs_app_prefetch *pf, gs_app_problem *p);
+
+/* Seconds since the process started (Linux: its start time in /proc/self/stat, 10 ms resolution;
+ * elsewhere since the program's constructors ran). */
+double gs_app_process_age(void);
+
+#endif
