@@ -18,7 +18,7 @@ typedef struct gs_app_opts {
     const char *x0_path;     /* -x */
     const char *solution;    /* -o */
     const char *history;     /* --history */
-    bool json, quiet, print_config;
+    bool json, print_config;
     const char **overrides;  /* -s key=value, in order */
     int noverrides;
 } gs_app_opts;
