@@ -123,9 +123,9 @@ const gs_cfg_key gs_cfg_schema[] = {
                "GPU sparse matrix-vector product: own (gpusolve's kernels, shaped per matrix), cusparse "
                "(cuSPARSE CSR_ALG2, = cusparse-alg2) or cusparse-alg1; no effect on the host backend"),
     INT_KEY("device.threads", "0", 0, 4096,
-            "host threads (OpenMP) of the host code: factorizations, scaling, matching, matrix statistics, the "
-            "host backend and triangular solves, GPU staging copies (0: OMP_NUM_THREADS when set, else one per "
-            "core; --threads N)"),
+            "host threads (OpenMP) of the host code: reading matrix files, factorizations, scaling, matching, "
+            "matrix statistics, the host backend and triangular solves, GPU staging copies (0: OMP_NUM_THREADS "
+            "when set, else one per core; --threads N)"),
 
     /* output */
     CHOICE_KEY("output.format", "text", "text|json", "report format on stdout (json: one object per run)"),

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "core/threads.h"
 #include "precond/factor.h"
 #include "precond/factor_kernels.h"
 #include "precond/ilu.h"
@@ -177,7 +178,7 @@ static gs_status ic0_device(gs_pc *pc, const gs_csr *A, gs_factor_dev *keep)
     ilu_data *d = pc->data;
     sym_job J = {A, GS_OK, false, {false, -1, -1, 0.0, 0.0}};
     pthread_t th;
-    bool threaded = pthread_create(&th, NULL, sym_run, &J) == 0;
+    bool threaded = gs_threads_max() > 1 && pthread_create(&th, NULL, sym_run, &J) == 0; /* device.threads */
     if (!threaded) GS_CALL(check_symmetric(pc, A));
     /* A read from the solver's device copy (gs_pc_set_operator) where there is one */
     gs_status fst = gs_factor_numeric_dev(pc->be, GS_FACTOR_IC0, A, pc->op, &d->opts, &d->L, &d->U, &d->info,
