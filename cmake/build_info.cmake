@@ -9,11 +9,11 @@ if(GIT_FOUND AND EXISTS "${PROJECT_SOURCE_DIR}/.git")
     set(GS_GIT_COMMIT "${gs_commit}")
   endif()
   # a new commit (HEAD moved, or the branch it names) configures again, so the commit stays current
-  execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --git-path HEAD WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
-                  OUTPUT_VARIABLE gs_head OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   execute_process(COMMAND "${GIT_EXECUTABLE}" symbolic-ref -q HEAD WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
                   OUTPUT_VARIABLE gs_ref OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  foreach(f "${gs_head}" ".git/${gs_ref}")
+  foreach(name HEAD ${gs_ref})
+    execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --git-path "${name}" WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+                    OUTPUT_VARIABLE f OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if(f AND NOT IS_ABSOLUTE "${f}")
       set(f "${PROJECT_SOURCE_DIR}/${f}")
     endif()

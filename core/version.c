@@ -12,8 +12,8 @@ bool gs_version_with_cuda(void) { return GS_BUILD_CUDA != 0; }
 
 void gs_version_build_flags(char *buf, size_t len)
 {
-    snprintf(buf, len, "build_type=%s cuda=%s%s%s compiler=%s", GS_BUILD_TYPE[0] ? GS_BUILD_TYPE : "none",
-             GS_BUILD_CUDA ? "ON" : "OFF", GS_BUILD_CUDA ? " cuda_architectures=" : "",
+    snprintf(buf, len, "CMAKE_BUILD_TYPE=%s GS_WITH_CUDA=%s%s%s compiler=%s", GS_BUILD_TYPE[0] ? GS_BUILD_TYPE : "none",
+             GS_BUILD_CUDA ? "ON" : "OFF", GS_BUILD_CUDA ? " CMAKE_CUDA_ARCHITECTURES=" : "",
              GS_BUILD_CUDA ? GS_BUILD_CUDA_ARCHS : "", GS_BUILD_COMPILER);
 }
 

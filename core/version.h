@@ -12,7 +12,8 @@ extern "C" {
 
 /* The git commit the build was configured from ("unknown" outside a git checkout). */
 const char *gs_version_commit(void);
-/* The build flags as one line: "build_type=Release cuda=ON cuda_architectures=90 compiler=GNU 12.2.0". */
+/* The build flags as one line: "CMAKE_BUILD_TYPE=Release GS_WITH_CUDA=ON CMAKE_CUDA_ARCHITECTURES=90
+ * compiler=GNU 12.2.0". */
 void gs_version_build_flags(char *buf, size_t len);
 /* The CUDA versions as one line: "CUDA toolkit 12.4, runtime 12040, driver 12080", or "host only build
  * (GS_WITH_CUDA=OFF)". */

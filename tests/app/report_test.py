@@ -119,7 +119,7 @@ check("--version: four lines", rc == 0 and len(vl) == 4 and vl[0].startswith("gp
 check("--version: commit", len(vl) > 1 and re.match(r"^commit ([0-9a-f]{7,}|unknown)$", vl[1]), out)
 check("--version: CUDA", len(vl) > 2 and (vl[2] == "cuda host only build (GS_WITH_CUDA=OFF)"
                                            or vl[2].startswith("cuda CUDA toolkit ")), out)
-check("--version: build flags", len(vl) > 3 and vl[3].startswith("build build_type=") and "cuda=" in vl[3]
+check("--version: build flags", len(vl) > 3 and vl[3].startswith("build CMAKE_BUILD_TYPE=") and "GS_WITH_CUDA=" in vl[3]
       and "compiler=" in vl[3], out)
 
 # --- keys without effect -------------------------------------------------------------------------------
