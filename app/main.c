@@ -403,7 +403,7 @@ int main(int argc, char **argv)
         code = fail();
         goto done;
     }
-    gs_app_set_error_verbosity(gs_app_verbosity(cfg));
+    gs_app_note_config(cfg); /* its report level and format for the errors that may follow */
     if (o.print_config) {
         gs_config_print(cfg, stdout, true);
         print_sweep_lists(cfg, link);

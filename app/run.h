@@ -57,6 +57,9 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
  * (for errors found before the configuration is complete). Set once by main. */
 gs_status gs_app_set_command_line(int argc, char *const *argv, bool json);
 bool gs_app_json_wanted(void);
+/* The complete configuration's report level (for error messages) and format (output.format = json: the
+ * errors that follow print their JSON object too). */
+void gs_app_note_config(const gs_config *cfg);
 /* gpusolve.version, gpusolve.commit, started_at (started; 0: when the command began), host, command_line. */
 gs_status gs_app_report_provenance(gs_report *rep, time_t started);
 /* The JSON object of an error on stdout: status "error", error.status (st's name), error.message,

@@ -42,6 +42,12 @@ gs_status gs_app_set_command_line(int argc, char *const *argv, bool json)
 
 bool gs_app_json_wanted(void) { return cli.json; }
 
+void gs_app_note_config(const gs_config *cfg)
+{
+    gs_app_set_error_verbosity(gs_app_verbosity(cfg));
+    if (strcmp(gs_config_string(cfg, "output.format"), "json") == 0) cli.json = true;
+}
+
 bool gs_app_argv_wants_json(int argc, char *const *argv)
 {
     for (int i = 1; i < argc; i++) {
