@@ -68,11 +68,11 @@ static void progress_draw(const char *text)
     line.shown = true;
 }
 
-void gs_progress_sweep(long index, long count)
+void gs_progress_sweep(long index, long count, bool draw)
 {
     line.index = index;
     line.count = count;
-    if (!gs_progress_available() || count <= 1) return;
+    if (!draw || !gs_progress_available() || count <= 1) return;
     char text[96];
     snprintf(text, sizeof text, "gpusolve: sweep run %ld of %ld", index + 1, count);
     progress_draw(text);

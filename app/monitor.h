@@ -55,8 +55,9 @@ void gs_app_monitor_end(gs_app_monitor *m);
 
 /* The progress line (stderr only, and only when it is a terminal). */
 bool gs_progress_available(void);
-/* Inside a sweep: the line names run index (0-based) of count and is shown from the run's start. */
-void gs_progress_sweep(long index, long count);
+/* Inside a sweep: the line names run index (0-based) of count and is shown from the run's start (draw
+ * false: not now; the run prints monitor lines). */
+void gs_progress_sweep(long index, long count, bool draw);
 /* Erases the line (before anything else is printed); no effect when none is shown. */
 void gs_progress_clear(void);
 

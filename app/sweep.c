@@ -544,7 +544,8 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
             ctx.solution = spath;
         }
         GS_TRY(gs_sweep_config(cfg, &sw, r, &rc));
-        gs_progress_sweep(r, sw.nruns); /* a terminal's progress line names the run */
+        /* a terminal's progress line names the run (not beside monitor lines) */
+        gs_progress_sweep(r, sw.nruns, gs_config_string(rc, "output.monitor")[0] == '\0');
         int rcode = gs_app_run_problem(o, &prob, rc, &ctx, &outc[r]);
         code = gs_exit_code_worse(code, rcode);
         if (vals)

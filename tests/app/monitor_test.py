@@ -184,4 +184,51 @@ check("fallback history: the reported attempt's rows", h3[0].startswith("iterati
 rc, out, err = run("gen:poisson2d:30", "-s", "solver.rtol=1e-1,1e-2", *host, *cg)
 check("sweep, stderr not a terminal: no progress line", rc == 0 and "\r" not in err and "\r" not in out, repr(err[:200]))
 
+# --- on a terminal: the progress line, erased before the report ---------------------------------------------
+try:
+    import pty
+    master, slave = pty.openpty()
+except (ImportError, OSError):
+    master = None
+if master is not None:
+    p = subprocess.Popen([exe, "gen:poisson2d:60", "-s", "solver.rtol=1e-4,1e-6", "--quiet"] + host + cg,
+                         stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    tty = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the terminal's other end closed
+            break
+        if not chunk:
+            break
+        tty += chunk
+    out = p.communicate(timeout=120)[0]
+    os.close(master)
+    text = tty.decode(errors="replace")
+    check("terminal: the sweep's progress line names the run", "gpusolve: sweep run 1 of 2" in text and
+          "sweep run 2 of 2" in text, repr(text[:300]))
+    check("terminal: rewritten in place and erased", text.count("\r") >= 2 and text.endswith("\r\x1b[K"),
+          repr(text[-100:]))
+    check("terminal: the report on stdout is plain", p.returncode == 0 and "\r" not in out and out.count("reason=converged_rtol") == 2,
+          out[-300:])
+    # --monitor replaces the progress line
+    master, slave = pty.openpty()
+    p = subprocess.Popen([exe, "gen:poisson2d:60", "-s", "solver.rtol=1e-4,1e-6", "--quiet", "--monitor=100s"] +
+                         host + cg, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    tty = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        tty += chunk
+    out = p.communicate(timeout=120)[0]
+    os.close(master)
+    check("terminal with --monitor: no progress line", b"\r" not in tty and "# index=0 solver.rtol=0.0001" in out and
+          "# index=1 solver.rtol=1e-06" in out, (tty[:200], out[:300]))
+
 finish()
