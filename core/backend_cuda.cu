@@ -317,6 +317,9 @@ static gs_status ensure_results(cuda_ctx *c, gs_int m)
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&host, bytes)));
     GS_TRY(GS_CUDA(cudaMemsetAsync(dev, 0xff, sizeof(map_flag), c->stream))); /* pos = -1: no bad index */
     GS_TRY(GS_CUDA(cudaStreamSynchronize(c->stream)));
+    if (!gs_mem_track_add(c->mem, dev, bytes))
+        GS_FAIL(GS_ERR_MEM, "out of host memory recording a device allocation of %zu bytes", bytes);
+    gs_mem_track_remove(c->mem, c->res_dev);
     cudaFree(c->res_dev);
     cudaFreeHost(c->res_host);
     c->res_dev = dev;
@@ -356,6 +359,10 @@ static gs_status ensure_stage(cuda_ctx *c, gs_int k)
     GS_CALL(GS_CUDA(cudaStreamSynchronize(c->stream))); /* the old buffers may still be read */
     GS_TRY(GS_CUDA(cudaMalloc((void **)&dev, (size_t)cap * sizeof(double))));
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&host, (size_t)cap * sizeof(double))));
+    if (!gs_mem_track_add(c->mem, dev, (size_t)cap * sizeof(double)))
+        GS_FAIL(GS_ERR_MEM, "out of host memory recording a device allocation of %zu bytes",
+                (size_t)cap * sizeof(double));
+    gs_mem_track_remove(c->mem, c->stage_dev);
     cudaFree(c->stage_dev);
     cudaFreeHost(c->stage_host);
     c->stage_dev = dev;
