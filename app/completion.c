@@ -54,20 +54,28 @@ static void write_values(FILE *f)
     fputs("    esac\n}\n\n", f);
 }
 
-/* The options: the short ones, then every long option of the table ("--monitor" takes its value after
- * '=' only). */
-static void write_options(FILE *f, const struct option *longopts)
+/* The options: the short ones of the getopt string, then every long option of the table ("--monitor"
+ * takes its value after '=' only). Options that take a value take a file name, but -s / --set (a key),
+ * --threads (a number) and --completion (a shell). */
+static void write_options(FILE *f, const char *shortopts, const struct option *longopts)
 {
-    fputs("_gpusolve_opts='-c -s -b -x -o -h", f);
+    fputs("_gpusolve_opts='", f);
+    const char *sep = "";
+    for (const char *p = shortopts; *p; p++)
+        if (*p != ':') {
+            fprintf(f, "%s-%c", sep, *p);
+            sep = " ";
+        }
     for (const struct option *o = longopts; o->name; o++) fprintf(f, " --%s", o->name);
     fputs("'\n", f);
-    /* the options followed by a file name */
-    fputs("_gpusolve_file_opts=' -c -b -x -o", f);
+    fputs("_gpusolve_file_opts=' ", f);
+    for (const char *p = shortopts; *p; p++)
+        if (*p != ':' && *p != 's' && p[1] == ':') fprintf(f, "-%c ", *p);
     for (const struct option *o = longopts; o->name; o++)
         if (o->has_arg == required_argument && strcmp(o->name, "set") && strcmp(o->name, "threads") &&
             strcmp(o->name, "completion"))
-            fprintf(f, " --%s", o->name);
-    fputs(" '\n", f);
+            fprintf(f, "--%s ", o->name);
+    fputs("'\n", f);
 }
 
 static const char *const body =
@@ -143,7 +151,7 @@ static const char *const body =
     "\n"
     "complete -F _gpusolve gpusolve\n";
 
-int gs_app_completion(const char *shell, const struct option *longopts, FILE *f)
+int gs_app_completion(const char *shell, const char *shortopts, const struct option *longopts, FILE *f)
 {
     if (!shell || strcmp(shell, "bash") != 0) {
         fprintf(stderr, "gpusolve: --completion %s: no completion for this shell; expected --completion bash\n"
@@ -156,7 +164,7 @@ int gs_app_completion(const char *shell, const struct option *longopts, FILE *f)
           "#     source <(gpusolve --completion bash)\n"
           "\n",
           f);
-    write_options(f, longopts);
+    write_options(f, shortopts, longopts);
     fputs("_gpusolve_keys='", f);
     for (const gs_cfg_key *k = gs_cfg_schema; k->path; k++) fprintf(f, "%s%s", k == gs_cfg_schema ? "" : " ", k->path);
     fputs("'\n\n", f);

@@ -6,9 +6,9 @@
 #include <stdio.h>
 
 /* `gpusolve --completion SHELL`: writes the completion script of SHELL ("bash") to f, completing the
- * options of longopts (and the short options -c -s -b -x -o -h), the keys after -s / --set (KEY=) and
+ * options of shortopts (a getopt string) and longopts, the keys after -s / --set (KEY=) and
  * the values of choice and boolean keys (KEY=VALUE), file names where a file is expected. Returns the
  * exit code: 0, or 2 (usage) for a shell it cannot write for. */
-int gs_app_completion(const char *shell, const struct option *longopts, FILE *f);
+int gs_app_completion(const char *shell, const char *shortopts, const struct option *longopts, FILE *f);
 
 #endif

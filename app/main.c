@@ -268,6 +268,7 @@ int main(int argc, char **argv)
         OPT_THREADS,
         OPT_COMPLETION
     };
+    static const char shortopts[] = ":c:s:b:x:o:hvq";
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"history", required_argument, NULL, OPT_HISTORY},
@@ -308,7 +309,7 @@ int main(int argc, char **argv)
         return GS_EXIT_DEVICE;
     }
     int level = GS_APP_LEVEL_UNSET; /* -q, -v, -vv: the last one wins over output.verbosity */
-    while ((c = getopt_long(argc, argv, ":c:s:b:x:o:hvq", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         switch (c) {
         case 'c': o.config_path = optarg; break;
         case 's': ov[o.noverrides++] = optarg; break;
@@ -330,7 +331,7 @@ int main(int argc, char **argv)
             }
             break;
         case OPT_THREADS: shorthand.threads = optarg; break;
-        case OPT_COMPLETION: gs_free(&ov); return gs_app_completion(optarg, longopts, stdout);
+        case OPT_COMPLETION: gs_free(&ov); return gs_app_completion(optarg, shortopts, longopts, stdout);
         case OPT_HELP_CONFIG: gs_config_print_schema(stdout); gs_free(&ov); return 0;
         case OPT_HELP_CONFIG_MD: print_config_markdown(); gs_free(&ov); return 0;
         case OPT_VERSION: gs_app_print_version(stdout); gs_free(&ov); return 0;

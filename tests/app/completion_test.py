@@ -48,7 +48,7 @@ def complete(*words, cwd=None):
 # options: short and long, with the long forms of -c -s -o -b -x
 check("--con -> --config", complete("--con") == ["--config"], complete("--con"))
 opts = complete("-")
-for o in ("-c", "-s", "-o", "-b", "-x", "--config", "--set", "--output", "--rhs", "--x0", "--history", "--json",
+for o in ("-c", "-s", "-o", "-b", "-x", "-q", "-v", "-h", "--config", "--set", "--output", "--rhs", "--x0", "--history", "--json",
           "--monitor", "--threads", "--completion", "--dry-run", "--inspect", "--help"):
     check(f"option {o} offered", o in opts, opts)
 
@@ -86,6 +86,10 @@ for name in ("a.mtx", "a.cfg", "b.mtx"):
     open(os.path.join(tmp, name), "w").close()
 check("-c a -> files", sorted(complete("-c", "a", cwd=tmp)) == ["a.cfg", "a.mtx"], complete("-c", "a", cwd=tmp))
 check("--output b -> b.mtx", complete("--output", "b", cwd=tmp) == ["b.mtx"])
+check("-x b -> b.mtx", complete("-x", "b", cwd=tmp) == ["b.mtx"])
+check("--history b -> b.mtx", complete("--history", "b", cwd=tmp) == ["b.mtx"])
+check("-q b: the matrix", complete("-q", "b", cwd=tmp) == ["b.mtx"])
+check("--threads: nothing", complete("--threads", "") == [])
 check("the matrix: a -> files", sorted(complete("a", cwd=tmp)) == ["a.cfg", "a.mtx"], complete("a", cwd=tmp))
 check("the matrix: gen -> the generators", "gen:poisson2d:" in complete("gen", cwd=tmp), complete("gen", cwd=tmp))
 check("-s system.rhs=a -> files", sorted(complete("-s", "system.rhs", "=", "a", cwd=tmp)) == ["a.cfg", "a.mtx"],
