@@ -21,6 +21,7 @@
 #include "core/atomic_file.h"
 #include "core/backend.h"
 #include "core/mem.h"
+#include "core/process.h"
 #include "core/report.h"
 #include "core/signal.h"
 #include "core/threads.h"
@@ -298,7 +299,7 @@ static int finish_run(gs_status st, int code, gs_report *rep, const gs_config *c
     gs_status rst = gs_report_string(rep, "status", "ok");
     if (rst == GS_OK) rst = gs_report_int(rep, "exit_code", code);
     if (rst == GS_OK) rst = gs_report_double(rep, "time.total", gs_wtime() - t_start + time_read);
-    if (rst == GS_OK) rst = gs_report_double(rep, "time.wall", gs_app_process_age());
+    if (rst == GS_OK) rst = gs_report_double(rep, "time.wall", gs_process_age());
     if (rst == GS_OK && json) rst = gs_config_to_report(cfg, rep);
     if (rst != GS_OK) {
         code = gs_exit_code_for_status(rst);

@@ -1,5 +1,5 @@
 /* Process start-up: the GPU backend (CUDA context, library handles, the backend's buffers) brought up on
- * a thread of its own while the main thread reads the matrix, and the process's age for time.wall. */
+ * a thread of its own while the main thread reads the matrix. */
 #ifndef GS_APP_STARTUP_H
 #define GS_APP_STARTUP_H
 
@@ -34,9 +34,5 @@ void gs_app_prefetch_start(gs_app_prefetch *pf, const gs_config *cfg);
 /* Waits for it and hands the backend to p (p->be, p->be_key; p->time_init and p->init_overlapped);
  * without p (the read failed), the backend is destroyed. Safe when nothing was started. */
 void gs_app_prefetch_finish(gs_app_prefetch *pf, gs_app_problem *p);
-
-/* Seconds since the process started (Linux: its start time in /proc/self/stat, 10 ms resolution;
- * elsewhere since the program's constructors ran). */
-double gs_app_process_age(void);
 
 #endif
