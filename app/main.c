@@ -204,6 +204,30 @@ static void print_config_markdown(void)
     gs_config_print_schema_markdown(stdout);
 }
 
+/* The -s options, in order: KEY=V1,V2 gives the key a list; the same KEY given again appends to it; a '*'
+ * in KEY sets every key it matches, and links them (*link: a number per schema row, allocated here): a
+ * sweep varies them together. */
+static gs_status apply_overrides(gs_config *cfg, const gs_app_opts *o, int **link)
+{
+    gs_status st = GS_OK;
+    int *first = NULL; /* per -s: the first -s with the same key */
+    int nrows = 0;
+    while (gs_cfg_schema[nrows].path) nrows++;
+    GS_TRY(gs_calloc(link, (size_t)nrows, sizeof **link));
+    GS_TRY(gs_malloc(&first, (size_t)(o->noverrides > 0 ? o->noverrides : 1), sizeof *first));
+    GS_TRY(first_of_key(o->overrides, o->noverrides, first));
+    for (int i = 0; i < o->noverrides; i++) {
+        size_t klen = strcspn(o->overrides[i], "=");
+        if (memchr(o->overrides[i], '*', klen) && o->overrides[i][klen] == '=')
+            GS_TRY(set_matching(cfg, o->overrides[i], klen, first[i] != i, first[i] + 1, *link));
+        else
+            GS_TRY(gs_config_set_list(cfg, o->overrides[i], first[i] != i));
+    }
+cleanup:
+    gs_free(&first);
+    return st;
+}
+
 /* Options that are shorthands for configuration keys, applied after the file and -s (they win). */
 static struct {
     char monitor[64]; /* --monitor[=K|=Ns]: output.monitor ("" when not given) */
@@ -252,49 +276,50 @@ static gs_status apply_shorthands(gs_config *cfg)
     return GS_OK;
 }
 
+/* The options: short ones as getopt takes them, long ones (also read by --completion). */
+enum {
+    OPT_JSON = 256,
+    OPT_HISTORY,
+    OPT_QUIET,
+    OPT_PRINT_CONFIG,
+    OPT_HELP_CONFIG,
+    OPT_HELP_CONFIG_MD,
+    OPT_VERSION,
+    OPT_DRY_RUN,
+    OPT_INSPECT,
+    OPT_MONITOR,
+    OPT_THREADS,
+    OPT_COMPLETION
+};
+static const char shortopts[] = ":c:s:b:x:o:hvq";
+static const struct option longopts[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"history", required_argument, NULL, OPT_HISTORY},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"verbose", no_argument, NULL, 'v'},
+    {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
+    {"help-config", no_argument, NULL, OPT_HELP_CONFIG},
+    {"help-config-markdown", no_argument, NULL, OPT_HELP_CONFIG_MD},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"inspect", no_argument, NULL, OPT_INSPECT},
+    {"config", required_argument, NULL, 'c'},
+    {"set", required_argument, NULL, 's'},
+    {"output", required_argument, NULL, 'o'},
+    {"rhs", required_argument, NULL, 'b'},
+    {"x0", required_argument, NULL, 'x'},
+    {"monitor", optional_argument, NULL, OPT_MONITOR},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"completion", required_argument, NULL, OPT_COMPLETION},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    enum {
-        OPT_JSON = 256,
-        OPT_HISTORY,
-        OPT_QUIET,
-        OPT_PRINT_CONFIG,
-        OPT_HELP_CONFIG,
-        OPT_HELP_CONFIG_MD,
-        OPT_VERSION,
-        OPT_DRY_RUN,
-        OPT_INSPECT,
-        OPT_MONITOR,
-        OPT_THREADS,
-        OPT_COMPLETION
-    };
-    static const char shortopts[] = ":c:s:b:x:o:hvq";
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"history", required_argument, NULL, OPT_HISTORY},
-        {"quiet", no_argument, NULL, OPT_QUIET},
-        {"verbose", no_argument, NULL, 'v'},
-        {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
-        {"help-config", no_argument, NULL, OPT_HELP_CONFIG},
-        {"help-config-markdown", no_argument, NULL, OPT_HELP_CONFIG_MD},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"inspect", no_argument, NULL, OPT_INSPECT},
-        {"config", required_argument, NULL, 'c'},
-        {"set", required_argument, NULL, 's'},
-        {"output", required_argument, NULL, 'o'},
-        {"rhs", required_argument, NULL, 'b'},
-        {"x0", required_argument, NULL, 'x'},
-        {"monitor", optional_argument, NULL, OPT_MONITOR},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"completion", required_argument, NULL, OPT_COMPLETION},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     gs_app_opts o = {0};
     const char **ov = NULL;
-    int *link = NULL;  /* per schema row: keys set by one wildcard -s share a number */
-    int *first = NULL; /* per -s: the first -s with the same key */
+    int *link = NULL; /* per schema row: keys set by one wildcard -s share a number */
     if (gs_calloc(&ov, (size_t)argc + 1, sizeof *ov) != GS_OK) {
         fputs("gpusolve: out of memory\n", stderr);
         return GS_EXIT_DEVICE;
@@ -373,30 +398,9 @@ int main(int argc, char **argv)
         code = fail();
         goto done;
     }
-    int nrows = 0;
-    while (gs_cfg_schema[nrows].path) nrows++;
-    if (gs_calloc(&link, (size_t)nrows, sizeof *link) != GS_OK) {
+    if (apply_overrides(cfg, &o, &link) != GS_OK) {
         code = fail();
         goto done;
-    }
-    /* -s KEY=V1,V2 gives the key a list; the same KEY given again appends to it; a '*' in KEY sets
-     * every key it matches, and links them: a sweep varies them together */
-    if (gs_malloc(&first, (size_t)(o.noverrides > 0 ? o.noverrides : 1), sizeof *first) != GS_OK ||
-        first_of_key(o.overrides, o.noverrides, first) != GS_OK) {
-        code = fail();
-        goto done;
-    }
-    for (int i = 0; i < o.noverrides; i++) {
-        size_t klen = strcspn(o.overrides[i], "=");
-        if (memchr(o.overrides[i], '*', klen) && o.overrides[i][klen] == '=') {
-            if (set_matching(cfg, o.overrides[i], klen, first[i] != i, first[i] + 1, link) != GS_OK) {
-                code = fail();
-                goto done;
-            }
-        } else if (gs_config_set_list(cfg, o.overrides[i], first[i] != i) != GS_OK) {
-            code = fail();
-            goto done;
-        }
     }
     /* command-line flags are shorthands for keys and win over the file */
     if ((o.json && gs_config_set(cfg, "output.format=json") != GS_OK) ||
@@ -414,7 +418,6 @@ int main(int argc, char **argv)
         gs_config_destroy(&cfg);
         gs_free(&ov);
         gs_free(&link);
-        gs_free(&first);
         return usage_error("%s", "no matrix given");
     }
     code = gs_app_sweep(&o, cfg, link, dry_run);
@@ -422,7 +425,6 @@ done:
     gs_config_destroy(&cfg);
     gs_free(&ov);
     gs_free(&link);
-    gs_free(&first);
     /* the report is output too: a full disk or a closed pipe behind stdout is an error, not exit 0 */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         int e = errno;
