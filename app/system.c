@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "app/app.h"
+#include "app/run.h"
 #include "app/system.h"
 #include "core/generate.h"
 #include "core/mem.h"
@@ -106,20 +107,18 @@ int gs_app_stdio_prepare(gs_app_opts *o)
     if (o->matrix && strcmp(o->matrix, "-") == 0) names[n++] = "the matrix";
     if (o->rhs_path && strcmp(o->rhs_path, "-") == 0) names[n++] = "-b";
     if (o->x0_path && strcmp(o->x0_path, "-") == 0) names[n++] = "-x";
-    if (n > 1) {
-        fprintf(stderr,
-                "gpusolve: %s and %s both read standard input ('-'); at most one input can come from standard input, "
-                "give the other as a file\ntry 'gpusolve --help'\n",
-                names[0], names[1]);
-        return GS_EXIT_USAGE;
+    if (n > 1) { /* a usage error (with --json, its JSON object too) */
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "%s and %s both read standard input ('-'); at most one input can come from standard input, give the "
+                 "other as a file",
+                 names[0], names[1]);
+        return gs_app_usage_error("%s", msg);
     }
     if (!o->solution || strcmp(o->solution, "-") != 0) return 0;
-    if (o->json) {
-        fputs("gpusolve: -o - writes the solution to standard output, where --json writes its objects; give -o a file "
-              "name, or leave out --json\ntry 'gpusolve --help'\n",
-              stderr);
-        return GS_EXIT_USAGE;
-    }
+    if (o->json)
+        return gs_app_usage_error("%s", "-o - writes the solution to standard output, where --json writes its objects; "
+                                        "give -o a file name, or leave out --json");
     /* the solution takes standard output; everything else printed there goes to standard error */
     static char path[32];
     fflush(stdout);
