@@ -9,6 +9,9 @@
 #include "app/app.h"
 #include "app/completion.h"
 #include "app/inspect.h"
+#ifdef GS_HAVE_MPI
+#include "app/mpi_run.h"
+#endif
 #include "app/report_text.h"
 #include "app/run.h"
 #include "app/monitor.h"
@@ -318,6 +321,11 @@ static const struct option longopts[] = {
 int main(int argc, char **argv)
 {
     gs_app_opts o = {0};
+#ifdef GS_HAVE_MPI
+    const int ranks = gs_app_mpi_start(&argc, &argv); /* 1 unless started by mpirun */
+#else
+    const int ranks = 1;
+#endif
     const char **ov = NULL;
     int *link = NULL; /* per schema row: keys set by one wildcard -s share a number */
     if (gs_calloc(&ov, (size_t)argc + 1, sizeof *ov) != GS_OK) {
@@ -420,6 +428,13 @@ int main(int argc, char **argv)
         gs_free(&link);
         return usage_error("%s", "no matrix given");
     }
+#ifdef GS_HAVE_MPI
+    if (ranks > 1 && !dry_run) {
+        code = gs_app_mpi_run(&o, cfg);
+        goto done;
+    }
+#endif
+    (void)ranks;
     code = gs_app_sweep(&o, cfg, link, dry_run);
 done:
     gs_config_destroy(&cfg);

@@ -6,7 +6,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 pkgs=()
-for p in cmake gcc make pkg-config libmetis-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev python3; do
+for p in cmake gcc make pkg-config libmetis-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev python3 \
+         libopenmpi-dev openmpi-bin; do
   dpkg -s "$p" >/dev/null 2>&1 || pkgs+=("$p")
 done
 # CI (and GS_SETUP_TOOLS=1) also runs scripts/sanitize.sh and scripts/fuzz.sh: valgrind, clang and the

@@ -1,0 +1,62 @@
+/* The distributed backend: the host backend's vectors and kernels on the rows a rank owns, with every
+ * reduction (dot, dot2, nrm2, mdot, the fused CG scalars) summed over the ranks of a communicator in rank
+ * order, and SpMV on operators that carry a halo plan (the off-rank entries of x they read, exchanged by
+ * point-to-point messages while the rows that need none are multiplied). solver/ runs on it unchanged.
+ * A device version keeps this design: device vectors, the same halo plan, NCCL collectives. */
+#ifndef GS_DIST_BACKEND_MPI_H
+#define GS_DIST_BACKEND_MPI_H
+
+#include <mpi.h>
+
+#include "core/backend.h"
+#include "core/csr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which entries of x a rank exchanges in y = A x. Local numbering: the rank's owned rows are 0..n_own-1,
+ * the off-rank columns its rows reference (the halo) n_own..n_own+n_halo-1, grouped by owner rank in
+ * increasing order. Halo entries [recv_off[k], recv_off[k+1]) come from rank recv_rank[k]; the owned
+ * entries send_idx[send_off[k] .. send_off[k+1]) go to rank send_rank[k]. */
+typedef struct gs_halo {
+    gs_int n_own, n_halo;
+    int nrecv, nsend;
+    int *recv_rank, *send_rank;
+    gs_int *recv_off, *send_off; /* nrecv + 1, nsend + 1 */
+    gs_int *send_idx;            /* send_off[nsend] owned indices */
+} gs_halo;
+
+void gs_halo_free(gs_halo *h);
+gs_status gs_halo_copy(const gs_halo *src, gs_halo *dst);
+
+/* Communication facts of a backend since its creation (or the last reset). */
+typedef struct gs_mpi_stats {
+    double time_comm;       /* seconds inside MPI calls: reductions and the halo wait */
+    long long reductions;   /* collective reductions made */
+    long long exchanges;    /* halo exchanges made (one per SpMV with a halo) */
+} gs_mpi_stats;
+
+/* A backend over comm (duplicated: the backend's messages never meet the caller's). */
+gs_status gs_backend_mpi_create(MPI_Comm comm, gs_backend **be);
+bool gs_backend_is_mpi(const gs_backend *be);
+/* The rank and size of the backend's communicator. */
+void gs_backend_mpi_rank(const gs_backend *be, int *rank, int *size);
+/* The host backend the local kernels run on: a preconditioner built for one rank's rows lives there and
+ * applies to views of the distributed vectors (same memory). */
+gs_backend *gs_backend_mpi_local(gs_backend *be);
+void gs_backend_mpi_stats(const gs_backend *be, gs_mpi_stats *s);
+void gs_backend_mpi_stats_reset(gs_backend *be);
+
+/* The rank's part of a distributed operator: A holds the owned rows, n_own x (n_own + n_halo), with
+ * columns in the halo's local numbering (sorted in every row); halo is copied. M->nrows = M->ncols =
+ * n_own, so vectors of owned rows fit it. */
+gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo, gs_matrix **M);
+
+/* v as a vector of the local host backend (no copy: the same memory), for the local kernels. */
+gs_vector gs_backend_mpi_local_view(const gs_vector *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

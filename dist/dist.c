@@ -1,0 +1,350 @@
+/* Distribution of a matrix over MPI ranks (dist/dist.h): METIS parts, the rows scattered from rank 0,
+ * each rank's local numbering and halo plan. */
+#include "dist/dist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "precond/ordering.h"
+
+#define MPI_TRY(expr)                                                                         \
+    do {                                                                                      \
+        int rc_ = (expr);                                                                     \
+        if (rc_ != MPI_SUCCESS) GS_FAIL(GS_ERR_INTERNAL, "MPI: %s failed (error %d)", #expr, rc_); \
+    } while (0)
+
+gs_status gs_dist_agree(MPI_Comm comm, gs_status st)
+{
+    int rank = 0, size = 1, mine, first = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    mine = st != GS_OK ? rank : size;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        return GS_ERROR(GS_ERR_INTERNAL, "MPI: agreeing on the ranks' status failed");
+    if (first == size) return GS_OK;
+    struct {
+        int st;
+        char msg[1500];
+    } m;
+    memset(&m, 0, sizeof m);
+    if (rank == first) {
+        m.st = (int)st;
+        snprintf(m.msg, sizeof m.msg, "%s", gs_error_message()[0] ? gs_error_message() : gs_status_name(st));
+    }
+    if (MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, first, comm) != MPI_SUCCESS)
+        return GS_ERROR(GS_ERR_INTERNAL, "MPI: forwarding the error of rank %d failed", first);
+    if (rank == first) return st; /* its own error, with its trace, stays pending */
+    gs_error_clear();
+    if (first == 0) return GS_ERROR((gs_status)m.st, "%s", m.msg);
+    return GS_ERROR((gs_status)m.st, "rank %d: %s", first, m.msg);
+}
+
+void gs_dist_free(gs_dist *d)
+{
+    if (!d) return;
+    gs_free(&d->displs);
+    gs_free(&d->perm);
+    gs_free(&d->rows);
+    gs_csr_free(&d->local);
+    gs_csr_free(&d->diag);
+    gs_halo_free(&d->halo);
+    memset(d, 0, sizeof *d);
+}
+
+/* Rank 0: the parts, the new numbering (perm: new -> old, inew: old -> new) and each rank's range. */
+static gs_status partition(const gs_csr *A, int size, int seed, gs_int *displs, gs_int *perm, gs_int *inew)
+{
+    gs_status st = GS_OK;
+    gs_int *part = NULL, n = A->nrows;
+    GS_TRY(GS_MALLOC(part, n + 1));
+    GS_TRY(gs_partition_kway(A, size, seed, part));
+    for (int r = 0; r <= size; r++) displs[r] = 0;
+    for (gs_int i = 0; i < n; i++) displs[part[i] + 1]++;
+    for (int r = 0; r < size; r++) displs[r + 1] += displs[r];
+    /* stable: the rows of a part keep their original order, as in BILU's blocks */
+    for (gs_int i = 0; i < n; i++) {
+        gs_int k = displs[part[i]]++;
+        perm[k] = i;
+        inew[i] = k;
+    }
+    for (int r = size; r > 0; r--) displs[r] = displs[r - 1];
+    displs[0] = 0;
+cleanup:
+    gs_free(&part);
+    return st;
+}
+
+/* Rank 0: the rows in the new order, columns in the new numbering: len[k] entries for new row k. */
+static gs_status pack_rows(const gs_csr *A, const gs_int *perm, const gs_int *inew, int *len, gs_int *col,
+                           double *val)
+{
+    gs_int q = 0;
+    for (gs_int k = 0; k < A->nrows; k++) {
+        gs_int i = perm[k];
+        len[k] = (int)(A->rowptr[i + 1] - A->rowptr[i]);
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++, q++) {
+            col[q] = inew[A->colind[p]];
+            val[q] = A->val[p];
+        }
+    }
+    return GS_OK;
+}
+
+static int cmp_gs_int(const void *a, const void *b)
+{
+    gs_int x = *(const gs_int *)a, y = *(const gs_int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The owner rank of new index c: displs[r] <= c < displs[r+1]. */
+static int owner_of(const gs_dist *d, gs_int c)
+{
+    int lo = 0, hi = d->size - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (d->displs[mid] <= c) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Local columns and the receive side of the halo from the rows' new column numbers (L's colind on entry;
+ * halo_new receives the sorted distinct off-rank columns). */
+static gs_status localize(gs_dist *d, gs_csr *L, gs_int **halo_new)
+{
+    gs_status st = GS_OK;
+    const gs_int lo = d->displs[d->rank], hi = d->displs[d->rank + 1], n = hi - lo;
+    gs_int *h = NULL, nh = 0;
+    GS_TRY(GS_MALLOC(h, L->nnz + 1));
+    for (gs_int p = 0; p < L->nnz; p++)
+        if (L->colind[p] < lo || L->colind[p] >= hi) h[nh++] = L->colind[p];
+    qsort(h, (size_t)nh, sizeof *h, cmp_gs_int);
+    gs_int u = 0;
+    for (gs_int j = 0; j < nh; j++)
+        if (u == 0 || h[j] != h[u - 1]) h[u++] = h[j];
+    nh = u;
+    for (gs_int p = 0; p < L->nnz; p++) {
+        gs_int c = L->colind[p];
+        if (c >= lo && c < hi) L->colind[p] = c - lo;
+        else L->colind[p] = n + (gs_int)((gs_int *)bsearch(&c, h, (size_t)nh, sizeof *h, cmp_gs_int) - h);
+    }
+    L->ncols = n + nh;
+    GS_TRY(gs_csr_sort_rows(L));
+    gs_halo *H = &d->halo;
+    H->n_own = n;
+    H->n_halo = nh;
+    GS_TRY(GS_MALLOC(H->recv_rank, d->size + 1));
+    GS_TRY(GS_MALLOC(H->recv_off, d->size + 1));
+    H->recv_off[0] = 0;
+    for (gs_int j = 0; j < nh; j++) {
+        int r = owner_of(d, h[j]);
+        if (H->nrecv == 0 || H->recv_rank[H->nrecv - 1] != r) {
+            H->recv_rank[H->nrecv] = r;
+            H->recv_off[H->nrecv + 1] = H->recv_off[H->nrecv];
+            H->nrecv++;
+        }
+        H->recv_off[H->nrecv]++;
+    }
+    *halo_new = h;
+    return GS_OK;
+cleanup:
+    gs_free(&h);
+    return st;
+}
+
+/* The send side: every rank tells each owner which of its rows it needs (their owner-local indices).
+ * st: this rank's status so far (agreed here before any message). */
+static gs_status exchange_needs(gs_dist *d, const gs_int *halo_new, gs_status st)
+{
+    gs_halo *H = &d->halo;
+    int *need = NULL, *give = NULL, *sd = NULL, *rd = NULL;
+    gs_int *req = NULL;
+    const int P = d->size;
+    if (st == GS_OK) st = GS_CALLOC(need, P);
+    if (st == GS_OK) st = GS_CALLOC(give, P);
+    if (st == GS_OK) st = GS_CALLOC(sd, P + 1);
+    if (st == GS_OK) st = GS_CALLOC(rd, P + 1);
+    if (st == GS_OK) st = GS_MALLOC(req, H->n_halo + 1);
+    if (st == GS_OK) {
+        for (int k = 0; k < H->nrecv; k++) need[H->recv_rank[k]] = (int)(H->recv_off[k + 1] - H->recv_off[k]);
+        for (gs_int j = 0; j < H->n_halo; j++) req[j] = halo_new[j] - d->displs[owner_of(d, halo_new[j])];
+    }
+    GS_TRY(gs_dist_agree(d->comm, st));
+    MPI_TRY(MPI_Alltoall(need, 1, MPI_INT, give, 1, MPI_INT, d->comm));
+    for (int r = 0; r < P; r++) {
+        sd[r + 1] = sd[r] + need[r];
+        rd[r + 1] = rd[r] + give[r];
+    }
+    st = GS_MALLOC(H->send_idx, rd[P] + 1);
+    if (st == GS_OK) st = GS_MALLOC(H->send_rank, P + 1);
+    if (st == GS_OK) st = GS_MALLOC(H->send_off, P + 1);
+    GS_TRY(gs_dist_agree(d->comm, st));
+    MPI_TRY(MPI_Alltoallv(req, need, sd, MPI_INT32_T, H->send_idx, give, rd, MPI_INT32_T, d->comm));
+    H->send_off[0] = 0;
+    for (int r = 0; r < P; r++)
+        if (give[r] > 0) {
+            H->send_rank[H->nsend] = r;
+            H->send_off[H->nsend + 1] = H->send_off[H->nsend] + give[r];
+            H->nsend++;
+        }
+cleanup:
+    gs_free(&need);
+    gs_free(&give);
+    gs_free(&sd);
+    gs_free(&rd);
+    gs_free(&req);
+    return st;
+}
+
+/* The diagonal block: each sorted row's leading entries with an owned column. */
+static gs_status diagonal_block(const gs_csr *L, gs_int n, gs_csr *D)
+{
+    gs_int nnz = 0;
+    for (gs_int i = 0; i < n; i++)
+        for (gs_int p = L->rowptr[i]; p < L->rowptr[i + 1] && L->colind[p] < n; p++) nnz++;
+    GS_CALL(gs_csr_alloc(D, n, n, nnz, true));
+    gs_int q = 0;
+    for (gs_int i = 0; i < n; i++) {
+        for (gs_int p = L->rowptr[i]; p < L->rowptr[i + 1] && L->colind[p] < n; p++, q++) {
+            D->colind[q] = L->colind[p];
+            D->val[q] = L->val[p];
+        }
+        D->rowptr[i + 1] = q;
+    }
+    return GS_OK;
+}
+
+gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
+{
+    gs_status st = GS_OK;
+    int *cnt = NULL, *dsp = NULL, *ncnt = NULL, *ndsp = NULL, *len = NULL, *mylen = NULL;
+    gs_int *inew = NULL, *col = NULL, *halo_new = NULL, hdr[2] = {0, 0};
+    double *val = NULL;
+    memset(d, 0, sizeof *d);
+    d->comm = comm;
+    MPI_Comm_rank(comm, &d->rank);
+    MPI_Comm_size(comm, &d->size);
+    const int P = d->size, root = d->rank == 0;
+
+    /* rank 0: parts, numbering, the rows packed rank by rank */
+    st = GS_MALLOC(d->displs, P + 1);
+    if (st == GS_OK && root) {
+        hdr[0] = A->nrows;
+        hdr[1] = A->nnz;
+        if (A->nrows != A->ncols) st = GS_ERROR(GS_ERR_ARG, "the matrix is %d x %d: a square matrix is required",
+                                                (int)A->nrows, (int)A->ncols);
+        if (st == GS_OK) st = GS_MALLOC(d->perm, A->nrows + 1);
+        if (st == GS_OK) st = GS_MALLOC(inew, A->nrows + 1);
+        if (st == GS_OK) st = partition(A, P, seed, d->displs, d->perm, inew);
+        if (st == GS_OK) st = GS_MALLOC(len, A->nrows + 1);
+        if (st == GS_OK) st = GS_MALLOC(col, A->nnz + 1);
+        if (st == GS_OK) st = GS_MALLOC(val, A->nnz + 1);
+        if (st == GS_OK) st = pack_rows(A, d->perm, inew, len, col, val);
+        if (st == GS_OK) st = GS_MALLOC(ncnt, P);
+        if (st == GS_OK) st = GS_MALLOC(ndsp, P + 1);
+        if (st == GS_OK) {
+            ndsp[0] = 0;
+            for (int r = 0; r < P; r++) {
+                int64_t s = 0;
+                for (gs_int k = d->displs[r]; k < d->displs[r + 1]; k++) s += len[k];
+                ncnt[r] = (int)s;
+                ndsp[r + 1] = ndsp[r] + ncnt[r];
+            }
+        }
+    }
+    if (st == GS_OK) st = GS_MALLOC(cnt, P);
+    if (st == GS_OK) st = GS_MALLOC(dsp, P + 1);
+    GS_TRY(gs_dist_agree(comm, st));
+    MPI_TRY(MPI_Bcast(hdr, 2, MPI_INT32_T, 0, comm));
+    MPI_TRY(MPI_Bcast(d->displs, P + 1, MPI_INT32_T, 0, comm));
+    d->n_global = hdr[0];
+    d->nnz_global = hdr[1];
+    for (int r = 0; r < P; r++) {
+        cnt[r] = (int)(d->displs[r + 1] - d->displs[r]);
+        dsp[r] = (int)d->displs[r];
+    }
+    const gs_int n = d->displs[d->rank + 1] - d->displs[d->rank];
+    int mynnz = 0;
+    MPI_TRY(MPI_Scatter(ncnt, 1, MPI_INT, &mynnz, 1, MPI_INT, 0, comm));
+
+    /* every rank: its rows, in the new numbering */
+    st = GS_MALLOC(mylen, n + 1);
+    if (st == GS_OK) st = GS_MALLOC(d->rows, n + 1);
+    if (st == GS_OK) st = gs_csr_alloc(&d->local, n, d->n_global, mynnz, true);
+    GS_TRY(gs_dist_agree(comm, st));
+    MPI_TRY(MPI_Scatterv(len, cnt, dsp, MPI_INT, mylen, (int)n, MPI_INT, 0, comm));
+    MPI_TRY(MPI_Scatterv(d->perm, cnt, dsp, MPI_INT32_T, d->rows, (int)n, MPI_INT32_T, 0, comm));
+    MPI_TRY(MPI_Scatterv(col, ncnt, ndsp, MPI_INT32_T, d->local.colind, mynnz, MPI_INT32_T, 0, comm));
+    MPI_TRY(MPI_Scatterv(val, ncnt, ndsp, MPI_DOUBLE, d->local.val, mynnz, MPI_DOUBLE, 0, comm));
+    d->local.rowptr[0] = 0;
+    for (gs_int i = 0; i < n; i++) d->local.rowptr[i + 1] = d->local.rowptr[i] + mylen[i];
+
+    /* local numbering, halo, diagonal block */
+    st = localize(d, &d->local, &halo_new);
+    GS_TRY(exchange_needs(d, halo_new, st));
+    st = diagonal_block(&d->local, n, &d->diag);
+    GS_TRY(gs_dist_agree(comm, st));
+
+cleanup:
+    gs_free(&cnt);
+    gs_free(&dsp);
+    gs_free(&ncnt);
+    gs_free(&ndsp);
+    gs_free(&len);
+    gs_free(&mylen);
+    gs_free(&inew);
+    gs_free(&col);
+    gs_free(&val);
+    gs_free(&halo_new);
+    if (st != GS_OK) gs_dist_free(d);
+    return st;
+}
+
+gs_status gs_dist_scatter(const gs_dist *d, const double *global, double *local)
+{
+    gs_status st = GS_OK;
+    double *g = NULL;
+    int *cnt = NULL, *dsp = NULL;
+    const int P = d->size;
+    st = GS_MALLOC(cnt, P);
+    if (st == GS_OK) st = GS_MALLOC(dsp, P);
+    if (st == GS_OK && d->rank == 0) st = GS_MALLOC(g, d->n_global + 1);
+    GS_TRY(gs_dist_agree(d->comm, st));
+    for (int r = 0; r < P; r++) {
+        cnt[r] = (int)(d->displs[r + 1] - d->displs[r]);
+        dsp[r] = (int)d->displs[r];
+    }
+    if (d->rank == 0)
+        for (gs_int k = 0; k < d->n_global; k++) g[k] = global[d->perm[k]];
+    MPI_TRY(MPI_Scatterv(g, cnt, dsp, MPI_DOUBLE, local, cnt[d->rank], MPI_DOUBLE, 0, d->comm));
+cleanup:
+    gs_free(&g);
+    gs_free(&cnt);
+    gs_free(&dsp);
+    return st;
+}
+
+gs_status gs_dist_gather(const gs_dist *d, const double *local, double *global)
+{
+    gs_status st = GS_OK;
+    double *g = NULL;
+    int *cnt = NULL, *dsp = NULL;
+    const int P = d->size;
+    st = GS_MALLOC(cnt, P);
+    if (st == GS_OK) st = GS_MALLOC(dsp, P);
+    if (st == GS_OK && d->rank == 0) st = GS_MALLOC(g, d->n_global + 1);
+    GS_TRY(gs_dist_agree(d->comm, st));
+    for (int r = 0; r < P; r++) {
+        cnt[r] = (int)(d->displs[r + 1] - d->displs[r]);
+        dsp[r] = (int)d->displs[r];
+    }
+    MPI_TRY(MPI_Gatherv(local, cnt[d->rank], MPI_DOUBLE, g, cnt, dsp, MPI_DOUBLE, 0, d->comm));
+    if (d->rank == 0)
+        for (gs_int k = 0; k < d->n_global; k++) global[d->perm[k]] = g[k];
+cleanup:
+    gs_free(&g);
+    gs_free(&cnt);
+    gs_free(&dsp);
+    return st;
+}

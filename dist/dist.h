@@ -1,0 +1,48 @@
+/* A matrix distributed over the ranks of a communicator. Rank 0 holds the whole matrix; its rows are
+ * split into P = size parts by the METIS k-way partition that preconditioner.blocks = P uses on one
+ * process (gs_partition_kway with the same seed), part r going to rank r. Rows are numbered part by part
+ * ("new" numbering: rank r owns new rows displs[r] .. displs[r+1]-1, in their original order), and each
+ * rank numbers its own rows first, then the off-rank columns its rows reference (the halo). Every call
+ * here is collective: all ranks make it, and a failure on any rank is a failure on all (gs_dist_agree). */
+#ifndef GS_DIST_DIST_H
+#define GS_DIST_DIST_H
+
+#include <mpi.h>
+
+#include "core/csr.h"
+#include "dist/backend_mpi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gs_dist {
+    MPI_Comm comm;      /* borrowed */
+    int rank, size;
+    gs_int n_global, nnz_global;
+    gs_int *displs;     /* size + 1, on every rank */
+    gs_int *perm;       /* rank 0: new -> original row (n_global); NULL elsewhere */
+    gs_int *rows;       /* n_own: the original index of each owned row (increasing) */
+    gs_csr local;       /* owned rows, n_own x (n_own + n_halo), local columns, sorted */
+    gs_csr diag;        /* the diagonal block: owned rows and owned columns, n_own x n_own */
+    gs_halo halo;
+} gs_dist;
+
+/* Every rank's status agreed: GS_OK when all are, else every rank returns the status of the lowest
+ * failing rank with its message (prefixed "rank R: " when R is not 0), so that rank 0 can print the one
+ * message. A rank that fails must still call it. */
+gs_status gs_dist_agree(MPI_Comm comm, gs_status st);
+
+/* Distribute A (rank 0's; square with sorted rows; ignored elsewhere) over comm's ranks; seed is METIS's
+ * (preconditioner.seed). */
+gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d);
+void gs_dist_free(gs_dist *d);
+/* local = the owned rows of global (rank 0's array of n_global, original numbering). */
+gs_status gs_dist_scatter(const gs_dist *d, const double *global, double *local);
+/* global (rank 0, original numbering) = every rank's owned rows. */
+gs_status gs_dist_gather(const gs_dist *d, const double *local, double *global);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

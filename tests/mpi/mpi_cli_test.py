@@ -1,0 +1,167 @@
+"""gpusolve under mpirun against one process: block Jacobi on 2 and 3 ranks gives the iterations (+-1)
+and the solution (to rounding) of preconditioner.blocks = P on one process; a local method (ilu0) means
+block Jacobi with that method; a rank without rows; a matrix without couplings between parts; a zero
+pivot in one rank's block ends every rank with the numerical-failure exit code and one report; an
+unreadable file and an unsupported option end every rank with one message and their exit code.
+
+usage: mpi_cli_test.py GPUSOLVE MPIEXEC [SKIP-REASON]"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mpitest  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def read_vector(path):
+    with open(path) as f:
+        lines = [l for l in f if not l.startswith("%")]
+    return [float(v) for v in lines[1:]]
+
+
+def rel_diff(a, b):
+    num = sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5
+    den = sum(y * y for y in b) ** 0.5
+    return num / den if den else num
+
+
+def single(gpusolve, args):
+    p = subprocess.run([gpusolve] + args, capture_output=True, text=True, timeout=120)
+    return p
+
+
+def write_mm(path, n, entries):
+    with open(path, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real general\n")
+        f.write(f"{n} {n} {len(entries)}\n")
+        for i, j, v in entries:
+            f.write(f"{i + 1} {j + 1} {v!r}\n")
+
+
+def poisson_entries(nx, ny, zero_diag_row=None):
+    e = []
+    for y in range(ny):
+        for x in range(nx):
+            i = y * nx + x
+            e.append((i, i, 0.0 if i == zero_diag_row else 4.0))
+            for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+                if 0 <= x + dx < nx and 0 <= y + dy < ny:
+                    e.append((i, (y + dy) * nx + x + dx, -1.0))
+    return e
+
+
+def equivalence(gpusolve, mpiexec, tmp, matrix, np, mpi_sets, single_sets, label):
+    o1, op = os.path.join(tmp, "x1.mtx"), os.path.join(tmp, "xp.mtx")
+    base = ["--json", "-s", "solver.rtol=1e-10", "--threads", "1"]
+    s = single(gpusolve, [matrix] + base + single_sets + ["-o", o1])
+    p = mpitest.run(mpiexec, np, [gpusolve, matrix] + base + mpi_sets + ["-o", op])
+    check(s.returncode == 0, f"{label}: one process exit {s.returncode}: {s.stderr}")
+    check(p.returncode == 0, f"{label}: {np} ranks exit {p.returncode}: {p.stderr}")
+    if s.returncode or p.returncode:
+        return None
+    rs, rp = json.loads(s.stdout), json.loads(p.stdout)
+    check(len(p.stdout.strip().splitlines()) == 1, f"{label}: {np} ranks printed more than one JSON object")
+    its, itp = rs["solve"]["iterations"], rp["solve"]["iterations"]
+    check(abs(its - itp) <= 1, f"{label}: iterations {itp} on {np} ranks, {its} on one process")
+    d = rel_diff(read_vector(op), read_vector(o1))
+    check(d < 1e-8, f"{label}: solutions differ by {d:.3g}")
+    par = rp.get("parallel", {})
+    check(par.get("ranks") == np and len(par.get("rows", [])) == np, f"{label}: parallel object {par}")
+    check(sum(par.get("rows", [])) == rs["matrix"]["rows"], f"{label}: the ranks' rows do not add up")
+    return rp
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    gpusolve = sys.argv[1]
+    if len(sys.argv) > 3 and sys.argv[3]:
+        print("mpi_cli: skipped:", sys.argv[3])
+        return mpitest.SKIP
+    mpiexec = mpitest.launcher(sys.argv[2])
+    if not mpiexec:
+        print("mpi_cli: no mpirun: skipped")
+        return mpitest.SKIP
+    with tempfile.TemporaryDirectory() as tmp:
+        # block Jacobi = BILU with the same parts, 2 and 3 ranks, GMRES and CG
+        for np in (2, 3):
+            b = [f"preconditioner.blocks={np}"]
+            equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:30", np,
+                        ["-s", "solver.type=gmres", "-s", "preconditioner.type=bilu", "-s", b[0]],
+                        ["-s", "solver.type=gmres", "-s", "preconditioner.type=bilu", "-s", b[0]], f"gmres bilu np{np}")
+            equivalence(gpusolve, mpiexec, tmp, "gen:convdiff3d:8", np,
+                        ["-s", "solver.type=bicgstab", "-s", "preconditioner.type=ilu0"],
+                        ["-s", "solver.type=bicgstab", "-s", "preconditioner.type=bilu", "-s", b[0]],
+                        f"bicgstab ilu0 blocks np{np}")
+        equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:25", 2,
+                    ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2"],
+                    ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2"], "cg bilu np2")
+        # a rank without rows: 2 rows on 3 ranks
+        rp = equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:2x1", 3,
+                         ["-s", "solver.type=gmres", "-s", "preconditioner.type=ilu0"],
+                         ["-s", "solver.type=gmres", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=3"],
+                         "empty rank")
+        if rp:
+            check(0 in rp["parallel"]["rows"], f"empty rank: rows {rp['parallel']['rows']}")
+
+        # no couplings between parts: two separate grids, one per rank
+        blk = poisson_entries(6, 5) + [(i + 30, j + 30, v) for i, j, v in poisson_entries(6, 5)]
+        path = os.path.join(tmp, "blockdiag.mtx")
+        write_mm(path, 60, blk)
+        rp = equivalence(gpusolve, mpiexec, tmp, path, 2,
+                         ["-s", "solver.type=gmres", "-s", "preconditioner.type=ilu0"],
+                         ["-s", "solver.type=gmres", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2"],
+                         "block diagonal")
+        if rp:
+            check(rp["parallel"]["halo"] == [0, 0], f"block diagonal: halo {rp['parallel']['halo']}")
+
+        # a zero pivot in one rank's block: every rank exits 4, one report
+        path = os.path.join(tmp, "zeropivot.mtx")
+        write_mm(path, 100, poisson_entries(10, 10, zero_diag_row=0))
+        p = mpitest.run(mpiexec, 2, [gpusolve, path, "--json", "-s", "solver.type=gmres",
+                                     "-s", "preconditioner.type=ilu0"])
+        check(p.returncode == 4, f"zero pivot: exit {p.returncode} (expected 4): {p.stderr}")
+        objs = [l for l in p.stdout.splitlines() if l.strip()]
+        check(len(objs) == 1, f"zero pivot: {len(objs)} JSON objects")
+        if len(objs) == 1:
+            r = json.loads(objs[0])
+            check(r["solve"]["reason"] == "diverged_pc_failed" and "pivot" in r["solve"]["detail"],
+                  f"zero pivot: reason {r['solve']}")
+
+        # errors before the solve: one message, the same exit code everywhere
+        p = mpitest.run(mpiexec, 2, [gpusolve, os.path.join(tmp, "missing.mtx")])
+        msgs = [l for l in p.stderr.splitlines() if l.startswith("gpusolve:")]
+        check(p.returncode == 3 and len(msgs) == 1, f"missing file: exit {p.returncode}, messages {msgs}")
+        p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:8", "-s", "preconditioner.type=ras"])
+        msgs = [l for l in p.stderr.splitlines() if l.startswith("gpusolve:")]
+        check(p.returncode == 2 and len(msgs) == 1 and "RAS" in p.stderr, f"ras: exit {p.returncode}, {msgs}")
+        p = mpitest.run(mpiexec, 3, [gpusolve, "gen:poisson2d:8", "-s", "preconditioner.type=bilu",
+                                     "-s", "preconditioner.blocks=4"])
+        msgs = [l for l in p.stderr.splitlines() if l.startswith("gpusolve:")]
+        check(p.returncode == 2 and len(msgs) == 1, f"blocks not a multiple: exit {p.returncode}, {msgs}")
+        p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:8", "-s", "system.reorder=rcm"])
+        check(p.returncode == 2 and "system.reorder" in p.stderr, f"reorder: exit {p.returncode}")
+        # text report: one report, from rank 0, with its parallel line
+        p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:12"])
+        check(p.returncode == 0 and p.stdout.count("parallel ") == 1 and p.stdout.count("reason=") == 1,
+              f"text report: exit {p.returncode}: {p.stdout}")
+    if failures:
+        print(f"mpi_cli: {len(failures)} failures")
+        return 1
+    print("mpi_cli: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
