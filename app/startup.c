@@ -41,16 +41,17 @@ void gs_app_prefetch_start(gs_app_prefetch *pf, const gs_config *cfg)
     pf->started = pthread_create(&pf->thread, NULL, prefetch_main, pf) == 0;
 }
 
-void gs_app_prefetch_finish(gs_app_prefetch *pf, gs_app_problem *p)
+void gs_app_prefetch_take(gs_app_prefetch *pf, gs_app_problem *p)
 {
-    if (!pf->started) return;
-    pthread_join(pf->thread, NULL);
-    pf->started = false;
     if (!pf->be) return;
-    /* the backend works on the device current for the thread that uses it */
-    if (!p || gs_backend_make_current(pf->be) != GS_OK) {
+    if (!p) { /* the read failed: its error stays pending for the caller */
         gs_backend_destroy(&pf->be);
-        gs_error_clear();
+        return;
+    }
+    /* the backend works on the device current for the thread that uses it */
+    if (gs_backend_make_current(pf->be) != GS_OK) {
+        gs_backend_destroy(&pf->be);
+        gs_error_clear(); /* the run makes the backend again and reports what fails */
         return;
     }
     p->be = pf->be;
@@ -58,4 +59,12 @@ void gs_app_prefetch_finish(gs_app_prefetch *pf, gs_app_problem *p)
     p->time_init = pf->seconds;
     p->init_overlapped = true;
     pf->be = NULL;
+}
+
+void gs_app_prefetch_finish(gs_app_prefetch *pf, gs_app_problem *p)
+{
+    if (!pf->started) return;
+    pthread_join(pf->thread, NULL);
+    pf->started = false;
+    gs_app_prefetch_take(pf, p);
 }

@@ -31,8 +31,11 @@ typedef struct gs_app_prefetch {
 /* Starts the backend cfg asks for on a thread (nothing when it is not a cuda one or no thread can be
  * made). */
 void gs_app_prefetch_start(gs_app_prefetch *pf, const gs_config *cfg);
-/* Waits for it and hands the backend to p (p->be, p->be_key; p->time_init and p->init_overlapped);
- * without p (the read failed), the backend is destroyed. Safe when nothing was started. */
+/* Waits for it, then gs_app_prefetch_take. Safe when nothing was started. */
 void gs_app_prefetch_finish(gs_app_prefetch *pf, gs_app_problem *p);
+/* Hands the started backend pf->be to p (p->be, p->be_key; p->time_init and p->init_overlapped), made
+ * current for the calling thread; without p (the read failed) it is destroyed and the read's pending
+ * error is left as it is. */
+void gs_app_prefetch_take(gs_app_prefetch *pf, gs_app_problem *p);
 
 #endif
