@@ -236,10 +236,12 @@ static gs_status check_files(const gs_app_opts *o, const gs_config *cfg, const g
                 gs_status pst = gs_output_probe(f->path, &f->t);
                 if (pst != GS_OK && sweep && f->run >= 0) {
                     /* which run writes it: the message says so (the path may be that run's alone) */
-                    char msg[PATH_LEN + 512];
-                    snprintf(msg, sizeof msg, "%s", gs_error_message());
+                    char *msg = strdup(gs_error_message());
                     gs_error_clear();
-                    GS_FAIL(pst, "%s (%s of run %ld; nothing was run)", msg, f->what, f->run);
+                    st = GS_ERROR(pst, "%s (%s of run %ld; nothing was run)", msg ? msg : gs_status_name(pst),
+                                  f->what, f->run);
+                    free(msg);
+                    goto cleanup;
                 }
                 GS_TRY(pst);
             }
@@ -505,8 +507,7 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
     gs_app_prefetch_finish(&pf, read ? &prob : NULL);
     if (!read) {
         gs_status rst = gs_error_status();
-        char msg[2048];
-        snprintf(msg, sizeof msg, "%s", gs_error_message());
+        char *msg = strdup(gs_error_message());
         code = gs_exit_code_for_status(rst);
         fputs("gpusolve: error: ", stderr);
         gs_app_error_print(stderr);
@@ -518,10 +519,11 @@ int gs_app_sweep(const gs_app_opts *o, const gs_config *cfg, const int *link, bo
                 code = gs_exit_code_worse(code, usage_or_config_error(cfg));
                 break;
             }
-            gs_app_report_read_error(o, rc, &ctx, rst, msg);
+            gs_app_report_read_error(o, rc, &ctx, rst, msg ? msg : gs_status_name(rst));
             gs_config_destroy(&rc);
         }
         fflush(stdout);
+        free(msg);
         gs_sweep_free(&sw);
         return code;
     }

@@ -2,13 +2,18 @@
 #include "core/status.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GS_TRACE_MAX 16
 
+/* The message lives in `inline_msg` when it fits, else in a block of its size (`long_msg`): messages are
+ * never cut. Without memory for the block, the inline copy is kept, cut. */
 typedef struct {
     gs_status st;
-    char msg[1024];
+    char inline_msg[1024];
+    char *long_msg;
     char trace[GS_TRACE_MAX][160];
     int ntrace;
 } gs_error_state;
@@ -47,10 +52,18 @@ gs_status gs_error_set(gs_status st, const char *file, int line, const char *fmt
 {
     if (err.st != GS_OK) return st; /* keep the root cause */
     err.st = st;
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
-    vsnprintf(err.msg, sizeof err.msg, fmt, ap);
+    va_copy(again, ap);
+    const int len = vsnprintf(err.inline_msg, sizeof err.inline_msg, fmt, ap);
     va_end(ap);
+    free(err.long_msg);
+    err.long_msg = NULL;
+    if (len >= (int)sizeof err.inline_msg) {
+        err.long_msg = malloc((size_t)len + 1);
+        if (err.long_msg) vsnprintf(err.long_msg, (size_t)len + 1, fmt, again);
+    }
+    va_end(again);
     err.ntrace = 0;
     snprintf(err.trace[err.ntrace++], sizeof err.trace[0], "%s:%d", base_name(file), line);
     return st;
@@ -60,7 +73,9 @@ void gs_error_push(gs_status st, const char *file, int line, const char *expr)
 {
     if (err.st == GS_OK) { /* a callee failed without a message: keep at least its status */
         err.st = st;
-        snprintf(err.msg, sizeof err.msg, "%s", gs_status_name(st));
+        snprintf(err.inline_msg, sizeof err.inline_msg, "%s", gs_status_name(st));
+        free(err.long_msg);
+        err.long_msg = NULL;
         err.ntrace = 0;
     }
     if (err.ntrace < GS_TRACE_MAX)
@@ -68,19 +83,25 @@ void gs_error_push(gs_status st, const char *file, int line, const char *expr)
                  line, expr);
 }
 
-const char *gs_error_message(void) { return err.st == GS_OK ? "" : err.msg; }
+const char *gs_error_message(void)
+{
+    if (err.st == GS_OK) return "";
+    return err.long_msg ? err.long_msg : err.inline_msg;
+}
 gs_status gs_error_status(void) { return err.st; }
 
 void gs_error_print(FILE *f)
 {
     if (err.st == GS_OK) return;
-    fprintf(f, "%s\n", err.msg);
+    fprintf(f, "%s\n", gs_error_message());
     for (int i = 0; i < err.ntrace; i++) fprintf(f, "  at %s\n", err.trace[i]);
 }
 
 void gs_error_clear(void)
 {
     err.st = GS_OK;
-    err.msg[0] = '\0';
+    err.inline_msg[0] = '\0';
+    free(err.long_msg);
+    err.long_msg = NULL;
     err.ntrace = 0;
 }

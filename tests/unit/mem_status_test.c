@@ -27,6 +27,25 @@ static void test_trace(void **state)
     assert_string_equal(gs_status_name(GS_ERR_CUSPARSE), "GS_ERR_CUSPARSE");
 }
 
+/* A message longer than the inline buffer is kept whole; a short one after it is the short one. */
+static void test_long_message(void **state)
+{
+    char detail[5001];
+    memset(detail, 'x', sizeof detail - 1);
+    detail[sizeof detail - 1] = '\0';
+    detail[4321] = 'Y';
+    gs_error_clear();
+    GS_ERROR(GS_ERR_NUMERIC, "zero pivot: %s (end)", detail);
+    const char *m = gs_error_message();
+    assert_int_equal(strlen(m), strlen("zero pivot: ") + 5000 + strlen(" (end)"));
+    assert_int_equal(m[strlen("zero pivot: ") + 4321], 'Y');
+    assert_non_null(strstr(m, "x (end)"));
+    gs_error_clear();
+    GS_ERROR(GS_ERR_IO, "short");
+    assert_string_equal(gs_error_message(), "short");
+    gs_error_clear();
+}
+
 static void test_overflow(void **state)
 {
     double *p = NULL;
@@ -62,6 +81,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace),
+        cmocka_unit_test(test_long_message),
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_fault_injection),
     };
