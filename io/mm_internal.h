@@ -84,6 +84,8 @@ typedef struct io_input {
     long long raw_bytes; /* bytes handed out by io_raw_read */
     /* gzip (io/gz.c) */
     bool gz, zs_ready, gz_eof;
+    int gz_error;         /* a read error found after text came out of the same call: reported at the next */
+    char gz_zmsg[128];    /* zlib's words for it */
     z_stream zs;
     unsigned char *zin;
     /* text: a mapped plain file, or a buffer refilled from the stream */
