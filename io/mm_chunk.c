@@ -226,6 +226,61 @@ static bool fast_entry(const mm_header *h, const char *p, const char *end, gs_in
 
 static const char *value_kind(const mm_header *h) { return h->coordinate ? "entry" : "value"; }
 
+enum { FLD_OK, FLD_STOP, FLD_NOMEM };
+
+/* The indices (coordinate files) and the value (unless pattern) of a line's tokens t: FLD_OK, FLD_NOMEM, or
+ * FLD_STOP with *st the line's error when report (the serial pass; the parallel one only stops). stop is
+ * the line's end, end the chunk's end. */
+static int entry_fields(const mm_header *h, const mm_tok *t, const char *stop, const char *end, long long abs_line,
+                        bool report, gs_int ij[2], double *v, bool *underflow, gs_status *st)
+{
+    const bool pattern = h->field == FIELD_PATTERN, array = !h->coordinate;
+    const int want = array ? 1 : pattern ? 2 : 3;
+#define FIELD_STOP(...)                                                      \
+    do {                                                                     \
+        if (report) *st = MM_FAIL(h->path, abs_line, __VA_ARGS__);           \
+        return FLD_STOP;                                                       \
+    } while (0)
+    for (int k = 0; !array && k < 2; k++) {
+        const char *what = k ? "column" : "row";
+        long long n = k ? h->ncols : h->nrows;
+        switch (parse_index(t[k], n, &ij[k])) {
+        case I_OK: break;
+        case I_NOTINT:
+            FIELD_STOP("%s index %s is not an integer; expected an integer in 1..%lld%s", what,
+                       mm_quote_text(t[k].s, t[k].n).s, n, TRUNC_HINT);
+        case I_BEYOND:
+            FIELD_STOP("%s index %s is beyond the size %lld; expected 1..%lld", what, mm_quote_text(t[k].s, t[k].n).s,
+                       n, n);
+        case I_ZERO: FIELD_STOP("%s index 0; expected 1..%lld (Matrix Market indices start at 1)", what, n);
+        case I_NEG:
+            FIELD_STOP("%s index %s is negative; expected 1..%lld", what, mm_quote_text(t[k].s, t[k].n).s, n);
+        }
+    }
+    if (pattern) return FLD_OK;
+    mm_tok tv = t[want - 1];
+    switch (parse_value(h, tv, v, underflow)) {
+    case V_OK: break;
+    case V_NOMEM: return FLD_NOMEM;
+    case V_NOTNUM:
+        if (h->field == FIELD_INTEGER)
+            FIELD_STOP("value %s is not an integer; expected an integer (the banner declares field 'integer')%s",
+                       mm_quote_text(tv.s, tv.n).s, TRUNC_HINT);
+        FIELD_STOP("value %s is not a number; expected a real number such as 1.5e-3%s", mm_quote_text(tv.s, tv.n).s,
+                   TRUNC_HINT);
+    case V_INTRANGE:
+        FIELD_STOP("integer value %s is out of range; expected at most %lld in magnitude", mm_quote_text(tv.s, tv.n).s,
+                   LLONG_MAX);
+    case V_OVERFLOW:
+        FIELD_STOP("value %s overflows a double; expected a finite number below 1.8e308 in magnitude",
+                   mm_quote_text(tv.s, tv.n).s);
+    case V_NONFINITE:
+        FIELD_STOP("value %s is not finite (NaN or Inf); expected a finite real number", mm_quote_text(tv.s, tv.n).s);
+    }
+#undef FIELD_STOP
+    return FLD_OK;
+}
+
 /* Both passes: x == NULL for the parallel one (state blank, line numbers relative to the chunk). */
 static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
 {
@@ -291,48 +346,22 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
                  TRUNC_HINT);
         if (!array && nt > want)
             STOP("found extra text %s after the entry; expected only '%s'", quote_rest(t[want - 1], stop).s, shape);
-        for (int k = 0; !array && k < 2; k++) {
-            const char *what = k ? "column" : "row";
-            long long n = k ? h->ncols : h->nrows;
-            switch (parse_index(t[k], n, &ij[k])) {
-            case I_OK: break;
-            case I_NOTINT:
-                STOP("%s index %s is not an integer; expected an integer in 1..%lld%s", what,
-                     mm_quote_text(t[k].s, t[k].n).s, n, TRUNC_HINT);
-            case I_BEYOND:
-                STOP("%s index %s is beyond the size %lld; expected 1..%lld", what, mm_quote_text(t[k].s, t[k].n).s,
-                     n, n);
-            case I_ZERO: STOP("%s index 0; expected 1..%lld (Matrix Market indices start at 1)", what, n);
-            case I_NEG:
-                STOP("%s index %s is negative; expected 1..%lld", what, mm_quote_text(t[k].s, t[k].n).s, n);
-            }
-        }
         bool underflow = false;
-        if (!pattern) {
-            mm_tok tv = t[want - 1];
-            switch (parse_value(h, tv, &v, &underflow)) {
-            case V_OK: break;
-            case V_NOMEM: c->st = GS_ERR_MEM; goto done;
-            case V_NOTNUM:
-                if (h->field == FIELD_INTEGER)
-                    STOP("value %s is not an integer; expected an integer (the banner declares field 'integer')%s",
-                         mm_quote_text(tv.s, tv.n).s, TRUNC_HINT);
-                STOP("value %s is not a number; expected a real number such as 1.5e-3%s", mm_quote_text(tv.s, tv.n).s,
-                     TRUNC_HINT);
-            case V_INTRANGE:
-                STOP("integer value %s is out of range; expected at most %lld in magnitude",
-                     mm_quote_text(tv.s, tv.n).s, LLONG_MAX);
-            case V_OVERFLOW:
-                STOP("value %s overflows a double; expected a finite number below 1.8e308 in magnitude",
-                     mm_quote_text(tv.s, tv.n).s);
-            case V_NONFINITE:
-                STOP("value %s is not finite (NaN or Inf); expected a finite real number", mm_quote_text(tv.s, tv.n).s);
+        gs_status fst = GS_OK;
+        switch (entry_fields(h, t, stop, end, abs_line, x != NULL, ij, &v, &underflow, &fst)) {
+        case FLD_OK: break;
+        case FLD_NOMEM: c->st = GS_ERR_MEM; goto done;
+        case FLD_STOP:
+            if (!x) {
+                c->stopped = true;
+                goto done;
             }
-            if (underflow && !x && c->underflows++ == 0) {
-                c->underflow_line = line;
-                mm_quote q = mm_quote_text(tv.s, tv.n);
-                memcpy(c->underflow_text, q.s, sizeof q.s);
-            }
+            return fst;
+        }
+        if (underflow && !x && c->underflows++ == 0) {
+            c->underflow_line = line;
+            mm_quote q = mm_quote_text(t[want - 1].s, t[want - 1].n);
+            memcpy(c->underflow_text, q.s, sizeof q.s);
         }
         if (array) {
             if (!x) {
