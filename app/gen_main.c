@@ -52,7 +52,7 @@ int main(int argc, char **argv)
         gs_mm_write_matrix(out, &A) != GS_OK) {
         gs_status st = gs_error_status();
         fputs("gpusolve-gen: error: ", stderr);
-        gs_error_print(stderr);
+        gs_error_print_user(stderr, false);
         gs_csr_free(&A);
         return st == GS_ERR_IO ? 3 : st == GS_ERR_INTERRUPTED ? 6 : st == GS_ERR_MEM ? 5 : 2;
     }

@@ -39,23 +39,7 @@ static int error_level = GS_VERBOSITY_DEFAULT;
 
 void gs_app_set_error_verbosity(int level) { error_level = level; }
 
-/* GS_DEBUG: a user-facing switch for bug reports (docs/user-guide.md#environment), not a tuning knob. */
-static bool debug_requested(void)
-{
-    const char *d = getenv("GS_DEBUG");
-    return d && d[0] && strcmp(d, "0") != 0;
-}
-
-void gs_app_error_print(FILE *f)
-{
-    const bool trace = error_level >= GS_VERBOSITY_SETUP || debug_requested() || gs_error_status() == GS_ERR_INTERNAL;
-    if (trace) {
-        gs_error_print(f);
-        return;
-    }
-    const char *m = gs_error_message();
-    fprintf(f, "%s\n", m[0] ? m : gs_status_name(gs_error_status()));
-}
+void gs_app_error_print(FILE *f) { gs_error_print_user(f, error_level >= GS_VERBOSITY_SETUP); }
 
 static const char *rep_s(const gs_report *rep, const char *k)
 {

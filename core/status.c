@@ -97,6 +97,23 @@ void gs_error_print(FILE *f)
     for (int i = 0; i < err.ntrace; i++) fprintf(f, "  at %s\n", err.trace[i]);
 }
 
+/* GS_DEBUG: a user-facing switch for bug reports, not a tuning knob. */
+static bool debug_requested(void)
+{
+    const char *d = getenv("GS_DEBUG");
+    return d && d[0] && strcmp(d, "0") != 0;
+}
+
+void gs_error_print_user(FILE *f, bool trace)
+{
+    if (trace || debug_requested() || err.st == GS_ERR_INTERNAL) {
+        gs_error_print(f);
+        return;
+    }
+    const char *m = gs_error_message();
+    fprintf(f, "%s\n", m[0] ? m : gs_status_name(err.st));
+}
+
 void gs_error_clear(void)
 {
     err.st = GS_OK;

@@ -2,6 +2,7 @@
 #ifndef GS_STATUS_H
 #define GS_STATUS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -43,6 +44,10 @@ const char *gs_error_message(void);
 gs_status gs_error_status(void);
 /* Prints message and trace ("  at file:line: expr") to f. */
 void gs_error_print(FILE *f);
+/* The pending error as a user sees it: its message, and the trace only when `trace` is asked for, when
+ * the environment variable GS_DEBUG is set (not empty, not "0"; docs/user-guide.md#environment) or for
+ * an internal error. */
+void gs_error_print_user(FILE *f, bool trace);
 /* Forgets the pending error. */
 void gs_error_clear(void);
 
