@@ -301,20 +301,27 @@ cleanup:
     return st;
 }
 
+/* The rows each rank holds, as counts and displacements for Scatterv/Gatherv, and (rank 0) a buffer of
+ * the global vector in the distributed numbering; agreed on by every rank. */
+static gs_status row_layout(const gs_dist *d, int **cnt, int **dsp, double **g)
+{
+    gs_status st = GS_MALLOC(*cnt, d->size);
+    if (st == GS_OK) st = GS_MALLOC(*dsp, d->size);
+    if (st == GS_OK && d->rank == 0) st = GS_MALLOC(*g, d->n_global + 1);
+    GS_CALL(gs_dist_agree(d->comm, st));
+    for (int r = 0; r < d->size; r++) {
+        (*cnt)[r] = (int)(d->displs[r + 1] - d->displs[r]);
+        (*dsp)[r] = (int)d->displs[r];
+    }
+    return GS_OK;
+}
+
 gs_status gs_dist_scatter(const gs_dist *d, const double *global, double *local)
 {
     gs_status st = GS_OK;
     double *g = NULL;
     int *cnt = NULL, *dsp = NULL;
-    const int P = d->size;
-    st = GS_MALLOC(cnt, P);
-    if (st == GS_OK) st = GS_MALLOC(dsp, P);
-    if (st == GS_OK && d->rank == 0) st = GS_MALLOC(g, d->n_global + 1);
-    GS_TRY(gs_dist_agree(d->comm, st));
-    for (int r = 0; r < P; r++) {
-        cnt[r] = (int)(d->displs[r + 1] - d->displs[r]);
-        dsp[r] = (int)d->displs[r];
-    }
+    GS_TRY(row_layout(d, &cnt, &dsp, &g));
     if (d->rank == 0)
         for (gs_int k = 0; k < d->n_global; k++) g[k] = global[d->perm[k]];
     MPI_TRY(MPI_Scatterv(g, cnt, dsp, MPI_DOUBLE, local, cnt[d->rank], MPI_DOUBLE, 0, d->comm));
@@ -330,15 +337,7 @@ gs_status gs_dist_gather(const gs_dist *d, const double *local, double *global)
     gs_status st = GS_OK;
     double *g = NULL;
     int *cnt = NULL, *dsp = NULL;
-    const int P = d->size;
-    st = GS_MALLOC(cnt, P);
-    if (st == GS_OK) st = GS_MALLOC(dsp, P);
-    if (st == GS_OK && d->rank == 0) st = GS_MALLOC(g, d->n_global + 1);
-    GS_TRY(gs_dist_agree(d->comm, st));
-    for (int r = 0; r < P; r++) {
-        cnt[r] = (int)(d->displs[r + 1] - d->displs[r]);
-        dsp[r] = (int)d->displs[r];
-    }
+    GS_TRY(row_layout(d, &cnt, &dsp, &g));
     MPI_TRY(MPI_Gatherv(local, cnt[d->rank], MPI_DOUBLE, g, cnt, dsp, MPI_DOUBLE, 0, d->comm));
     if (d->rank == 0)
         for (gs_int k = 0; k < d->n_global; k++) global[d->perm[k]] = g[k];
