@@ -13,28 +13,7 @@
 #include "api/exit_codes.h"
 #include "core/mem.h"
 #include "solver/solver.h"
-
-
-typedef struct system {
-    gs_csr A;
-    double *b, *x;
-} system_t;
-
-static void make_system(system_t *s, gs_int m)
-{
-    memset(s, 0, sizeof *s);
-    GS_ASSERT_OK(gs_test_laplace2d(m, m, &s->A));
-    GS_ASSERT_OK(GS_MALLOC(s->b, s->A.nrows));
-    GS_ASSERT_OK(GS_CALLOC(s->x, s->A.nrows));
-    for (gs_int i = 0; i < s->A.nrows; i++) s->b[i] = 1.0 + (double)(i % 5);
-}
-
-static void free_system(system_t *s)
-{
-    gs_csr_free(&s->A);
-    gs_free(&s->b);
-    gs_free(&s->x);
-}
+#include "lib_system.h"
 
 /* ||b - A x|| / ||b|| */
 static double true_residual(const gs_csr *A, const double *b, const double *x)
