@@ -15,6 +15,7 @@
 
 #include "api/run_report.h"
 #include "api/strategy.h"
+#include "app/monitor.h"
 #include "app/report_text.h"
 #include "app/run.h"
 #include "app/system.h"
@@ -75,7 +76,30 @@ typedef struct mpi_job {
     gs_attempt att;
     double time_distribute;
     char par_text[400];    /* rank 0: the text report's parallel line */
+    gs_app_monitor mon;    /* rank 0: --monitor lines (every rank holds the same residual norms) */
 } mpi_job;
+
+static void job_monitor(void *ctx, int iteration, double resnorm)
+{
+    gs_app_monitor_iteration((gs_app_monitor *)ctx, iteration, resnorm);
+}
+
+/* Rank 0's monitor: output.monitor's lines (stdout, stderr with JSON) or, on a terminal, the progress
+ * line; attached to the Krylov method when it shows anything. */
+static gs_status job_watch(mpi_job *j)
+{
+    gs_monitor_spec spec;
+    memset(&j->mon, 0, sizeof j->mon);
+    if (j->rank != 0) return GS_OK;
+    GS_CALL(gs_monitor_parse(gs_config_string(j->user, "output.monitor"), "output.monitor", &spec));
+    const bool json = strcmp(gs_config_string(j->user, "output.format"), "json") == 0;
+    gs_app_monitor_begin(&j->mon, &spec, json ? stderr : stdout, false, "");
+    if (gs_app_monitor_active(&j->mon)) {
+        gs_app_monitor_attempt(&j->mon, 0);
+        gs_ksp_set_monitor(j->ksp, job_monitor, &j->mon);
+    }
+    return GS_OK;
+}
 
 /* What a configuration may ask of a distributed run; the rest is refused by name. */
 static gs_status job_config(mpi_job *j)
@@ -87,8 +111,6 @@ static gs_status job_config(mpi_job *j)
                             gs_cfg_schema[k].path);
     if ((j->o->history && j->o->history[0]) || gs_config_string(u, "output.history")[0])
         return GS_ERROR(GS_ERR_UNSUPPORTED, "--history (output.history) is not available on several MPI ranks");
-    if (gs_config_string(u, "output.monitor")[0])
-        return GS_ERROR(GS_ERR_UNSUPPORTED, "--monitor (output.monitor) is not available on several MPI ranks");
     GS_CALL(gs_config_copy(u, &j->cfg));
     static const char *pre[] = {"system.matching", "system.scaling", "system.reorder"};
     for (int k = 0; k < 3; k++) {
@@ -207,6 +229,7 @@ static gs_status job_solve(mpi_job *j)
     double *buf = NULL;
     st = gs_ksp_params_from_config(j->cfg, &prm);
     if (st == GS_OK) st = gs_ksp_create(gs_config_string(j->cfg, "solver.type"), j->be, &prm, &j->ksp);
+    if (st == GS_OK) st = job_watch(j);
     GS_CALL(gs_dist_agree(MPI_COMM_WORLD, st));
     GS_CALL(gs_vec_nrm2(j->vb, &a->bnorm));
     GS_CALL(gs_true_residual(j->M, j->vb, j->vx, &r0));
@@ -215,6 +238,7 @@ static gs_status job_solve(mpi_job *j)
     t = gs_wtime();
     st = gs_ksp_solve(j->ksp, j->M, j->pc, j->vb, j->vx, &a->res);
     a->time_solve = gs_wtime() - t;
+    if (j->rank == 0) gs_app_monitor_end(&j->mon);
     GS_CALL(gs_dist_agree(MPI_COMM_WORLD, st));
     a->solved = true;
     if (a->res.detail && a->res.detail[0]) {

@@ -152,6 +152,19 @@ def main():
         check(p.returncode == 2 and len(msgs) == 1, f"blocks not a multiple: exit {p.returncode}, {msgs}")
         p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:8", "-s", "system.reorder=rcm"])
         check(p.returncode == 2 and "system.reorder" in p.stderr, f"reorder: exit {p.returncode}")
+        # --monitor: rank 0's lines, every 5th iteration and the last, the same norms as one process
+        p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:20", "-s", "solver.type=cg", "-s",
+                                     "preconditioner.type=bilu", "-s", "preconditioner.blocks=2", "--monitor=5",
+                                     "--json"])
+        s = single(gpusolve, ["gen:poisson2d:20", "-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s",
+                              "preconditioner.blocks=2", "--json"])
+        rows = [l.split() for l in p.stderr.splitlines() if l.strip() and l.split()[0].isdigit()]
+        its = [int(r[0]) for r in rows]
+        check(p.returncode == 0 and len(p.stdout.strip().splitlines()) == 1, f"monitor: exit {p.returncode}")
+        check(p.stderr.count("# iteration") == 1, f"monitor: one header line (rank 0 only): {p.stderr[:300]}")
+        last = json.loads(s.stdout)["solve"]["iterations"] if s.returncode == 0 else -1
+        check(its[:2] == [0, 5] and its[-1] == last and all(i % 5 == 0 for i in its[:-1]),
+              f"monitor: iterations {its}, one process {last}")
         # text report: one report, from rank 0, with its parallel line
         p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:12"])
         check(p.returncode == 0 and p.stdout.count("parallel ") == 1 and p.stdout.count("reason=") == 1,
