@@ -15,6 +15,7 @@
 
 #include "api/run_report.h"
 #include "api/strategy.h"
+#include "app/history.h"
 #include "app/monitor.h"
 #include "app/report_text.h"
 #include "app/run.h"
@@ -77,26 +78,27 @@ typedef struct mpi_job {
     double time_distribute;
     char par_text[400];    /* rank 0: the text report's parallel line */
     gs_app_monitor mon;    /* rank 0: --monitor lines (every rank holds the same residual norms) */
+    gs_app_history hist;   /* rank 0: the residual history (--history) */
+    const char *hist_path; /* "" for none */
 } mpi_job;
 
-static void job_monitor(void *ctx, int iteration, double resnorm)
-{
-    gs_app_monitor_iteration((gs_app_monitor *)ctx, iteration, resnorm);
-}
-
-/* Rank 0's monitor: output.monitor's lines (stdout, stderr with JSON) or, on a terminal, the progress
- * line; attached to the Krylov method when it shows anything. */
-static gs_status job_watch(mpi_job *j)
+/* Rank 0's watch of the solve: output.monitor's lines (stdout, stderr with JSON) or, on a terminal, the
+ * progress line, and the history's rows; attached to the Krylov method when either is wanted. bnorm:
+ * ||b|| for the history's relative column. */
+static gs_status job_watch(mpi_job *j, double bnorm)
 {
     gs_monitor_spec spec;
-    memset(&j->mon, 0, sizeof j->mon);
     if (j->rank != 0) return GS_OK;
     GS_CALL(gs_monitor_parse(gs_config_string(j->user, "output.monitor"), "output.monitor", &spec));
     const bool json = strcmp(gs_config_string(j->user, "output.format"), "json") == 0;
     gs_app_monitor_begin(&j->mon, &spec, json ? stderr : stdout, false, "");
-    if (gs_app_monitor_active(&j->mon)) {
-        gs_app_monitor_attempt(&j->mon, 0);
-        gs_ksp_set_monitor(j->ksp, job_monitor, &j->mon);
+    j->hist.mon = gs_app_monitor_active(&j->mon) ? &j->mon : NULL;
+    j->hist.keep = j->hist_path[0] != '\0';
+    j->hist.bnorm = bnorm;
+    if (j->hist.keep) GS_CALL(gs_app_history_open(&j->hist, j->hist_path));
+    if (j->hist.keep || j->hist.mon) {
+        gs_app_history_attempt_begin(&j->hist, 0);
+        gs_ksp_set_monitor(j->ksp, gs_app_history_monitor, &j->hist);
     }
     return GS_OK;
 }
@@ -109,8 +111,6 @@ static gs_status job_config(mpi_job *j)
         if (gs_config_count(u, gs_cfg_schema[k].path) > 1)
             return GS_ERROR(GS_ERR_CONFIG, "%s holds several values (a sweep): sweeps run on one process, without mpirun",
                             gs_cfg_schema[k].path);
-    if ((j->o->history && j->o->history[0]) || gs_config_string(u, "output.history")[0])
-        return GS_ERROR(GS_ERR_UNSUPPORTED, "--history (output.history) is not available on several MPI ranks");
     GS_CALL(gs_config_copy(u, &j->cfg));
     static const char *pre[] = {"system.matching", "system.scaling", "system.reorder"};
     for (int k = 0; k < 3; k++) {
@@ -229,9 +229,9 @@ static gs_status job_solve(mpi_job *j)
     double *buf = NULL;
     st = gs_ksp_params_from_config(j->cfg, &prm);
     if (st == GS_OK) st = gs_ksp_create(gs_config_string(j->cfg, "solver.type"), j->be, &prm, &j->ksp);
-    if (st == GS_OK) st = job_watch(j);
     GS_CALL(gs_dist_agree(MPI_COMM_WORLD, st));
     GS_CALL(gs_vec_nrm2(j->vb, &a->bnorm));
+    GS_CALL(gs_dist_agree(MPI_COMM_WORLD, job_watch(j, a->bnorm)));
     GS_CALL(gs_true_residual(j->M, j->vb, j->vx, &r0));
     a->r0norm_original = r0;
     gs_backend_mpi_stats_reset(j->be);
@@ -361,12 +361,18 @@ static gs_status report_run(mpi_job *j, gs_report *rep, gs_strategy_result *sr)
     return GS_OK;
 }
 
-/* Rank 0: the solution file when the solve ran. */
-static gs_status write_solution(mpi_job *j, gs_report *rep, const char *path)
+/* Rank 0: the solution and history files when the solve ran. */
+static gs_status write_outputs(mpi_job *j, gs_report *rep, const char *path)
 {
-    if (!path[0] || !j->att.solved || j->rank != 0) return GS_OK;
-    GS_CALL(gs_mm_write_vector(path, j->dist.n_global, j->x));
-    GS_CALL(gs_report_string(rep, "output.solution", path));
+    if (!j->att.solved || j->rank != 0) return GS_OK;
+    if (path[0]) {
+        GS_CALL(gs_mm_write_vector(path, j->dist.n_global, j->x));
+        GS_CALL(gs_report_string(rep, "output.solution", path));
+    }
+    if (j->hist.keep) {
+        GS_CALL(gs_app_history_write(&j->hist, j->hist_path, 0));
+        GS_CALL(gs_report_string(rep, "output.history", j->hist_path));
+    }
     return GS_OK;
 }
 
@@ -384,6 +390,7 @@ static void job_free(mpi_job *j)
     gs_system_free(&j->sys);
     if (j->rank == 0) gs_app_problem_free(&j->prob);
     gs_config_destroy(&j->cfg);
+    gs_app_history_free(&j->hist); /* a history not written: its temporary file goes */
 }
 
 /* Rank 0's closing: status, exit code, total time, the report printed (text or JSON). */
@@ -422,6 +429,7 @@ int gs_app_mpi_run(const gs_app_opts *o, const gs_config *cfg)
     gs_threads_set((int)gs_config_int(cfg, "device.threads"));
     gs_error_clear();
     const char *sol_path = o->solution ? o->solution : gs_config_string(cfg, "output.solution");
+    j.hist_path = o->history ? o->history : gs_config_string(cfg, "output.history");
 
     gs_status st = job_config(&j);
     st = gs_dist_agree(MPI_COMM_WORLD, st);
@@ -433,7 +441,7 @@ int gs_app_mpi_run(const gs_app_opts *o, const gs_config *cfg)
     if (st == GS_OK && j.rank == 0) {
         st = gs_report_create(&rep);
         if (st == GS_OK) st = gs_app_report_provenance(rep, started);
-        if (st == GS_OK) st = write_solution(&j, rep, sol_path);
+        if (st == GS_OK) st = write_outputs(&j, rep, sol_path);
         if (st == GS_OK) st = report_run(&j, rep, &sr);
     }
     if (together) st = gs_dist_agree(MPI_COMM_WORLD, st);

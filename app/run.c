@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app/app.h"
+#include "app/history.h"
 #include "app/report_text.h"
 #include "app/monitor.h"
 #include "app/run.h"
@@ -27,169 +28,6 @@
 #include "core/threads.h"
 #include "io/mmio.h"
 #include "solver/solver.h"
-
-/* Residual history, appended by the solver's monitor (host scalars only), each row tagged with the
- * attempt that made it: the history written is the reported attempt's. A history that goes to a
- * regular file is written as the iterations happen, into the output's temporary file (NAME.tmp.PID
- * beside NAME, flushed at least every HISTORY_FLUSH seconds, so that it can be followed with tail -f),
- * which holds the current attempt's rows and is renamed over NAME when the run succeeds; a failed or
- * interrupted run removes it. A stream (FIFO, terminal, descriptor) gets the rows at the end. */
-#define HISTORY_FLUSH 0.1
-
-typedef struct history {
-    int *it, *attempt;
-    double *res, *t;
-    int n, cap;
-    int current;      /* the attempt running */
-    bool started;     /* its solve began (t0 is its iteration 0) */
-    double t0;
-    double bnorm;     /* ||b||: the relative column */
-    bool keep;        /* rows are recorded (a history is asked for) */
-    gs_atomic_file af;
-    bool live;        /* af is open: rows go to it as they come */
-    int live_attempt; /* the attempt whose rows af holds (-1: none yet) */
-    double flushed;   /* when af was last flushed */
-    gs_app_monitor *mon;
-    gs_status st;     /* first failure: its message below (the solve goes on; the run fails after it) */
-    char err[1024];
-} history;
-
-static void history_fail(history *h, gs_status st)
-{
-    if (h->st != GS_OK) return;
-    h->st = st;
-    snprintf(h->err, sizeof h->err, "%s", gs_error_message());
-}
-
-/* The live file restarted for attempt `attempt`: emptied, the header written. */
-static gs_status live_restart(history *h, int attempt)
-{
-    if (fflush(h->af.f) != 0) return gs_atomic_write_error(&h->af, __FILE__, __LINE__);
-    if (ftruncate(h->af.fd, 0) != 0 || lseek(h->af.fd, 0, SEEK_SET) != 0)
-        return GS_ERROR(GS_ERR_IO, "%s: cannot empty the history's temporary file %s: %s", h->af.path, h->af.tmp,
-                        strerror(errno));
-    h->live_attempt = attempt;
-    if (fprintf(h->af.f, "iteration,residual,relative_residual,time_s\n") < 0)
-        return gs_atomic_write_error(&h->af, __FILE__, __LINE__);
-    return GS_OK;
-}
-
-static int live_row(history *h, int i)
-{
-    return fprintf(h->af.f, "%d,%.17g,%.17g,%.9f\n", h->it[i], h->res[i], h->bnorm > 0 ? h->res[i] / h->bnorm : h->res[i],
-                   h->t[i]);
-}
-
-static void history_append(history *h, int iteration, double resnorm)
-{
-    if (h->st != GS_OK) return;
-    if (h->n == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 1024;
-        gs_status st;
-        if ((st = gs_realloc(&h->it, (size_t)cap, sizeof *h->it)) != GS_OK ||
-            (st = gs_realloc(&h->attempt, (size_t)cap, sizeof *h->attempt)) != GS_OK ||
-            (st = gs_realloc(&h->res, (size_t)cap, sizeof *h->res)) != GS_OK ||
-            (st = gs_realloc(&h->t, (size_t)cap, sizeof *h->t)) != GS_OK) {
-            history_fail(h, st);
-            return;
-        }
-        h->cap = cap;
-    }
-    const double now = gs_wtime();
-    if (!h->started) {
-        h->started = true;
-        h->t0 = now;
-    }
-    h->it[h->n] = iteration;
-    h->attempt[h->n] = h->current;
-    h->res[h->n] = resnorm;
-    h->t[h->n] = now - h->t0;
-    h->n++;
-    if (!h->live) return;
-    gs_status st = GS_OK;
-    const bool first = h->live_attempt != h->current; /* the attempt's first row: shown at once */
-    if (first) st = live_restart(h, h->current);
-    if (st == GS_OK && live_row(h, h->n - 1) < 0) st = gs_atomic_write_error(&h->af, __FILE__, __LINE__);
-    if (st == GS_OK && (first || now - h->flushed >= HISTORY_FLUSH)) {
-        if (fflush(h->af.f) != 0) st = gs_atomic_write_error(&h->af, __FILE__, __LINE__);
-        h->flushed = now;
-    }
-    if (st != GS_OK) history_fail(h, st);
-}
-
-/* The solver's monitor: the history's row, the monitor's line or the progress line. */
-static void run_monitor(void *ctx, int iteration, double resnorm)
-{
-    history *h = ctx;
-    if (h->keep) history_append(h, iteration, resnorm);
-    if (h->mon) gs_app_monitor_iteration(h->mon, iteration, resnorm);
-}
-
-static void history_attempt_begin(void *ctx, int index)
-{
-    history *h = ctx;
-    h->current = index;
-    h->started = false;
-    if (h->mon) gs_app_monitor_attempt(h->mon, index);
-}
-
-/* Opens the live file when the history goes to a regular file (a stream is written at the end). */
-static gs_status history_open(history *h, const char *path)
-{
-    gs_output_target t;
-    h->live_attempt = -1;
-    if (gs_output_probe(path, &t) != GS_OK || t.kind != GS_OUTPUT_FILE) {
-        gs_error_clear(); /* reported by the writing at the end, as for any output */
-        return GS_OK;
-    }
-    GS_CALL(gs_atomic_open(&h->af, path));
-    h->live = true;
-    h->flushed = gs_wtime();
-    return GS_OK;
-}
-
-/* The reported attempt's rows to path: the live file (rewritten when it holds another attempt's rows)
- * renamed into place, or the rows written through a new output. */
-static gs_status history_write(history *h, const char *path, int attempt)
-{
-    gs_status st = GS_OK;
-    if (h->st != GS_OK) return GS_ERROR(h->st, "%s", h->err);
-    if (h->live) {
-        if (h->live_attempt != attempt) {
-            GS_CALL(live_restart(h, attempt));
-            for (int i = 0; i < h->n; i++)
-                if (h->attempt[i] == attempt && live_row(h, i) < 0) GS_CALL(gs_atomic_write_error(&h->af, __FILE__, __LINE__));
-        }
-        h->live = false;
-        st = gs_atomic_commit(&h->af);
-        if (st != GS_OK) gs_atomic_abort(&h->af);
-        return st;
-    }
-    gs_atomic_file af;
-    GS_CALL(gs_atomic_open(&af, path));
-    fprintf(af.f, "iteration,residual,relative_residual,time_s\n");
-    for (int i = 0; i < h->n; i++)
-        if (h->attempt[i] == attempt)
-            fprintf(af.f, "%d,%.17g,%.17g,%.9f\n", h->it[i], h->res[i], h->bnorm > 0 ? h->res[i] / h->bnorm : h->res[i],
-                    h->t[i]);
-    st = gs_atomic_commit(&af);
-    if (st != GS_OK) {
-        gs_atomic_abort(&af);
-        GS_CALL(st);
-    }
-    return GS_OK;
-}
-
-/* Frees the rows; an open live file is removed (the run did not get to write its history). */
-static void history_free(history *h)
-{
-    if (h->live) gs_atomic_abort(&h->af);
-    h->live = false;
-    gs_free(&h->it);
-    gs_free(&h->attempt);
-    gs_free(&h->res);
-    gs_free(&h->t);
-}
 
 static const char *base_name(const char *p)
 {
@@ -336,7 +174,7 @@ static int finish_run(gs_status st, int code, gs_report *rep, const gs_config *c
 /* What the run shows and records while it solves: the history's rows (a live file for a regular file),
  * the monitor lines of output.monitor (stdout; stderr when JSON owns stdout) or the progress line of a
  * terminal. The lines carry the attempt number when the strategy may make several attempts. */
-static gs_status watch_begin(history *h, gs_app_monitor *mon, const gs_config *cfg, const gs_app_run_ctx *ctx,
+static gs_status watch_begin(gs_app_history *h, gs_app_monitor *mon, const gs_config *cfg, const gs_app_run_ctx *ctx,
                              const gs_system *sys, gs_int n, const char *hist_path, bool fallback, bool json)
 {
     gs_monitor_spec spec;
@@ -353,7 +191,7 @@ static gs_status watch_begin(history *h, gs_app_monitor *mon, const gs_config *c
     double bb = 0.0;
     for (gs_int i = 0; i < n; i++) bb += sys->b[i] * sys->b[i];
     h->bnorm = sqrt(bb);
-    if (h->keep) GS_CALL(history_open(h, hist_path));
+    if (h->keep) GS_CALL(gs_app_history_open(h, hist_path));
     return GS_OK;
 }
 
@@ -366,7 +204,7 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     gs_system sys = {0};
     gs_backend *be = NULL;
     double *x = NULL;
-    history hist = {0};
+    gs_app_history hist = {0};
     gs_app_monitor mon;
     gs_strategy_result sr;
     bool have_sr = false, interrupted = false;
@@ -423,7 +261,8 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
     GS_TRY(GS_CALLOC(x, A->nrows));
     const bool fallback = strcmp(gs_config_string(cfg, "solver.fallback"), "auto") == 0 && ctx->count <= 1;
     GS_TRY(watch_begin(&hist, &mon, cfg, ctx, &sys, A->nrows, hist_path, fallback, json));
-    gs_strategy_hooks hooks = {history_attempt_begin, {hist.keep || hist.mon ? run_monitor : NULL, &hist}, &hist};
+    gs_strategy_hooks hooks = {gs_app_history_attempt_begin, {hist.keep || hist.mon ? gs_app_history_monitor : NULL, &hist},
+                              &hist};
     GS_TRY(gs_strategy_solve(be, A, sys.b, sys.x0, cfg, fallback, &hooks, x, &sr));
     gs_app_monitor_end(&mon);
     have_sr = true;
@@ -447,18 +286,18 @@ int gs_app_run_problem(const gs_app_opts *o, gs_app_problem *p, const gs_config 
         GS_TRY(gs_report_string(rep, "output.solution", sol_path));
     }
     if (hist_path[0]) {
-        GS_TRY(history_write(&hist, hist_path, sr.chosen));
+        GS_TRY(gs_app_history_write(&hist, hist_path, sr.chosen));
         GS_TRY(gs_report_string(rep, "output.history", hist_path));
     }
 
 cleanup:
     gs_app_monitor_end(&mon);
-    if (st != GS_OK || interrupted) history_free(&hist); /* no history file: its temporary file goes first */
+    if (st != GS_OK || interrupted) gs_app_history_free(&hist); /* no history file: its temporary file goes first */
     code = finish_run(st, code, rep, cfg, have_sr ? &sr : NULL, ctx, json, t_start, p->time_read, interrupted, out);
     out->exit_code = code;
     out->solved = have_sr && sr.final.solved;
     fflush(stdout);
-    history_free(&hist);
+    gs_app_history_free(&hist);
     gs_free(&x);
     if (have_sr) gs_strategy_result_free(&sr);
     /* a failed device may be left in an error state: the next run starts a fresh backend */

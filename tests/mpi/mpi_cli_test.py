@@ -165,6 +165,23 @@ def main():
         last = json.loads(s.stdout)["solve"]["iterations"] if s.returncode == 0 else -1
         check(its[:2] == [0, 5] and its[-1] == last and all(i % 5 == 0 for i in its[:-1]),
               f"monitor: iterations {its}, one process {last}")
+        # --history: rank 0 writes the rows of every iteration, the same norms as one process
+        hist_mpi, hist_one = os.path.join(tmp, "h_mpi.csv"), os.path.join(tmp, "h_one.csv")
+        args = ["gen:poisson2d:20", "-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s",
+                "preconditioner.blocks=2"]
+        p = mpitest.run(mpiexec, 2, [gpusolve] + args + ["--history", hist_mpi, "--json"])
+        s1 = single(gpusolve, args + ["--history", hist_one])
+        check(p.returncode == 0 and s1.returncode == 0, f"history: exit {p.returncode} / {s1.returncode}")
+        if os.path.exists(hist_mpi) and os.path.exists(hist_one):
+            rm = [l.split(",") for l in open(hist_mpi).read().splitlines()]
+            ro = [l.split(",") for l in open(hist_one).read().splitlines()]
+            check(rm[0] == ro[0] and len(rm) == len(ro), f"history: {len(rm)} lines on 2 ranks, {len(ro)} on one")
+            check(all(abs(float(a[1]) - float(b[1])) <= 1e-8 * max(1.0, abs(float(b[1])))
+                      for a, b in zip(rm[1:], ro[1:])), "history: residuals differ from one process")
+            check(json.loads(p.stdout).get("output", {}).get("history") == hist_mpi, "history: output.history")
+        else:
+            check(False, "history: a file is missing")
+        check(not [f for f in os.listdir(tmp) if ".tmp." in f], f"history: temporary files left: {os.listdir(tmp)}")
         # text report: one report, from rank 0, with its parallel line
         p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:12"])
         check(p.returncode == 0 and p.stdout.count("parallel ") == 1 and p.stdout.count("reason=") == 1,
