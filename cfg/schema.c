@@ -19,6 +19,18 @@ static const char trisolve_types[] =
 #undef GS_TS_FIRST
 #undef GS_TS_ENTRY
 #define TRISOLVE_TYPES trisolve_types
+
+/* the Krylov methods and the preconditioners: "auto", then the names of their registries */
+#define GS_KSP_ENTRY(name, ...) "|" name
+static const char solver_types[] = "auto"
+#include "solver/registry.def"
+    ;
+#undef GS_KSP_ENTRY
+#define GS_PC_ENTRY(name, ...) "|" name
+static const char preconditioner_types[] = "auto"
+#include "precond/registry.def"
+    ;
+#undef GS_PC_ENTRY
 #define TRISOLVE_KEYS(side)                                                                       \
     CHOICE_KEY("trisolve." side ".type", "auto", TRISOLVE_TYPES,                                  \
                "triangular solver for the " side " factor (auto picks from the factor's levels)"), \
@@ -30,7 +42,7 @@ static const char trisolve_types[] =
 
 const gs_cfg_key gs_cfg_schema[] = {
     /* solver */
-    CHOICE_KEY("solver.type", "auto", "auto|cg|bicgstab|gmres|fgmres",
+    CHOICE_KEY("solver.type", "auto", solver_types,
                "Krylov method (auto: chosen from the matrix, see docs/algorithms.md#automatic-choice)"),
     INT_KEY("solver.restart", "30", 1, 10000, "GMRES/FGMRES restart length m"),
     DBL_KEY("solver.rtol", "1e-8", 0, 1, "stop when ||r|| <= rtol * baseline"),
@@ -55,8 +67,7 @@ const gs_cfg_key gs_cfg_schema[] = {
             "fallback: no new attempt starts once this many seconds of setup and solve are spent (0: no limit)"),
 
     /* preconditioner */
-    CHOICE_KEY("preconditioner.type", "auto",
-               "auto|none|jacobi|ilu0|iluk|ilut|ilutp|ic0|bilu|bilut|ras|parilu",
+    CHOICE_KEY("preconditioner.type", "auto", preconditioner_types,
                "preconditioner (auto: chosen from the matrix, see docs/algorithms.md#automatic-choice)"),
     INT_KEY("preconditioner.fill_level", "0", 0, 1000000, "ILU(k)/BILU(k)/RAS: level of fill k"),
     DBL_KEY("preconditioner.drop_tolerance", "1e-3", 0, INFINITY,

@@ -9,21 +9,13 @@
 #include "precond/ilu.h"
 #include "precond/parilu.h"
 
-/* Adding a method: one file with its create function + one line here (+ its name in cfg/schema.c). */
+/* The registry: precond/registry.def (a new method: its file and one line there). */
+#define GS_PC_ENTRY(...) {__VA_ARGS__},
 const gs_pc_entry gs_pc_registry[] = {
-    {"none", gs_pc_create_none, "identity (no preconditioning)"},
-    {"jacobi", gs_pc_create_jacobi, "diagonal scaling z = D^-1 r"},
-    {"ilu0", gs_pc_create_ilu0, "ILU(0): incomplete LU on the pattern of A"},
-    {"iluk", gs_pc_create_iluk, "ILU(k): level of fill k (fill_level)"},
-    {"ilut", gs_pc_create_ilut, "ILUT(p, tau): dual-threshold incomplete LU (max_fill, drop_tolerance)"},
-    {"ilutp", gs_pc_create_ilutp, "ILUTP: ILUT with column threshold pivoting (pivot_tolerance, max_fill, drop_tolerance)"},
-    {"ic0", gs_pc_create_ic0, "IC(0): incomplete Cholesky for symmetric positive definite matrices"},
-    {"bilu", gs_pc_create_bilu, "block ILU(k) over METIS parts (blocks, fill_level)"},
-    {"bilut", gs_pc_create_bilut, "block ILUT over METIS parts (blocks, drop_tolerance, max_fill)"},
-    {"ras", gs_pc_create_ras, "restricted additive Schwarz: METIS parts grown by overlap layers, ILU(k)/ILUT per subdomain"},
-    {"parilu", gs_pc_create_parilu, "ParILU/ParIC: fine-grained fixed-point sweeps (sweeps, sweep_type, order, symmetric)"},
+#include "precond/registry.def"
     {NULL, NULL, NULL},
 };
+#undef GS_PC_ENTRY
 
 gs_status gs_pc_create(const char *type, gs_backend *be, const gs_config *cfg, gs_pc **pc)
 {

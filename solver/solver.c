@@ -12,14 +12,13 @@
 #include "core/signal.h"
 #include "solver/ksp_impl.h"
 
+/* The registry: solver/registry.def (a new method: its file and one line there). */
+#define GS_KSP_ENTRY(...) {__VA_ARGS__},
 const gs_ksp_entry gs_ksp_registry[] = {
-    {"cg", gs_ksp_create_cg, "preconditioned conjugate gradients (A and M symmetric positive definite)"},
-    {"bicgstab", gs_ksp_create_bicgstab, "BiCGStab, right preconditioned (nonsymmetric A)"},
-    {"gmres", gs_ksp_create_gmres, "restarted GMRES(m), right preconditioned, CGS2 or MGS Arnoldi"},
-    {"fgmres", gs_ksp_create_fgmres,
-     "flexible GMRES(m): accepts a preconditioner that changes between applications"},
+#include "solver/registry.def"
     {NULL, NULL, NULL},
 };
+#undef GS_KSP_ENTRY
 
 const char *gs_reason_name(gs_reason r)
 {
