@@ -594,7 +594,7 @@ static void test_plan_threads(void **state)
         gs_tl_plan_free(&P1);
         gs_tl_plan_free(&P4);
     }
-    assert_true(large >= 3);
+    assert_true(large >= (gs_test_quick() ? 2 : 3)); /* quick: the suite has no 300001-row case */
     tri_suite_free(&S);
 }
 
