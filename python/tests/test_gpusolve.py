@@ -243,6 +243,16 @@ def test_keyboard_interrupt_stops_the_solve():
     import threading
     import time
 
+    # Ctrl-C raises KeyboardInterrupt in the main thread, as in an interactive session, even where this
+    # process was started with SIGINT ignored (a background job of a non-interactive shell)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _keyboard_interrupt_case(threading, time, signal)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _keyboard_interrupt_case(threading, time, signal):
     with _long_solver() as s:
         timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
         t0 = time.time()
