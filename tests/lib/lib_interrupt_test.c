@@ -1,4 +1,5 @@
-/* gpusolve_interrupt (api/gpusolve.h) on the host backend: from the monitor (the solve stops at that
+/* gpusolve_interrupt (api/gpusolve.h) on the host backend (with --cuda: on the cuda backend, a GPU test):
+ * from the monitor in CG, BiCGStab and GMRES (the solve stops at that
  * iteration with reason diverged_interrupted and exit class 6, its iterate in x, no fallback attempt),
  * from another thread during a long solve, before a solve (the next call stops at once, the one after
  * runs), before an explicit setup; the request is taken by the call it stops; other handles are not
@@ -17,10 +18,12 @@
 #include "core/mem.h"
 #include "lib_system.h"
 
+static const char *backend_setting = "device.backend=host"; /* --cuda: device.backend=cuda */
+
 /* CG without a preconditioner and no fallback ladder: many iterations, one attempt. */
 static gpusolve_solver *make_solver(const system_t *sys, const char *rtol)
 {
-    const char *settings[] = {"device.backend=host", "solver.type=cg", "preconditioner.type=none",
+    const char *settings[] = {backend_setting, "solver.type=cg", "preconditioner.type=none",
                               "solver.max_iterations=1000000", "solver.fallback=none", rtol, NULL};
     gpusolve_solver *s = NULL;
     assert_int_equal(gpusolve_create(&s, NULL, NULL, settings), 0);
@@ -48,27 +51,32 @@ static void test_from_the_monitor(void **state)
     (void)state;
     system_t sys;
     make_system(&sys, 60);
-    gpusolve_solver *s = make_solver(&sys, "solver.rtol=1e-10");
-    /* with the fallback on too: an interrupted attempt ends the ladder */
-    assert_int_equal(gpusolve_set(s, "solver.fallback=auto"), 0);
-    stopper st = {s, 7, -1};
-    assert_int_equal(gpusolve_set_monitor(s, stop_at, &st), 0);
-    assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), GPUSOLVE_EXIT_INTERRUPTED);
-    assert_string_equal(gpusolve_reason(s), "diverged_interrupted"); /* no further attempt converged */
-    /* CG keeps a few iterations in flight: those already queued are reported too */
-    assert_true(gpusolve_iterations(s) >= 7 && gpusolve_iterations(s) <= 7 + 8);
-    assert_int_equal(st.last, gpusolve_iterations(s));
-    assert_non_null(strstr(gpusolve_reason_detail(s), "gpusolve_interrupt"));
-    assert_non_null(strstr(gpusolve_report_json(s), "diverged_interrupted"));
-    /* x holds the iterate reached (not x0 = 0), which has not converged */
-    double r = gpusolve_residual(s), xmax = 0.0;
-    for (gs_int i = 0; i < sys.A.nrows; i++) xmax = fmax(xmax, fabs(sys.x[i]));
-    assert_true(isfinite(r) && r > 1e-10 && xmax > 0.0);
-    /* the request was taken: the next solve runs to convergence */
-    assert_int_equal(gpusolve_set_monitor(s, NULL, NULL), 0);
-    assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), 0);
-    assert_string_equal(gpusolve_reason(s), "converged_rtol");
-    gpusolve_destroy(&s);
+    const char *types[] = {"solver.type=cg", "solver.type=bicgstab", "solver.type=gmres"};
+    for (int t = 0; t < 3; t++) {
+        gpusolve_solver *s = make_solver(&sys, "solver.rtol=1e-10");
+        assert_int_equal(gpusolve_set(s, types[t]), 0);
+        /* with the fallback on too: an interrupted attempt ends the ladder */
+        assert_int_equal(gpusolve_set(s, "solver.fallback=auto"), 0);
+        stopper st = {s, 7, -1};
+        assert_int_equal(gpusolve_set_monitor(s, stop_at, &st), 0);
+        for (gs_int i = 0; i < sys.A.nrows; i++) sys.x[i] = 0.0;
+        assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), GPUSOLVE_EXIT_INTERRUPTED);
+        assert_string_equal(gpusolve_reason(s), "diverged_interrupted"); /* no further attempt converged */
+        /* CG keeps a few iterations in flight: those already queued are reported too */
+        assert_true(gpusolve_iterations(s) >= 7 && gpusolve_iterations(s) <= 7 + 8);
+        assert_int_equal(st.last, gpusolve_iterations(s));
+        assert_non_null(strstr(gpusolve_reason_detail(s), "gpusolve_interrupt"));
+        assert_non_null(strstr(gpusolve_report_json(s), "diverged_interrupted"));
+        /* x holds the iterate reached (not x0 = 0), which has not converged */
+        double r = gpusolve_residual(s), xmax = 0.0;
+        for (gs_int i = 0; i < sys.A.nrows; i++) xmax = fmax(xmax, fabs(sys.x[i]));
+        assert_true(isfinite(r) && r > 1e-10 && xmax > 0.0);
+        /* the request was taken: the next solve runs to convergence */
+        assert_int_equal(gpusolve_set_monitor(s, NULL, NULL), 0);
+        assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), 0);
+        assert_string_equal(gpusolve_reason(s), "converged_rtol");
+        gpusolve_destroy(&s);
+    }
     free_system(&sys);
 }
 
@@ -138,7 +146,7 @@ static void test_before_a_call(void **state)
     assert_int_equal(gpusolve_solve(s, sys.b, sys.x, 0), 0);
     /* an explicit setup stops too, and the solve after it sets up again */
     gpusolve_solver *e = NULL;
-    const char *settings[] = {"device.backend=host", "solver.type=gmres", "preconditioner.type=ilu0",
+    const char *settings[] = {backend_setting, "solver.type=gmres", "preconditioner.type=ilu0",
                               "solver.fallback=none", NULL};
     assert_int_equal(gpusolve_create(&e, NULL, NULL, settings), 0);
     assert_int_equal(gpusolve_set_matrix(e, sys.A.nrows, sys.A.nnz, sys.A.rowptr, sys.A.colind, sys.A.val, 0), 0);
@@ -154,8 +162,12 @@ static void test_before_a_call(void **state)
     free_system(&sys);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--cuda") == 0) {
+        gs_test_require_gpu();
+        backend_setting = "device.backend=cuda";
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_from_the_monitor),
         cmocka_unit_test(test_from_another_thread),
