@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reading matrices: gpusolve's reader (bench_read: median of REPS reads after a warm-up, 1 thread and
 # every thread) against fast_matrix_market's Python reader (fmm.read_coo with the same thread counts,
-# the same median), in the same run, on a ~120 MB 1M-row convection-diffusion .mtx and a small one.
+# the same median), in the same run, on a ~120 MB 1M-row convection-diffusion .mtx (as written: row by
+# row; and sorted column by column, the order of SuiteSparse's files), and a small one.
 #
 #   bench/reader.sh [BUILD_DIR] [REPS]      # defaults: build, 5
 #
@@ -21,6 +22,11 @@ gen=$build/gpusolve-gen
 [ -x "$gen" ] || gen=$build/app/gpusolve-gen
 [ -s "$tmp/convdiff100.mtx" ] || "$gen" convdiff3d 100 -o "$tmp/convdiff100.mtx" >/dev/null
 [ -s "$tmp/convdiff20.mtx" ] || "$gen" convdiff3d 20 -o "$tmp/convdiff20.mtx" >/dev/null
+# the same entries column by column (the order of SuiteSparse's files): the reader's sorting path
+if [ ! -s "$tmp/convdiff100_bycol.mtx" ]; then
+  { head -n 3 "$tmp/convdiff100.mtx"; tail -n +4 "$tmp/convdiff100.mtx" | LC_ALL=C sort -S 1G -k2,2n -k1,1n; } \
+    > "$tmp/convdiff100_bycol.mtx.part" && mv "$tmp/convdiff100_bycol.mtx.part" "$tmp/convdiff100_bycol.mtx"
+fi
 
 py=$tmp/venv/bin/python
 if [ ! -x "$py" ] || ! "$py" -c "import fast_matrix_market, numpy" 2>/dev/null; then
@@ -47,7 +53,7 @@ PY
 echo "host: $(uname -n), $threads cores ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'))"
 echo "date: $(date -u +%Y-%m-%d)  reps: $reps (median after one warm-up)"
 printf '%-18s %9s %8s %10s %10s %10s %10s %12s\n' file MB threads "ours [s]" "ours MB/s" "fmm [s]" "fmm MB/s" "ours/fmm"
-for f in convdiff20 convdiff100; do
+for f in convdiff20 convdiff100 convdiff100_bycol; do
   path=$tmp/$f.mtx
   bytes=$(stat -c %s "$path")
   for t in 1 "$threads"; do

@@ -33,56 +33,58 @@ static bool zero_mantissa(mm_tok t)
     return true;
 }
 
-/* [+-]digits[.digits][(e|E)[+-]digits] with at most 19 significant digits forming m <= 2^53 and a decimal
- * exponent within +-22: m and 10^|e| are exact doubles, so one multiplication or division rounds once and
- * gives the correctly rounded value, which is what strtod returns (Clinger's fast path). */
-static bool fast_real(mm_tok t, double *v)
+/* [+-]digits[.digits][(e|E)[+-]digits] at s (before e) with at most 19 significant digits forming m <= 2^53
+ * and a decimal exponent within +-22: m and 10^|e| are exact doubles, so one multiplication or division
+ * rounds once and gives the correctly rounded value, which is what strtod returns (Clinger's fast path).
+ * Returns where the number ends (the caller checks what follows), or NULL for anything else. */
+static inline const char *scan_decimal(const char *s, const char *e, double *v)
 {
 #if FLT_EVAL_METHOD != 0
-    (void)t, (void)v;
-    return false;
+    (void)s, (void)e, (void)v;
+    return NULL;
 #else
-    const char *s = t.s, *e = t.s + t.n;
     bool neg = false, any = false;
     if (s < e && (*s == '+' || *s == '-')) neg = *s++ == '-';
     uint64_t m = 0;
     int digits = 0, exp10 = 0;
     for (; s < e && (unsigned)(*s - '0') <= 9; s++, any = true) {
         if (m == 0 && *s == '0') continue;
-        if (digits++ == 19) return false;
+        if (digits++ == 19) return NULL;
         m = 10 * m + (uint64_t)(*s - '0');
     }
     if (s < e && *s == '.') {
         for (s++; s < e && (unsigned)(*s - '0') <= 9; s++, any = true) {
             exp10--;
             if (m == 0 && *s == '0') continue;
-            if (digits++ == 19) return false;
+            if (digits++ == 19) return NULL;
             m = 10 * m + (uint64_t)(*s - '0');
         }
     }
-    if (!any) return false;
+    if (!any) return NULL;
     if (s < e && (*s == 'e' || *s == 'E')) {
         s++;
         bool eneg = false;
         if (s < e && (*s == '+' || *s == '-')) eneg = *s++ == '-';
-        if (s == e) return false;
+        if (s == e || (unsigned)(*s - '0') > 9) return NULL;
         int ev = 0;
         for (; s < e && (unsigned)(*s - '0') <= 9; s++)
             if (ev < 100000) ev = 10 * ev + (*s - '0');
         exp10 += eneg ? -ev : ev;
     }
-    if (s != e) return false;
     if (m == 0) {
         *v = neg ? -0.0 : 0.0;
-        return true;
+        return s;
     }
-    if (m > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22) return false;
+    if (m > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22) return NULL;
     double d = (double)m;
     d = exp10 < 0 ? d / pow10_exact[-exp10] : d * pow10_exact[exp10];
     *v = neg ? -d : d;
-    return true;
+    return s;
 #endif
 }
+
+/* A whole token in scan_decimal's form. */
+static bool fast_real(mm_tok t, double *v) { return scan_decimal(t.s, t.s + t.n, v) == t.s + t.n; }
 
 /* A finite real number: strtod's value of the whole token. *underflow: a nonzero value read as 0. */
 static val_res parse_real(mm_tok t, double *v, bool *underflow)
@@ -281,6 +283,73 @@ static int entry_fields(const mm_header *h, const mm_tok *t, const char *stop, c
     return FLD_OK;
 }
 
+/* What the lines of a chunk read so far established (the parallel pass's state). */
+typedef struct fast_state {
+    long long line, count, pushes, fl, fu;
+} fast_state;
+
+/* The common lines of a real coordinate file, many at a time: "row column value" with indices in range
+ * and a plain decimal value (scan_decimal's form), in a general or symmetric file. Starts at a line's
+ * beginning and returns where it stopped: at fast_end, or at the first line it does not take -- one of
+ * another form, one the checks of run() must judge (more entries than declared, the index limit, the
+ * other triangle of a symmetric file), or each 65536th line (run()'s interrupt check) -- which run() then
+ * reads. Every line that starts before fast_end ends with a newline before it, so no scan can pass it.
+ * Records whether the triplets are in row-major order with increasing columns (mm_chunk.unsorted). */
+static const char *fast_lines(const mm_header *h, mm_chunk *c, const char *p, const char *fast_end, fast_state *f,
+                              bool *nomem)
+{
+    const bool sym = h->symmetry == SYM_SYMMETRIC;
+    const long long limit = mm_index_limit(), nr = h->nrows, nc = h->ncols, entries = h->entries;
+    long long line = f->line, count = f->count, pushes = f->pushes;
+    bool unsorted = c->unsorted;
+    while (p < fast_end && ((line + 1) & 0xFFFF) != 0 && count < entries) {
+        const char *q = p;
+        gs_int ij[2];
+        for (int k = 0; k < 2; k++) {
+            while (cls[(unsigned char)*q] == 1) q++;
+            const char *b = q;
+            long long n = 0;
+            while ((unsigned)(*q - '0') <= 9 && q - b < 10) n = 10 * n + (*q++ - '0');
+            if (q == b || n < 1 || n > (k ? nc : nr) || cls[(unsigned char)*q] != 1) goto out;
+            ij[k] = (gs_int)(n - 1);
+        }
+        while (cls[(unsigned char)*q] == 1) q++;
+        double v;
+        q = scan_decimal(q, fast_end, &v);
+        if (!q || cls[(unsigned char)*q] == 0) goto out;
+        while (cls[(unsigned char)*q] == 1) q++;
+        if (*q != '\n' || (size_t)(q - p) >= MM_LINE_MAX) goto out;
+        const gs_int i = ij[0], j = ij[1];
+        const bool mirror = sym && i != j;
+        if (pushes + (mirror ? 2 : 1) > limit) goto out;
+        if (mirror && ((i > j && f->fu) || (i < j && f->fl))) goto out;
+        if (!reserve(c, pushes, false)) {
+            *nomem = true;
+            goto out;
+        }
+        if (pushes > 0 && !(i > c->ri[pushes - 1] || (i == c->ri[pushes - 1] && j > c->ci[pushes - 1])))
+            unsorted = true;
+        c->ri[pushes] = i, c->ci[pushes] = j, c->v[pushes] = v;
+        pushes++;
+        line++;
+        if (mirror) {
+            if (i > j && !f->fl) f->fl = line;
+            if (i < j && !f->fu) f->fu = line;
+            c->ri[pushes] = j, c->ci[pushes] = i, c->v[pushes] = v;
+            pushes++;
+            unsorted = true;
+        }
+        count++;
+        p = q + 1;
+    }
+out:
+    f->line = line;
+    f->count = count;
+    f->pushes = pushes;
+    c->unsorted = unsorted;
+    return p;
+}
+
 /* Both passes: x == NULL for the parallel one (state blank, line numbers relative to the chunk). */
 static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
 {
@@ -292,8 +361,22 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
     long long line = 0, abs_line = 0, count = x ? x->count : 0, pushes = x ? x->pushes : 0;
     long long fl = x ? x->first_lower : 0, fu = x ? x->first_upper : 0;
     const char *p = c->begin, *end = c->end;
-    const char *nul = memchr(p, '\0', (size_t)(end - p));
+    /* the parallel pass takes the common lines of real coordinate files many at a time (up to the chunk's
+     * last newline) */
+    const bool fast = !x && h->coordinate && h->field == FIELD_REAL &&
+                      (h->symmetry == SYM_GENERAL || h->symmetry == SYM_SYMMETRIC);
+    const char *fast_end = end;
+    if (fast)
+        while (fast_end > p && fast_end[-1] != '\n') fast_end--;
     while (p < end) {
+        if (fast && p < fast_end) {
+            fast_state f = {line, count, pushes, fl, fu};
+            bool nomem = false;
+            p = fast_lines(h, c, p, fast_end, &f, &nomem);
+            line = f.line, count = f.count, pushes = f.pushes, fl = f.fl, fu = f.fu;
+            if (nomem) goto nomem;
+            if (p >= end) break;
+        }
         line++;
         abs_line = base + line;
         if (!x && (line & 0xFFFF) == 0 && gs_interrupt_requested()) {
@@ -333,7 +416,8 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
         if ((size_t)(stop - s) >= MM_LINE_MAX)
             STOP("found a line longer than %zu bytes; expected the short lines of a Matrix Market text file",
                  MM_LINE_MAX);
-        if (nul && nul < stop) STOP("found a NUL byte (binary data); expected a text file");
+        /* (the fast paths take no line with a NUL byte: it is neither a digit nor a blank) */
+        if (memchr(s, '\0', (size_t)(stop - s))) STOP("found a NUL byte (binary data); expected a text file");
         if (nt == 0 || t[0].s[0] == '%') continue;
         if (count >= h->entries)
             STOP("found another %s %s after the %lld declared on line %lld; expected the end of the file (more %s "
@@ -383,6 +467,8 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
                 STOP("more than %lld entries; expected at most %lld (the 32-bit index limit)", limit, limit);
             if (!x) {
                 if (!reserve(c, pushes, false)) goto nomem;
+                if (pushes > 0 && !(i > c->ri[pushes - 1] || (i == c->ri[pushes - 1] && j > c->ci[pushes - 1])))
+                    c->unsorted = true;
                 c->ri[pushes] = i, c->ci[pushes] = j, c->v[pushes] = v;
             }
             pushes++;
@@ -407,6 +493,7 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
             if (!reserve(c, pushes, false)) goto nomem;
             c->ri[pushes] = i, c->ci[pushes] = j, c->v[pushes] = v;
             c->ri[pushes + 1] = j, c->ci[pushes + 1] = i, c->v[pushes + 1] = h->symmetry == SYM_SKEW ? -v : v;
+            c->unsorted = true;
         }
         pushes += 2;
     }

@@ -162,6 +162,7 @@ typedef struct mm_chunk {
     bool stopped;                       /* stopped at a line the exact pass must judge */
     gs_status st;                       /* GS_ERR_MEM or GS_ERR_INTERRUPTED met by the parallel pass */
     gs_int *ri, *ci;                    /* triplets (array vectors: values in v only) */
+    bool unsorted;                      /* the triplets are not in row-major order with increasing columns */
     double *v;
     long long cap;
     long long underflows, underflow_line; /* values read as 0 below the smallest double; first one's line */

@@ -237,6 +237,92 @@ static void test_variants_identical(void **state)
             }
 }
 
+/* Row-major files (the in-place assembly) and files just out of that order (the sorting assembly): both
+ * against gs_csr_from_coo of the same triplets, with every thread count and chunk size. Empty rows at the
+ * start, in the middle and at the end; comments between entries; then an entry pair swapped inside a row, a
+ * repeated position (summed), a row out of order, and a symmetric file (mirrored halves). */
+static void test_row_major_and_disordered(void **state)
+{
+    (void)state;
+    enum { N = 1003, MAXE = 6 * N };
+    static gs_int ri[MAXE], ci[MAXE];
+    static double v[MAXE];
+    static char text[MAXE * 48 + 256];
+    uint64_t seed = 23;
+    gs_int m = 0;
+    for (gs_int i = 3; i < N - 5; i++) {
+        if (i % 17 == 0) continue; /* empty rows in the middle */
+        gs_int j = (gs_int)(gs_test_rand(&seed) * 4);
+        for (int e = 0; e < 1 + (int)(gs_test_rand(&seed) * 5) && j < N; e++) {
+            ri[m] = i, ci[m] = j, v[m] = (gs_test_rand(&seed) - 0.5) * 1e3;
+            m++;
+            j += 1 + (gs_int)(gs_test_rand(&seed) * 200);
+        }
+    }
+    static gs_int rb[MAXE], cb[MAXE];
+    static double vb[MAXE];
+    memcpy(rb, ri, sizeof ri), memcpy(cb, ci, sizeof ci), memcpy(vb, v, sizeof v);
+    for (int variant = 0; variant < 5; variant++) {
+        memcpy(ri, rb, sizeof ri), memcpy(ci, cb, sizeof ci), memcpy(v, vb, sizeof v);
+        gs_int mm = m;
+        if (variant == 1) { /* two entries of a row swapped */
+            gs_int k = m / 2;
+            while (ri[k + 1] != ri[k]) k++;
+            gs_int tc = ci[k];
+            double tv = v[k];
+            ci[k] = ci[k + 1], v[k] = v[k + 1], ci[k + 1] = tc, v[k + 1] = tv;
+        }
+        if (variant == 2) { /* a repeated position right after its first */
+            ri[mm] = ri[mm - 1], ci[mm] = ci[mm - 1], v[mm] = 0.5;
+            mm++;
+        }
+        if (variant == 3) { /* the last entry (the last row) first */
+            ri[mm] = ri[0], ci[mm] = ci[0], v[mm] = v[0];
+            ri[0] = ri[mm - 1], ci[0] = ci[mm - 1], v[0] = v[mm - 1];
+            ri[mm - 1] = ri[mm], ci[mm - 1] = ci[mm], v[mm - 1] = v[mm];
+        }
+        const bool sym = variant == 4; /* the lower triangle of the same entries, mirrored on reading */
+        size_t len = (size_t)snprintf(text, sizeof text, "%%%%MatrixMarket matrix coordinate real %s\n%d %d %d\n",
+                                      sym ? "symmetric" : "general", N, N, (int)mm);
+        for (gs_int k = 0; k < mm; k++) {
+            if (sym && ci[k] > ri[k]) ci[k] = ri[k] - ci[k] % (ri[k] + 1); /* into the lower triangle */
+            if (k % 101 == 50) len += (size_t)snprintf(text + len, sizeof text - len, "%% between entries\n");
+            const size_t at = len;
+            len += (size_t)snprintf(text + len, sizeof text - len, k % 5 ? "%d %d %.17g\n" : "%d  %d\t%.6e\n",
+                                    (int)ri[k] + 1, (int)ci[k] + 1, v[k]);
+            if (k % 5 == 0) v[k] = strtod(strchr(text + at, '\t') + 1, NULL); /* the value as written */
+        }
+        char name[32];
+        snprintf(name, sizeof name, "order_%d.mtx", variant);
+        write_bytes(tmp_path(name), text, len);
+        assert_int_equal(check_equivalent(tmp_path(name)), GS_OK);
+
+        gs_int *r2 = NULL, *c2 = NULL;
+        double *v2 = NULL;
+        gs_int n2 = 0;
+        GS_ASSERT_OK(GS_MALLOC(r2, 2 * (size_t)mm));
+        GS_ASSERT_OK(GS_MALLOC(c2, 2 * (size_t)mm));
+        GS_ASSERT_OK(GS_MALLOC(v2, 2 * (size_t)mm));
+        for (gs_int k = 0; k < mm; k++) {
+            r2[n2] = ri[k], c2[n2] = ci[k], v2[n2++] = v[k];
+            if (sym && ri[k] != ci[k]) r2[n2] = ci[k], c2[n2] = ri[k], v2[n2++] = v[k];
+        }
+        gs_csr ref = {0};
+        GS_ASSERT_OK(gs_csr_from_coo(N, N, n2, r2, c2, v2, &ref));
+        for (int t = 0; t < NFORCED; t++) {
+            outcome got;
+            read_matrix(tmp_path(name), &forced[t], &got);
+            GS_ASSERT_OK(got.st);
+            assert_same_csr(&ref, &got.A);
+            gs_csr_free(&got.A);
+        }
+        gs_csr_free(&ref);
+        gs_free(&r2);
+        gs_free(&c2);
+        gs_free(&v2);
+    }
+}
+
 /* Real matrices of the repository, plain and .gz. */
 static void test_data_matrices_identical(void **state)
 {
@@ -278,6 +364,20 @@ static void test_values_equal_strtod(void **state)
             assert_memory_equal(&ref, &x[k], sizeof ref);
         }
         gs_free(&x);
+    }
+    /* the same numbers as the diagonal entries of a coordinate file */
+    len = (size_t)snprintf(text, sizeof text, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", N, N, N);
+    for (int k = 0; k < N; k++) len += (size_t)snprintf(text + len, sizeof text - len, "%d %d %s\n", k + 1, k + 1, tok[k]);
+    write_bytes(tmp_path("values_coo.mtx"), text, len);
+    for (int t = 0; t < 2; t++) {
+        gs_csr A = {0};
+        GS_ASSERT_OK(gs_mm_read_matrix_with(tmp_path("values_coo.mtx"), t ? &forced[2] : &serial, &A, NULL));
+        assert_int_equal(A.nnz, N);
+        for (int k = 0; k < N; k++) {
+            double ref = strtod(tok[k], NULL);
+            assert_memory_equal(&ref, &A.val[k], sizeof ref);
+        }
+        gs_csr_free(&A);
     }
 }
 
@@ -452,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_error_fixtures_same_message),
         cmocka_unit_test(test_index_limit_same_line),
         cmocka_unit_test(test_variants_identical),
+        cmocka_unit_test(test_row_major_and_disordered),
         cmocka_unit_test(test_data_matrices_identical),
         cmocka_unit_test(test_values_equal_strtod),
         cmocka_unit_test(test_petsc_round_trip),
