@@ -256,6 +256,7 @@ static void suite_variant(const variant *v)
     const double t0 = gs_wtime();
     for (int k = 0; k < suite.n; k++) {
         const tri_case *c = &suite.c[k];
+        const double tc = gs_wtime();
         gs_int n = c->T.nrows;
         double *hb = NULL, *hb2 = NULL, *xr = NULL, *xr2 = NULL, *x1 = NULL, *x2 = NULL, *poison = NULL;
         GS_ASSERT_OK(GS_MALLOC(hb, n));
@@ -316,6 +317,7 @@ static void suite_variant(const variant *v)
         gs_free(&x1);
         gs_free(&x2);
         gs_free(&poison);
+        if (gs_test_quick()) fprintf(stderr, "  %s %s %s: %.2f s\n", ts_type, v->name, c->name, gs_wtime() - tc);
     }
     fprintf(stderr, "%s %s: %d cases in %.1f s", ts_type, v->name, suite.n, gs_wtime() - t0);
     if (v->count_key) fprintf(stderr, ", %d stages with %s = %lld", counted, v->count_key, v->count_value);

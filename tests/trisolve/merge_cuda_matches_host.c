@@ -63,6 +63,7 @@ static void test_suite(void **state)
         /* every other case starts from a pool of 64 entries, so that the passes stop, the pool grows and
          * they resume (the first guess holds most of the suite's R) */
         const long long pool_start = k % 2 ? 64 : 0;
+        const double tc = gs_wtime();
         gs_int *stage = NULL, *hlev = NULL; /* the stages' given levels (GPU), T's levels by row (host) */
         gs_ls_plan P;
         memset(&P, 0, sizeof P);
@@ -105,6 +106,7 @@ static void test_suite(void **state)
         gs_free(&stage);
         gs_free(&hlev);
         gs_ls_plan_free(&P);
+        if (gs_test_quick()) fprintf(stderr, "  %s: %.2f s\n", c->name, gs_wtime() - tc);
     }
     tri_suite_free(&S);
     fprintf(stderr, "builds whose pool grew: %d, refused: %d\n", grown, refused);
