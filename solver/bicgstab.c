@@ -51,14 +51,14 @@ static gs_status bicgstab_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, cons
     double r0norm = 0.0; /* ||r0||: the shadow residual, = ||r|| when it was chosen */
     int start_it = 0;    /* first iteration with the current shadow residual */
 
-    GS_TRY(gs_vec_create(ksp->be, n, &r)); /* r_k, and s = r_k - alpha v in place */
-    GS_TRY(gs_vec_create(ksp->be, n, &r0));
-    GS_TRY(gs_vec_create(ksp->be, n, &p));
-    GS_TRY(gs_vec_create(ksp->be, n, &v));
-    GS_TRY(gs_vec_create(ksp->be, n, &t));
+    GS_TRY(gs_ksp_work(ksp, 0, n, &r)); /* r_k, and s = r_k - alpha v in place */
+    GS_TRY(gs_ksp_work(ksp, 1, n, &r0));
+    GS_TRY(gs_ksp_work(ksp, 2, n, &p));
+    GS_TRY(gs_ksp_work(ksp, 3, n, &v));
+    GS_TRY(gs_ksp_work(ksp, 4, n, &t));
     if (pc) {
-        GS_TRY(gs_vec_create(ksp->be, n, &phat_buf));
-        GS_TRY(gs_vec_create(ksp->be, n, &shat_buf));
+        GS_TRY(gs_ksp_work(ksp, 5, n, &phat_buf));
+        GS_TRY(gs_ksp_work(ksp, 6, n, &shat_buf));
     }
     phat = pc ? phat_buf : p;
     shat = pc ? shat_buf : r;
@@ -160,14 +160,7 @@ static gs_status bicgstab_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, cons
         if (bicgstab_step_end(res, it, ts_tt[0], tnorm_t, snorm, rho, r0norm, rnorm, &restart)) break;
     }
 
-cleanup:
-    gs_vec_destroy(&r);
-    gs_vec_destroy(&r0);
-    gs_vec_destroy(&p);
-    gs_vec_destroy(&v);
-    gs_vec_destroy(&t);
-    gs_vec_destroy(&phat_buf);
-    gs_vec_destroy(&shat_buf);
+cleanup: /* the vectors stay with the solver */
     return st;
 }
 

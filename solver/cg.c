@@ -78,10 +78,10 @@ static gs_status cg_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_v
     const gs_int n = A->nrows;
     const int max_it = ksp->prm.max_iterations;
 
-    GS_TRY(gs_vec_create(ksp->be, n, &r));
-    GS_TRY(gs_vec_create(ksp->be, n, &p));
-    GS_TRY(gs_vec_create(ksp->be, n, &q));
-    if (pc) GS_TRY(gs_vec_create(ksp->be, n, &zbuf));
+    GS_TRY(gs_ksp_work(ksp, 0, n, &r));
+    GS_TRY(gs_ksp_work(ksp, 1, n, &p));
+    GS_TRY(gs_ksp_work(ksp, 2, n, &q));
+    if (pc) GS_TRY(gs_ksp_work(ksp, 3, n, &zbuf));
     z = pc ? zbuf : r;
 
     GS_TRY(gs_ksp_start(ksp, A, b, x, r, &t, res, &done));
@@ -137,12 +137,8 @@ static gs_status cg_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_v
         }
     }
 
-cleanup:
+cleanup: /* the vectors stay with the solver */
     gs_ks_destroy(&ks);
-    gs_vec_destroy(&r);
-    gs_vec_destroy(&p);
-    gs_vec_destroy(&q);
-    gs_vec_destroy(&zbuf);
     return st;
 }
 

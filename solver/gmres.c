@@ -62,11 +62,11 @@ static gs_status gmres_run(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_
     gs_ksp_track trk = {0};
     bool done = false;
 
-    GS_TRY(gs_mvec_create(ksp->be, n, m + 1, &V));
-    if (use_z) GS_TRY(gs_mvec_create(ksp->be, n, m, &Z));
+    GS_TRY(gs_ksp_work_mvec(ksp, 0, n, m + 1, &V));
+    if (use_z) GS_TRY(gs_ksp_work_mvec(ksp, 1, n, m, &Z));
     if (pc && !use_z) {
-        GS_TRY(gs_vec_create(ksp->be, n, &zt));
-        GS_TRY(gs_vec_create(ksp->be, n, &u));
+        GS_TRY(gs_ksp_work(ksp, 0, n, &zt));
+        GS_TRY(gs_ksp_work(ksp, 1, n, &u));
     }
     GS_TRY(GS_MALLOC(hs.H, (size_t)(m + 1) * (size_t)m));
     GS_TRY(GS_MALLOC(hs.cs, m));
@@ -166,11 +166,7 @@ static gs_status gmres_run(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_
         /* Not converged and below the iteration limit (gs_ksp_step stops at it): next cycle. */
     }
 
-cleanup:
-    gs_mvec_destroy(&V);
-    gs_mvec_destroy(&Z);
-    gs_vec_destroy(&zt);
-    gs_vec_destroy(&u);
+cleanup: /* the vectors stay with the solver */
     gs_free(&hs.H);
     gs_free(&hs.cs);
     gs_free(&hs.sn);

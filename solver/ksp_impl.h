@@ -24,6 +24,13 @@ typedef struct gs_ksp_track {
     double check_norm;
 } gs_ksp_track;
 
+/* The method's work vector number `slot` (< GS_KSP_WORK) of n entries on the solver's backend, or its
+ * multivector number `slot` (< GS_KSP_MWORK) of k columns: kept from the previous solve when the sizes
+ * match, else made anew, so that repeated solves allocate nothing; owned by the solver (gs_ksp_destroy
+ * frees them). Contents undefined. */
+gs_status gs_ksp_work(gs_ksp *ksp, int slot, gs_int n, gs_vector **v);
+gs_status gs_ksp_work_mvec(gs_ksp *ksp, int slot, gs_int n, gs_int k, gs_mvec **V);
+
 /* r = b - A x. */
 gs_status gs_ksp_residual(const gs_matrix *A, const gs_vector *b, const gs_vector *x, gs_vector *r);
 

@@ -210,10 +210,30 @@ gs_status gs_ksp_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_vect
     return GS_OK;
 }
 
+gs_status gs_ksp_work(gs_ksp *ksp, int slot, gs_int n, gs_vector **v)
+{
+    gs_vector **w = &ksp->work[slot];
+    if (*w && (*w)->n != n) gs_vec_destroy(w);
+    if (!*w) GS_CALL(gs_vec_create(ksp->be, n, w));
+    *v = *w;
+    return GS_OK;
+}
+
+gs_status gs_ksp_work_mvec(gs_ksp *ksp, int slot, gs_int n, gs_int k, gs_mvec **V)
+{
+    gs_mvec **w = &ksp->mwork[slot];
+    if (*w && ((*w)->n != n || (*w)->k != k)) gs_mvec_destroy(w);
+    if (!*w) GS_CALL(gs_mvec_create(ksp->be, n, k, w));
+    *V = *w;
+    return GS_OK;
+}
+
 void gs_ksp_destroy(gs_ksp **ksp)
 {
     if (!ksp || !*ksp) return;
     if ((*ksp)->ops && (*ksp)->ops->destroy) (*ksp)->ops->destroy(*ksp);
+    for (int k = 0; k < GS_KSP_WORK; k++) gs_vec_destroy(&(*ksp)->work[k]);
+    for (int k = 0; k < GS_KSP_MWORK; k++) gs_mvec_destroy(&(*ksp)->mwork[k]);
     gs_free(&(*ksp)->detail);
     gs_free(ksp);
 }

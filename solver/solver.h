@@ -75,6 +75,8 @@ typedef struct gs_ksp_ops {
     void (*destroy)(gs_ksp *ksp);
 } gs_ksp_ops;
 
+enum { GS_KSP_WORK = 8, GS_KSP_MWORK = 2 };
+
 struct gs_ksp {
     const gs_ksp_ops *ops;
     void *data;
@@ -87,6 +89,9 @@ struct gs_ksp {
     char *detail;        /* the text of the last solve's detail (gs_solve_result.detail), grown as needed */
     size_t detail_cap;
     bool detail_cut;     /* growing it ran out of host memory (the solve then fails with GS_ERR_MEM) */
+    /* the method's vectors, kept from one solve to the next (gs_ksp_work, solver/ksp_impl.h) */
+    gs_vector *work[GS_KSP_WORK];
+    gs_mvec *mwork[GS_KSP_MWORK];
 };
 
 typedef gs_status (*gs_ksp_create_fn)(gs_ksp *ksp);
