@@ -18,6 +18,50 @@ typedef struct gmres_host {
 
 #define HCOL(hs, j) ((hs)->H + (size_t)(j) * (size_t)((hs)->m + 1))
 
+static void host_free(gmres_host *hs)
+{
+    gs_free(&hs->H);
+    gs_free(&hs->cs);
+    gs_free(&hs->sn);
+    gs_free(&hs->g);
+    gs_free(&hs->y);
+    gs_free(&hs->h2);
+    hs->m = 0;
+}
+
+/* The solver's host state for cycles of m columns (ksp->data), kept between solves like its vectors. */
+static gs_status host_state(gs_ksp *ksp, gs_int m, gmres_host **out)
+{
+    gs_status st = GS_OK;
+    gmres_host *hs = ksp->data;
+    if (!hs) {
+        GS_CALL(gs_calloc(&hs, 1, sizeof *hs));
+        ksp->data = hs;
+    }
+    if (hs->m != m) {
+        host_free(hs);
+        GS_TRY(GS_MALLOC(hs->H, (size_t)(m + 1) * (size_t)m));
+        GS_TRY(GS_MALLOC(hs->cs, m));
+        GS_TRY(GS_MALLOC(hs->sn, m));
+        GS_TRY(GS_MALLOC(hs->g, m + 1));
+        GS_TRY(GS_MALLOC(hs->y, m));
+        GS_TRY(GS_MALLOC(hs->h2, m + 1));
+        hs->m = m;
+    }
+    *out = hs;
+    return GS_OK;
+cleanup:
+    host_free(hs);
+    return st;
+}
+
+static void gmres_destroy(gs_ksp *ksp)
+{
+    gmres_host *hs = ksp->data;
+    if (hs) host_free(hs);
+    gs_free(&ksp->data);
+}
+
 /* w -= V(:,0:k) h with h = V(:,0:k)' w, so that w is orthogonal to the first k basis vectors.
  * CGS2: two classical passes (2 batched reductions, the second repairs the loss of orthogonality of
  * the first); MGS: one vector at a time (k reductions). h receives the projection coefficients. */
@@ -58,7 +102,7 @@ static gs_status gmres_run(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_
     const bool use_z = flexible && pc; /* FGMRES keeps Z = M^{-1} V; without a pc Z = V */
     gs_mvec *V = NULL, *Z = NULL;
     gs_vector *zt = NULL, *u = NULL;
-    gmres_host hs = {.m = m};
+    gmres_host *hp = NULL;
     gs_ksp_track trk = {0};
     bool done = false;
 
@@ -68,12 +112,8 @@ static gs_status gmres_run(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_
         GS_TRY(gs_ksp_work(ksp, 0, n, &zt));
         GS_TRY(gs_ksp_work(ksp, 1, n, &u));
     }
-    GS_TRY(GS_MALLOC(hs.H, (size_t)(m + 1) * (size_t)m));
-    GS_TRY(GS_MALLOC(hs.cs, m));
-    GS_TRY(GS_MALLOC(hs.sn, m));
-    GS_TRY(GS_MALLOC(hs.g, m + 1));
-    GS_TRY(GS_MALLOC(hs.y, m));
-    GS_TRY(GS_MALLOC(hs.h2, m + 1));
+    GS_TRY(host_state(ksp, m, &hp));
+    gmres_host hs = *hp; /* the arrays (and m) of the kept state */
 
     gs_vector *r = &V->cols[0]; /* the residual of each restart becomes v_0 = r / ||r|| */
     GS_TRY(gs_ksp_start(ksp, A, b, x, r, &trk, res, &done));
@@ -166,13 +206,7 @@ static gs_status gmres_run(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_
         /* Not converged and below the iteration limit (gs_ksp_step stops at it): next cycle. */
     }
 
-cleanup: /* the vectors stay with the solver */
-    gs_free(&hs.H);
-    gs_free(&hs.cs);
-    gs_free(&hs.sn);
-    gs_free(&hs.g);
-    gs_free(&hs.y);
-    gs_free(&hs.h2);
+cleanup: /* the vectors and the host state stay with the solver */
     return st;
 }
 
@@ -188,8 +222,8 @@ static gs_status fgmres_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const 
     return gmres_run(ksp, A, pc, b, x, res, true);
 }
 
-static const gs_ksp_ops gmres_ops = {.solve = gmres_solve, .destroy = NULL};
-static const gs_ksp_ops fgmres_ops = {.solve = fgmres_solve, .destroy = NULL};
+static const gs_ksp_ops gmres_ops = {.solve = gmres_solve, .destroy = gmres_destroy};
+static const gs_ksp_ops fgmres_ops = {.solve = fgmres_solve, .destroy = gmres_destroy};
 
 gs_status gs_ksp_create_gmres(gs_ksp *ksp)
 {

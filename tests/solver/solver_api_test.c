@@ -292,13 +292,87 @@ static void test_allocation_failures(void **state)
     sys_teardown(&s);
 }
 
+/* A solver keeps its work vectors from one solve to the next: the second solve of the same system allocates
+ * no vector (fewer allocations than the first, the same vectors after it, the same iterations); a system
+ * of another size gets vectors of its size. */
+static void test_work_vectors_kept(void **state)
+{
+    (void)state;
+    ksp_sys s;
+    gs_csr A = {0}, A2 = {0};
+    GS_ASSERT_OK(gs_test_laplace2d(11, 13, &A)); /* SPD: every method converges */
+    sys_setup(&s, &A, 4);
+    gs_pc *pc = sys_jacobi(&s);
+    /* a smaller system on the same backend: b2 = A2 * ones */
+    GS_ASSERT_OK(gs_test_laplace2d(7, 6, &A2));
+    const gs_int n2 = A2.nrows;
+    double *ones = NULL, *b2h = NULL, *x2h = NULL;
+    GS_ASSERT_OK(GS_MALLOC(ones, n2));
+    GS_ASSERT_OK(GS_MALLOC(b2h, n2));
+    GS_ASSERT_OK(GS_MALLOC(x2h, n2));
+    for (gs_int i = 0; i < n2; i++) ones[i] = 1.0;
+    gs_csr_spmv(1.0, &A2, ones, 0.0, b2h);
+    gs_matrix *M2 = NULL;
+    gs_vector *b2 = NULL, *x2 = NULL;
+    GS_ASSERT_OK(gs_mat_create(s.be, &A2, &M2));
+    GS_ASSERT_OK(gs_vec_create(s.be, n2, &b2));
+    GS_ASSERT_OK(gs_vec_create(s.be, n2, &x2));
+    GS_ASSERT_OK(gs_vec_upload(b2, b2h));
+    const char *types[] = {"cg", "bicgstab", "gmres", "fgmres"};
+    for (int t = 0; t < 4; t++) {
+        gs_ksp_params prm = sys_params(1e-10, 500);
+        prm.restart = 10;
+        gs_ksp *ksp = NULL;
+        GS_ASSERT_OK(gs_ksp_create(types[t], s.be, &prm, &ksp));
+        long allocs[2];
+        int its[2];
+        gs_vector *w0 = NULL;
+        gs_mvec *m0 = NULL;
+        for (int k = 0; k < 2; k++) {
+            gs_solve_result res;
+            sys_set_x(&s, NULL);
+            gs_alloc_fail_at(0); /* counts the allocations from here */
+            GS_ASSERT_OK(gs_ksp_solve(ksp, s.M, t == 0 ? NULL : pc, s.b, s.x, &res));
+            allocs[k] = gs_alloc_count();
+            its[k] = res.iterations;
+            assert_true(gs_reason_converged(res.reason));
+            if (k == 0) w0 = ksp->work[0], m0 = ksp->mwork[0];
+        }
+        assert_non_null(t >= 2 ? (void *)m0 : (void *)w0);
+        assert_ptr_equal(ksp->work[0], w0);
+        assert_ptr_equal(ksp->mwork[0], m0);
+        assert_int_equal(its[0], its[1]);
+        assert_true(allocs[1] < allocs[0]);
+        printf("  %s: %ld allocations in the first solve, %ld in the second\n", types[t], allocs[0], allocs[1]);
+        /* another size: vectors of that size, and the right solution */
+        gs_solve_result res;
+        GS_ASSERT_OK(gs_vec_set(x2, 0.0));
+        GS_ASSERT_OK(gs_ksp_solve(ksp, M2, NULL, b2, x2, &res));
+        assert_true(gs_reason_converged(res.reason));
+        GS_ASSERT_OK(gs_vec_download(x2, x2h));
+        assert_true(gs_test_rel_diff(n2, x2h, ones) < 1e-6);
+        if (t >= 2) assert_int_equal(ksp->mwork[0]->n, n2);
+        else assert_int_equal(ksp->work[0]->n, n2);
+        gs_ksp_destroy(&ksp);
+    }
+    gs_vec_destroy(&b2);
+    gs_vec_destroy(&x2);
+    gs_mat_destroy(&M2);
+    gs_csr_free(&A2);
+    gs_free(&ones);
+    gs_free(&b2h);
+    gs_free(&x2h);
+    gs_pc_destroy(&pc);
+    sys_teardown(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),           cmocka_unit_test(test_params_from_config),
         cmocka_unit_test(test_reason_names),       cmocka_unit_test(test_solve_argument_checks),
         cmocka_unit_test(test_variable_pc),        cmocka_unit_test(test_true_residual),
-        cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_allocation_failures), cmocka_unit_test(test_work_vectors_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
