@@ -175,6 +175,20 @@ static bool reserve(mm_chunk *c, long long n, bool array)
 /* Character classes of the tokenizer: 0 a token's byte, 1 a blank, 2 the newline. */
 static const unsigned char cls[256] = {['\n'] = 2, [' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1};
 
+/* A 1-based index in 1..max at p, blanks skipped first, of at most 10 digits: where it ends (0-based value
+ * in *idx), or NULL. end NULL: the text holds a newline ahead of p, which stops the scan (the bound checks
+ * then fold away). */
+static inline const char *scan_index(const char *p, const char *end, long long max, gs_int *idx)
+{
+    while ((!end || p < end) && cls[(unsigned char)*p] == 1) p++;
+    const char *b = p;
+    long long n = 0;
+    while ((!end || p < end) && (unsigned)(*p - '0') <= 9 && p - b < 10) n = 10 * n + (*p++ - '0');
+    if (p == b || n < 1 || n > max) return NULL;
+    *idx = (gs_int)(n - 1);
+    return p;
+}
+
 /* The common coordinate line "row column [value]" (digits, blanks, a plain decimal value) parsed in one
  * pass; false for anything else (comments, signs, long or inexact numbers, errors), which the general
  * path then reads. */
@@ -183,13 +197,8 @@ static bool fast_entry(const mm_header *h, const char *p, const char *end, gs_in
     const char *s = p;
     const bool pattern = h->field == FIELD_PATTERN;
     for (int k = 0; k < 2; k++) {
-        while (p < end && cls[(unsigned char)*p] == 1) p++;
-        const char *b = p;
-        long long n = 0;
-        while (p < end && (unsigned)(*p - '0') <= 9 && p - b < 10) n = 10 * n + (*p++ - '0');
-        if (p == b || n < 1 || n > (k ? h->ncols : h->nrows)) return false;
-        if (p < end && cls[(unsigned char)*p] != 1 && !(k == 1 && pattern && *p == '\n')) return false;
-        ij[k] = (gs_int)(n - 1);
+        p = scan_index(p, end, k ? h->ncols : h->nrows, &ij[k]);
+        if (!p || (p < end && cls[(unsigned char)*p] != 1 && !(k == 1 && pattern && *p == '\n'))) return false;
     }
     *v = 1.0;
     if (!pattern) {
@@ -306,12 +315,8 @@ static const char *fast_lines(const mm_header *h, mm_chunk *c, const char *p, co
         const char *q = p;
         gs_int ij[2];
         for (int k = 0; k < 2; k++) {
-            while (cls[(unsigned char)*q] == 1) q++;
-            const char *b = q;
-            long long n = 0;
-            while ((unsigned)(*q - '0') <= 9 && q - b < 10) n = 10 * n + (*q++ - '0');
-            if (q == b || n < 1 || n > (k ? nc : nr) || cls[(unsigned char)*q] != 1) goto out;
-            ij[k] = (gs_int)(n - 1);
+            q = scan_index(q, NULL, k ? nc : nr, &ij[k]);
+            if (!q || cls[(unsigned char)*q] != 1) goto out;
         }
         while (cls[(unsigned char)*q] == 1) q++;
         double v;
