@@ -1,6 +1,6 @@
 /* gpusolve over MPI ranks (app/mpi_run.h): rank 0 reads the problem, dist/ partitions and scatters it,
- * the Krylov method of solver/ runs unchanged on the distributed backend with block Jacobi across ranks,
- * and rank 0 reports. Every phase ends with the ranks agreeing on their status (gs_dist_agree), so an
+ * the Krylov method of solver/ runs unchanged on the distributed backend with block Jacobi or RAS across
+ * ranks, and rank 0 reports. Every phase ends with the ranks agreeing on their status (gs_dist_agree), so an
  * error anywhere ends every rank with the same exit code and rank 0 prints its one message. */
 #include "app/mpi_run.h"
 
@@ -128,6 +128,11 @@ static gs_status job_config(mpi_job *j)
     }
     if (strcmp(gs_config_string(j->cfg, "preconditioner.type"), "auto") != 0)
         GS_CALL(gs_dist_pc_check(j->cfg, j->size));
+    if (strcmp(gs_config_string(j->cfg, "preconditioner.type"), "ras") == 0) { /* one subdomain per rank */
+        char set[64];
+        snprintf(set, sizeof set, "preconditioner.blocks=%d", j->size);
+        GS_CALL(gs_config_set(j->cfg, set));
+    }
     return GS_OK;
 }
 
@@ -196,19 +201,19 @@ static gs_status setup_failed(mpi_job *j)
     return GS_OK;
 }
 
-/* Each rank's block factored; a numerical failure on any rank is the outcome of all. */
+/* Each rank's block or subdomain factored; a numerical failure on any rank is the outcome of all. */
 static gs_status job_setup(mpi_job *j)
 {
     GS_CALL(gs_report_create(&j->att.rep));
-    gs_status st = gs_dist_pc_create(j->be, j->cfg, &j->pc);
-    if (st == GS_OK) st = gs_dist_pc_setup(j->pc, &j->dist.diag);
-    st = gs_dist_agree(MPI_COMM_WORLD, st);
+    gs_status st = gs_dist_agree(MPI_COMM_WORLD, gs_dist_pc_create(j->be, j->cfg, &j->pc));
+    if (st == GS_OK) st = gs_dist_agree(MPI_COMM_WORLD, gs_dist_pc_setup(j->pc, &j->dist)); /* collective */
     if (st == GS_ERR_NUMERIC) return setup_failed(j);
     GS_CALL(st);
     int var = j->pc->variable, any = 0; /* one verdict for every rank: the Krylov method checks it */
     if (MPI_Allreduce(&var, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD) != MPI_SUCCESS)
         return GS_ERROR(GS_ERR_INTERNAL, "MPI: agreeing on the preconditioner's kind failed");
     j->pc->variable = any;
+    GS_CALL(gs_dist_pc_summarize(j->pc, &j->dist));
     double ts[2] = {j->pc->time_symbolic, j->pc->time_numeric}, tm[2];
     if (MPI_Allreduce(ts, tm, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
         return GS_ERROR(GS_ERR_INTERNAL, "MPI: reducing the setup times failed");
@@ -255,6 +260,7 @@ static gs_status job_solve(mpi_job *j)
     st = GS_MALLOC(buf, n + 1);
     if (st == GS_OK && j->rank == 0) st = GS_MALLOC(j->x, j->dist.n_global + 1);
     if (st == GS_OK) st = gs_vec_download(j->vx, buf);
+    st = gs_dist_agree(MPI_COMM_WORLD, st); /* the application may exchange: every rank makes it or none */
     if (st == GS_OK && a->res.iterations > 0) { /* one application (into x, kept in buf), rank 0's time */
         t = gs_wtime();
         st = gs_pc_apply(j->pc, j->vb, j->vx);
@@ -266,41 +272,57 @@ static gs_status job_solve(mpi_job *j)
     return st;
 }
 
+/* "<label>v_0/v_1/..." of field f (of F per rank) into buf at len; the new length. */
+static size_t append_field(char *buf, size_t cap, size_t len, const char *label, const double *all, int P, int F,
+                           int f, bool real)
+{
+    for (int r = 0; r < P && len + 40 < cap; r++) {
+        int w = snprintf(buf + len, cap - len, real ? "%s%.2g" : "%s%.0f", r ? "/" : label, all[(size_t)r * F + f]);
+        if (w > 0) len += (size_t)w;
+    }
+    return len < cap ? len : cap - 1;
+}
+
 /* The "parallel" object: ranks, and per rank its rows, nonzeros, halo entries, neighbours and seconds spent
- * in communication during the solve (arrays indexed by rank). Collective; rank 0 writes. */
+ * in communication during the solve, and with RAS its overlap rows and subdomain entries (arrays indexed by
+ * rank). Collective; rank 0 writes. */
 static gs_status report_parallel(mpi_job *j, gs_report *rep)
 {
-    enum { F = 5 };
+    enum { F = 7, TIME = 4 };
+    static const char *names[F] = {"rows", "nnz", "halo", "neighbours", "time_comm", "overlap", "subdomain_nnz"};
     gs_status st = GS_OK;
     gs_mpi_stats ms;
     double mine[F], *all = NULL;
     json_t *obj = NULL;
     char *text = NULL;
+    gs_int ovl = 0, snnz = 0;
+    const bool ras = gs_dist_pc_overlap(j->pc, &ovl, &snnz);
+    const int nf = ras ? F : F - 2;
     gs_backend_mpi_stats(j->be, &ms);
     mine[0] = j->dist.halo.n_own;
     mine[1] = j->dist.local.nnz;
     mine[2] = j->dist.halo.n_halo;
     mine[3] = j->dist.halo.nrecv;
-    mine[4] = ms.time_comm;
+    mine[TIME] = ms.time_comm;
+    mine[5] = ovl;
+    mine[6] = snnz;
     if (j->rank == 0) st = GS_MALLOC(all, (size_t)F * (size_t)j->size);
     GS_CALL(gs_dist_agree(MPI_COMM_WORLD, st));
     if (MPI_Gather(mine, F, MPI_DOUBLE, all, F, MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         GS_FAIL(GS_ERR_INTERNAL, "MPI: gathering the ranks' facts failed");
     if (j->rank != 0) goto cleanup;
-    static const char *names[F] = {"rows", "nnz", "halo", "neighbours", "time_comm"};
-    size_t len = (size_t)snprintf(j->par_text, sizeof j->par_text, "%d MPI ranks; rows", j->size);
-    for (int f = 0; f < F; f += 2)
-        for (int r = 0; r < j->size && len < sizeof j->par_text - 40; r++) {
-            double v = all[(size_t)r * F + (size_t)f];
-            len += (size_t)snprintf(j->par_text + len, sizeof j->par_text - len, f == F - 1 ? "%s%.2g" : "%s%.0f",
-                                    r ? "/" : f == 0 ? " " : f == 2 ? ", halo " : ", communication [s] ", v);
-        }
+    const size_t cap = sizeof j->par_text;
+    size_t len = (size_t)snprintf(j->par_text, cap, "%d MPI ranks", j->size);
+    len = append_field(j->par_text, cap, len, "; rows ", all, j->size, F, 0, false);
+    len = append_field(j->par_text, cap, len, ", halo ", all, j->size, F, 2, false);
+    if (ras) len = append_field(j->par_text, cap, len, ", overlap ", all, j->size, F, 5, false);
+    append_field(j->par_text, cap, len, ", communication [s] ", all, j->size, F, TIME, true);
     obj = json_object();
-    for (int f = 0; obj && f < F; f++) {
+    for (int f = 0; obj && f < nf; f++) {
         json_t *arr = json_array();
         for (int r = 0; arr && r < j->size; r++) {
             double v = all[(size_t)r * F + (size_t)f];
-            if (!gs_json_append(arr, f == F - 1 ? json_real(v) : json_integer((json_int_t)v))) {
+            if (!gs_json_append(arr, f == TIME ? json_real(v) : json_integer((json_int_t)v))) {
                 arr = NULL;
                 break;
             }
@@ -316,6 +338,7 @@ static gs_status report_parallel(mpi_job *j, gs_report *rep)
         json_object_set_new(obj, "time_distribute", json_real(j->time_distribute));
         json_object_set_new(obj, "reductions", json_integer(ms.reductions));
         json_object_set_new(obj, "halo_exchanges", json_integer(ms.exchanges));
+        if (ras) json_object_set_new(obj, "overlap_exchanges", json_integer(ms.pc_exchanges));
     }
     text = obj ? gs_json_text(obj) : NULL;
     if (!text) GS_FAIL(GS_ERR_MEM, "out of host memory writing the parallel facts");
@@ -342,7 +365,9 @@ static gs_status report_run(mpi_job *j, gs_report *rep, gs_strategy_result *sr)
     GS_CALL(gs_report_string(rep, "system.x0", j->sys.x0_desc));
     GS_CALL(gs_report_string(rep, "backend.name", j->be->name));
     GS_CALL(gs_report_string(rep, "backend.device", j->be->device_name));
-    GS_CALL(gs_report_string(rep, "where.setup", "host (every rank its block)"));
+    GS_CALL(gs_report_string(rep, "where.setup", gs_dist_pc_overlap(j->pc, NULL, NULL)
+                                                      ? "host (every rank its subdomain)"
+                                                      : "host (every rank its block)"));
     GS_CALL(gs_report_string(rep, "where.solve", "host (MPI ranks)"));
     sr->automatic = false; /* the MPI rule below is not the single-process strategy's */
     sr->nattempts = 1;

@@ -12,7 +12,7 @@
  * one report or message of the job). Returns the number of ranks (1 without a launcher). */
 int gs_app_mpi_start(int *argc, char ***argv);
 /* One run of cfg over the ranks: the matrix read by rank 0, distributed, solved by the Krylov method on the
- * distributed backend with block Jacobi across ranks; the report (text or JSON) and -o by rank 0. Every
+ * distributed backend with block Jacobi or RAS across ranks; the report (text or JSON) and -o by rank 0. Every
  * rank returns the same exit code. */
 int gs_app_mpi_run(const gs_app_opts *o, const gs_config *cfg);
 

@@ -301,33 +301,61 @@ static void rows_spmv(const gs_csr *A, const gs_int *rows, gs_int k, double alph
     }
 }
 
+/* The messages of one exchange of halo h posted: out[recv_off[k] ..] from rank recv_rank[k], x's owned
+ * entries send_idx[send_off[k] ..] (copied into sendbuf) to rank send_rank[k]; *nreq requests in req. */
+static gs_status exchange_begin(mpi_impl *m, const gs_halo *h, const double *x, double *out, double *sendbuf,
+                                MPI_Request *req, int tag, int *nreq)
+{
+    int rc = MPI_SUCCESS;
+    double t = gs_wtime();
+    *nreq = 0;
+    for (int k = 0; k < h->nrecv && rc == MPI_SUCCESS; k++)
+        rc = MPI_Irecv(out + h->recv_off[k], (int)(h->recv_off[k + 1] - h->recv_off[k]), MPI_DOUBLE, h->recv_rank[k],
+                       tag, m->comm, &req[(*nreq)++]);
+    for (gs_int j = 0; j < h->send_off[h->nsend]; j++) sendbuf[j] = x[h->send_idx[j]];
+    for (int k = 0; k < h->nsend && rc == MPI_SUCCESS; k++)
+        rc = MPI_Isend(sendbuf + h->send_off[k], (int)(h->send_off[k + 1] - h->send_off[k]), MPI_DOUBLE,
+                       h->send_rank[k], tag, m->comm, &req[(*nreq)++]);
+    m->stats.time_comm += gs_wtime() - t;
+    MPI_CALL(rc);
+    return GS_OK;
+}
+
+static gs_status exchange_end(mpi_impl *m, int nreq, MPI_Request *req)
+{
+    double t = gs_wtime();
+    int rc = nreq ? MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    m->stats.time_comm += gs_wtime() - t;
+    MPI_CALL(rc);
+    return GS_OK;
+}
+
 /* y = alpha A x + beta y: the halo's receives and sends posted, the interior rows multiplied while the
  * messages travel, then the boundary rows once the halo is in. */
 static gs_status mpi_spmv(double alpha, const gs_matrix *Am, const gs_vector *x, double beta, gs_vector *y)
 {
     mpi_impl *m = IMPL(Am->be);
     dist_mat *d = Am->impl;
-    const gs_halo *h = &d->h;
-    const gs_int n = h->n_own;
-    int nreq = 0, rc = MPI_SUCCESS;
-    double t = gs_wtime();
-    for (int k = 0; k < h->nrecv && rc == MPI_SUCCESS; k++)
-        rc = MPI_Irecv(d->xext + n + h->recv_off[k], (int)(h->recv_off[k + 1] - h->recv_off[k]), MPI_DOUBLE,
-                       h->recv_rank[k], 0, m->comm, &d->req[nreq++]);
-    for (gs_int j = 0; j < h->send_off[h->nsend]; j++) d->sendbuf[j] = x->data[h->send_idx[j]];
-    for (int k = 0; k < h->nsend && rc == MPI_SUCCESS; k++)
-        rc = MPI_Isend(d->sendbuf + h->send_off[k], (int)(h->send_off[k + 1] - h->send_off[k]), MPI_DOUBLE,
-                       h->send_rank[k], 0, m->comm, &d->req[nreq++]);
-    m->stats.time_comm += gs_wtime() - t;
-    MPI_CALL(rc);
+    const gs_int n = d->h.n_own;
+    int nreq = 0;
+    GS_CALL(exchange_begin(m, &d->h, x->data, d->xext + n, d->sendbuf, d->req, 0, &nreq));
     rows_spmv(&d->A, d->interior, d->ninterior, alpha, x->data, beta, y->data);
     if (n > 0) memcpy(d->xext, x->data, (size_t)n * sizeof *x->data);
-    t = gs_wtime();
-    rc = nreq ? MPI_Waitall(nreq, d->req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
-    m->stats.time_comm += gs_wtime() - t;
     if (nreq) m->stats.exchanges++;
-    MPI_CALL(rc);
+    GS_CALL(exchange_end(m, nreq, d->req));
     rows_spmv(&d->A, d->boundary, d->nboundary, alpha, d->xext, beta, y->data);
+    return GS_OK;
+}
+
+gs_status gs_backend_mpi_exchange(gs_backend *be, const gs_halo *h, const double *x, double *out, double *sendbuf,
+                                  MPI_Request *req)
+{
+    if (!gs_backend_is_mpi(be)) return GS_ERROR(GS_ERR_ARG, "gs_backend_mpi_exchange: not a distributed backend");
+    mpi_impl *m = IMPL(be);
+    int nreq = 0;
+    GS_CALL(exchange_begin(m, h, x, out, sendbuf, req, 1, &nreq));
+    if (nreq) m->stats.pc_exchanges++;
+    GS_CALL(exchange_end(m, nreq, req));
     return GS_OK;
 }
 

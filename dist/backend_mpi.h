@@ -35,6 +35,7 @@ typedef struct gs_mpi_stats {
     double time_comm;       /* seconds inside MPI calls: reductions and the halo wait */
     long long reductions;   /* collective reductions made */
     long long exchanges;    /* halo exchanges made (one per SpMV with a halo) */
+    long long pc_exchanges; /* exchanges made for preconditioners (gs_backend_mpi_exchange) */
 } gs_mpi_stats;
 
 /* A backend over comm (duplicated: the backend's messages never meet the caller's). */
@@ -52,6 +53,13 @@ void gs_backend_mpi_stats_reset(gs_backend *be);
  * columns in the halo's local numbering (sorted in every row); halo is copied. M->nrows = M->ncols =
  * n_own, so vectors of owned rows fit it. */
 gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo, gs_matrix **M);
+
+/* out[0..n_halo) = the halo entries of h, from the owners' x (x: this rank's owned entries, sent where h
+ * says). Every rank that h's plans link must call it, in the same order as its other exchanges. sendbuf
+ * (send_off[nsend] doubles) and req (nrecv + nsend requests) are the caller's work space. Counted in the
+ * stats as a preconditioner exchange. */
+gs_status gs_backend_mpi_exchange(gs_backend *be, const gs_halo *h, const double *x, double *out, double *sendbuf,
+                                  MPI_Request *req);
 
 /* v as a vector of the local host backend (no copy: the same memory), for the local kernels. */
 gs_vector gs_backend_mpi_local_view(const gs_vector *v);

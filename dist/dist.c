@@ -46,6 +46,7 @@ void gs_dist_free(gs_dist *d)
     gs_free(&d->displs);
     gs_free(&d->perm);
     gs_free(&d->rows);
+    gs_free(&d->halo_cols);
     gs_csr_free(&d->local);
     gs_csr_free(&d->diag);
     gs_halo_free(&d->halo);
@@ -97,8 +98,7 @@ static int cmp_gs_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The owner rank of new index c: displs[r] <= c < displs[r+1]. */
-static int owner_of(const gs_dist *d, gs_int c)
+int gs_dist_owner(const gs_dist *d, gs_int c)
 {
     int lo = 0, hi = d->size - 1;
     while (lo < hi) {
@@ -109,9 +109,9 @@ static int owner_of(const gs_dist *d, gs_int c)
     return lo;
 }
 
-/* Local columns and the receive side of the halo from the rows' new column numbers (L's colind on entry;
- * halo_new receives the sorted distinct off-rank columns). */
-static gs_status localize(gs_dist *d, gs_csr *L, gs_int **halo_new)
+/* Local columns from the rows' new column numbers (L's colind on entry): owned columns first, then the
+ * sorted distinct off-rank ones (*halo_new, *nh). */
+static gs_status localize(const gs_dist *d, gs_csr *L, gs_int **halo_new, gs_int *nh_out)
 {
     gs_status st = GS_OK;
     const gs_int lo = d->displs[d->rank], hi = d->displs[d->rank + 1], n = hi - lo;
@@ -131,14 +131,26 @@ static gs_status localize(gs_dist *d, gs_csr *L, gs_int **halo_new)
     }
     L->ncols = n + nh;
     GS_TRY(gs_csr_sort_rows(L));
-    gs_halo *H = &d->halo;
-    H->n_own = n;
+    *halo_new = h;
+    *nh_out = nh;
+    return GS_OK;
+cleanup:
+    gs_free(&h);
+    return st;
+}
+
+/* The receive side of H from the sorted off-rank indices cols: runs of one owner, in rank order. */
+static gs_status halo_recv_side(const gs_dist *d, gs_int nh, const gs_int *cols, gs_halo *H)
+{
+    H->n_own = d->displs[d->rank + 1] - d->displs[d->rank];
     H->n_halo = nh;
-    GS_TRY(GS_MALLOC(H->recv_rank, d->size + 1));
-    GS_TRY(GS_MALLOC(H->recv_off, d->size + 1));
+    GS_CALL(GS_MALLOC(H->recv_rank, d->size + 1));
+    GS_CALL(GS_MALLOC(H->recv_off, d->size + 1));
     H->recv_off[0] = 0;
     for (gs_int j = 0; j < nh; j++) {
-        int r = owner_of(d, h[j]);
+        int r = gs_dist_owner(d, cols[j]);
+        if (r == d->rank || (j > 0 && cols[j] <= cols[j - 1]))
+            return GS_ERROR(GS_ERR_INTERNAL, "halo plan: index %d is owned or out of order", (int)cols[j]);
         if (H->nrecv == 0 || H->recv_rank[H->nrecv - 1] != r) {
             H->recv_rank[H->nrecv] = r;
             H->recv_off[H->nrecv + 1] = H->recv_off[H->nrecv];
@@ -146,30 +158,26 @@ static gs_status localize(gs_dist *d, gs_csr *L, gs_int **halo_new)
         }
         H->recv_off[H->nrecv]++;
     }
-    *halo_new = h;
     return GS_OK;
-cleanup:
-    gs_free(&h);
-    return st;
 }
 
-/* The send side: every rank tells each owner which of its rows it needs (their owner-local indices).
- * st: this rank's status so far (agreed here before any message). */
-static gs_status exchange_needs(gs_dist *d, const gs_int *halo_new, gs_status st)
+gs_status gs_dist_halo_create(const gs_dist *d, gs_int nh, const gs_int *cols, gs_status st, gs_halo *H)
 {
-    gs_halo *H = &d->halo;
     int *need = NULL, *give = NULL, *sd = NULL, *rd = NULL;
     gs_int *req = NULL;
     const int P = d->size;
+    memset(H, 0, sizeof *H);
+    if (st == GS_OK) st = halo_recv_side(d, nh, cols, H);
     if (st == GS_OK) st = GS_CALLOC(need, P);
     if (st == GS_OK) st = GS_CALLOC(give, P);
     if (st == GS_OK) st = GS_CALLOC(sd, P + 1);
     if (st == GS_OK) st = GS_CALLOC(rd, P + 1);
-    if (st == GS_OK) st = GS_MALLOC(req, H->n_halo + 1);
+    if (st == GS_OK) st = GS_MALLOC(req, nh + 1);
     if (st == GS_OK) {
         for (int k = 0; k < H->nrecv; k++) need[H->recv_rank[k]] = (int)(H->recv_off[k + 1] - H->recv_off[k]);
-        for (gs_int j = 0; j < H->n_halo; j++) req[j] = halo_new[j] - d->displs[owner_of(d, halo_new[j])];
+        for (gs_int j = 0; j < nh; j++) req[j] = cols[j] - d->displs[gs_dist_owner(d, cols[j])];
     }
+    /* every owner learns which of its rows each rank needs (their owner-local indices) */
     GS_TRY(gs_dist_agree(d->comm, st));
     MPI_TRY(MPI_Alltoall(need, 1, MPI_INT, give, 1, MPI_INT, d->comm));
     for (int r = 0; r < P; r++) {
@@ -194,6 +202,7 @@ cleanup:
     gs_free(&sd);
     gs_free(&rd);
     gs_free(&req);
+    if (st != GS_OK) gs_halo_free(H);
     return st;
 }
 
@@ -219,7 +228,7 @@ gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
 {
     gs_status st = GS_OK;
     int *cnt = NULL, *dsp = NULL, *ncnt = NULL, *ndsp = NULL, *len = NULL, *mylen = NULL;
-    gs_int *inew = NULL, *col = NULL, *halo_new = NULL, hdr[2] = {0, 0};
+    gs_int *inew = NULL, *col = NULL, hdr[2] = {0, 0}, nh = 0;
     double *val = NULL;
     memset(d, 0, sizeof *d);
     d->comm = comm;
@@ -281,8 +290,8 @@ gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
     for (gs_int i = 0; i < n; i++) d->local.rowptr[i + 1] = d->local.rowptr[i] + mylen[i];
 
     /* local numbering, halo, diagonal block */
-    st = localize(d, &d->local, &halo_new);
-    GS_TRY(exchange_needs(d, halo_new, st));
+    st = localize(d, &d->local, &d->halo_cols, &nh);
+    GS_TRY(gs_dist_halo_create(d, nh, d->halo_cols, st, &d->halo));
     st = diagonal_block(&d->local, n, &d->diag);
     GS_TRY(gs_dist_agree(comm, st));
 
@@ -296,7 +305,6 @@ cleanup:
     gs_free(&inew);
     gs_free(&col);
     gs_free(&val);
-    gs_free(&halo_new);
     if (st != GS_OK) gs_dist_free(d);
     return st;
 }

@@ -26,6 +26,7 @@ typedef struct gs_dist {
     gs_csr local;       /* owned rows, n_own x (n_own + n_halo), local columns, sorted */
     gs_csr diag;        /* the diagonal block: owned rows and owned columns, n_own x n_own */
     gs_halo halo;
+    gs_int *halo_cols;  /* n_halo: the new index of each halo column (increasing) */
 } gs_dist;
 
 /* Every rank's status agreed: GS_OK when all are, else every rank returns the status of the lowest
@@ -37,6 +38,12 @@ gs_status gs_dist_agree(MPI_Comm comm, gs_status st);
  * (preconditioner.seed). */
 gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d);
 void gs_dist_free(gs_dist *d);
+/* The rank that owns new index c (0 <= c < n_global). */
+int gs_dist_owner(const gs_dist *d, gs_int c);
+/* A halo plan H over d's ranks for the off-rank new indices cols[0..nh) (increasing): this rank receives
+ * them from their owners, and sends the owned entries the other ranks list. st: the caller's status so
+ * far, agreed here before any message (a failing rank still calls). */
+gs_status gs_dist_halo_create(const gs_dist *d, gs_int nh, const gs_int *cols, gs_status st, gs_halo *H);
 /* local = the owned rows of global (rank 0's array of n_global, original numbering). */
 gs_status gs_dist_scatter(const gs_dist *d, const double *global, double *local);
 /* global (rank 0, original numbering) = every rank's owned rows. */

@@ -62,6 +62,7 @@ void gs_blockdiag_free(gs_blockdiag *bd)
     gs_free(&bd->Ub);
     gs_free(&bd->off);
     gs_free(&bd->rows);
+    gs_free(&bd->names);
     gs_csr_free(&bd->L);
     gs_csr_free(&bd->U);
     gs_trisolve_destroy(&bd->tl);
@@ -154,6 +155,11 @@ gs_status gs_blockdiag_setup_symbolic(gs_blockdiag *bd, gs_pc *pc, const gs_csr 
     memcpy(bd->off, off, ((size_t)nblocks + 1) * sizeof *off);
     GS_TRY(GS_MALLOC(bd->rows, next));
     if (next > 0) memcpy(bd->rows, rows, (size_t)next * sizeof *rows);
+    if (pc->row_names) {
+        GS_TRY(GS_MALLOC(bd->names, next));
+        for (gs_int e = 0; e < next; e++) bd->names[e] = pc->row_names[rows[e]];
+    }
+    const gs_int *names = bd->names ? bd->names : bd->rows;
     GS_TRY(GS_CALLOC(bd->blk, nblocks));
     GS_TRY(GS_CALLOC(bd->src, nblocks));
     GS_TRY(GS_CALLOC(bd->Lb, nblocks));
@@ -186,7 +192,7 @@ gs_status gs_blockdiag_setup_symbolic(gs_blockdiag *bd, gs_pc *pc, const gs_csr 
         }
         if (fail.st != GS_OK)
             GS_FAIL(fail.st, "%s: symbolic ILU(%d) of block %d (%d rows, first global row %d): %s", bd->name, k,
-                    (int)fail.block, (int)(off[fail.block + 1] - off[fail.block]), (int)rows[off[fail.block]] + 1,
+                    (int)fail.block, (int)(off[fail.block + 1] - off[fail.block]), (int)names[off[fail.block]] + 1,
                     fail.msg);
     }
     bd->time_symbolic = gs_wtime() - t0;
@@ -216,7 +222,7 @@ static gs_status factor_block(gs_blockdiag *bd, const gs_csr *A, gs_int b, gs_fa
     for (gs_int e = 0; e < B->nnz; e++) B->val[e] = A->val[src[e]];
     gs_factor_opts o = bd->opts;
     o.row_offset = 0;
-    o.row_names = bd->rows + bd->off[b]; /* messages name the row of the original matrix */
+    o.row_names = (bd->names ? bd->names : bd->rows) + bd->off[b]; /* messages name the original row */
     memset(info, 0, sizeof *info);
     info->first_shifted = -1;
     if (bd->local == GS_BLOCK_ILUK) {

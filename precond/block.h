@@ -38,6 +38,7 @@ typedef struct gs_blockdiag {
     gs_int next;         /* extended size = sum of the block sizes */
     gs_int *off;         /* nblocks + 1 */
     gs_int *rows;        /* next: global row of each extended unknown */
+    gs_int *names;       /* next: its row as messages name it (pc->row_names[rows[e]]); NULL: rows */
     gs_csr *blk;         /* nblocks local matrices A(S_b, S_b), values refreshed by setup_numeric */
     gs_int **src;        /* src[b][e]: index into A->val of entry e of blk[b] */
     gs_csr *Lb, *Ub;     /* per-block factors (ILU(k): patterns from the symbolic phase) */

@@ -86,6 +86,7 @@ static gs_status read_options(const gs_pc *pc, ilu_data *d)
 {
     if (!pc->cfg) return GS_ERROR(GS_ERR_ARG, "preconditioner %s: no configuration given", pc->type);
     GS_CALL(gs_factor_opts_from_config(pc->cfg, &d->opts));
+    d->opts.row_names = pc->row_names;
     if (d->kind != KIND_ILUTP) d->opts.perm_tol = 0.0;
     if (d->kind != KIND_ILUK) d->opts.fill_level = 0;
     if (d->opts.milu && d->kind == KIND_IC0)
@@ -137,12 +138,13 @@ static gs_status ilu_setup_symbolic(gs_pc *pc, const gs_csr *A)
 static gs_status asymmetry_error(const gs_pc *pc, bool numerical, const gs_csr_asymmetry *first)
 {
     if (numerical || !first->found) return GS_OK; /* only explicit zeros differ between the triangles */
+    const gs_int *nm = pc->row_names; /* A is square: its columns are named as its rows */
+    const int i = (int)(nm ? nm[first->i] : first->i) + 1, j = (int)(nm ? nm[first->j] : first->j) + 1;
     return GS_ERROR(GS_ERR_ARG,
                     "preconditioner %s needs a symmetric matrix, but A(%d,%d) = %.17g while A(%d,%d) = "
                     "%.17g (1-based; relative tolerance %g); use ilu0 (with bicgstab or gmres) for a "
                     "nonsymmetric matrix",
-                    pc->type, (int)first->i + 1, (int)first->j + 1, first->aij, (int)first->j + 1, (int)first->i + 1,
-                    first->aji, IC0_SYMMETRY_TOL);
+                    pc->type, i, j, first->aij, j, i, first->aji, IC0_SYMMETRY_TOL);
 }
 
 /* The symmetry check (one parallel pass over A, core/csr.h), run on a host thread of its own while the

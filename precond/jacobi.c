@@ -20,7 +20,7 @@ static gs_status jacobi_numeric(gs_pc *pc, const gs_csr *A)
             GS_FAIL(GS_ERR_NUMERIC,
                     "jacobi: diagonal entry of row %d is %s; Jacobi needs a nonzero diagonal "
                     "(try preconditioner.type = \"ilu0\" with zero_pivot = \"shift\", or none)",
-                    i + 1, h[i] == 0.0 ? "zero or missing" : "not finite");
+                    (int)(pc->row_names ? pc->row_names[i] : i) + 1, h[i] == 0.0 ? "zero or missing" : "not finite");
         h[i] = 1.0 / h[i];
     }
     if (!d->dinv) GS_TRY(gs_vec_create(pc->be, A->nrows, &d->dinv));

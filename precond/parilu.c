@@ -233,7 +233,8 @@ struct gs_parilu {
     gs_int n_global, nnz_global;
     gs_csr Aext;
     gs_int *ext_src;  /* Aext entry -> position in A->val */
-    gs_int *ext_rows; /* extended unknown -> global row (messages) */
+    gs_int *ext_rows; /* extended unknown -> global row as messages name it */
+    const gs_int *names; /* the rows of A as messages name them (gs_parilu_set_row_names), or NULL */
     gs_ivec *gather, *scatter;
     gs_vector *xe, *ze;
 
@@ -287,6 +288,11 @@ static void release_all(gs_parilu *p)
     gs_vec_destroy(&p->ze);
     p->blocks = false;
 }
+
+/* How messages and reports name row i of the matrix the sweeps factor: gs_parilu_row_name(row_names_of(p), i). */
+static const gs_int *row_names_of(const gs_parilu *p) { return p->blocks ? p->ext_rows : p->names; }
+
+void gs_parilu_set_row_names(gs_parilu *p, const gs_int *names) { p->names = names; }
 
 gs_status gs_parilu_create(gs_backend *be, const gs_config *cfg, gs_parilu **out)
 {
@@ -420,7 +426,7 @@ gs_status gs_parilu_setup_symbolic_blocks(gs_parilu *p, const gs_csr *A, gs_int 
                 p->ext_src[k++] = q;
             }
             p->Aext.rowptr[e + 1] = k;
-            p->ext_rows[e] = rows[e];
+            p->ext_rows[e] = p->names ? p->names[rows[e]] : rows[e];
         }
         for (gs_int e = o; e < off[b + 1]; e++) loc[rows[e]] = -1;
     }
@@ -445,7 +451,7 @@ static gs_status check_symmetric(const gs_parilu *p, const gs_csr *A)
     gs_csr_asymmetry f;
     GS_CALL(gs_csr_find_asymmetry(A, PARIC_SYMMETRY_TOL, &numerical, &f)); /* one parallel pass (core/csr.h) */
     if (numerical || !f.found) return GS_OK; /* only explicit zeros differ between the triangles */
-    const gs_int *nm = p->blocks ? p->ext_rows : NULL;
+    const gs_int *nm = row_names_of(p);
     return GS_ERROR(GS_ERR_ARG,
                     "ParIC (preconditioner.symmetric = true) needs a symmetric matrix, but A(%d,%d) = %.17g "
                     "while A(%d,%d) = %.17g (1-based; relative tolerance %g); use ParILU "
@@ -457,7 +463,7 @@ static gs_status check_symmetric(const gs_parilu *p, const gs_csr *A)
 /* The error for the non-finite value v at position q (row i) of factor f (0: L, 1: U). */
 static gs_status nonfinite_error(const gs_parilu *p, int f, gs_int i, gs_int q, double v, int sweeps_done)
 {
-    const gs_int *nm = p->blocks ? p->ext_rows : NULL;
+    const gs_int *nm = row_names_of(p);
     const gs_csr *T = f == 0 ? &p->L : &p->U;
     return GS_ERROR(GS_ERR_NUMERIC,
                     "%s: non-finite value %g in row %d, column %d (1-based) of %s after %d sweep%s: "
@@ -555,7 +561,7 @@ static gs_status sweeps_error(const gs_parilu *p, unsigned long long key)
     const gs_int n = p->P.n;
     gs_int i = (gs_int)(key % (unsigned long long)n);
     unsigned long long s = key / (unsigned long long)n;
-    gs_int r = gs_parilu_row_name(p->blocks ? p->ext_rows : NULL, i) + 1;
+    gs_int r = gs_parilu_row_name(row_names_of(p), i) + 1;
     if (p->o.symmetric)
         return GS_ERROR(GS_ERR_NUMERIC,
                         "ParIC: non-positive pivot a_ii - sum_k l_ik^2 at row %d (1-based) in sweep %llu of %d (the "
@@ -575,7 +581,7 @@ static gs_status numeric_core(gs_parilu *p, const gs_csr *M)
     gs_timer tm = {0};
     bool timing = false;
     const gs_parilu_plan *P = &p->P;
-    const gs_int *nm = p->blocks ? p->ext_rows : NULL;
+    const gs_int *nm = row_names_of(p);
     const size_t bytes = (size_t)P->ntasks * sizeof(double);
     gs_backend *be = p->be;
     double *arena = NULL; /* on_device: the factor values (L's, then U's), freed after the analysis */
@@ -852,6 +858,7 @@ void gs_parilu_view(const gs_parilu *p, gs_report *rep, const char *prefix)
 
 static gs_status pc_symbolic(gs_pc *pc, const gs_csr *A)
 {
+    gs_parilu_set_row_names(pc->data, pc->row_names);
     GS_CALL(gs_parilu_setup_symbolic(pc->data, A));
     return GS_OK;
 }

@@ -194,6 +194,9 @@ typedef struct gs_parilu gs_parilu;
 
 /* cfg: the options (gs_parilu_opts_from_config) and the trisolve.* keys; kept, must outlive p. */
 gs_status gs_parilu_create(gs_backend *be, const gs_config *cfg, gs_parilu **p);
+/* Row i of the A given to the following setups is row names[i] of a larger matrix in messages and
+ * reported rows (borrowed; must outlive the setups; NULL: A's own numbering). */
+void gs_parilu_set_row_names(gs_parilu *p, const gs_int *names);
 /* Factor A itself. */
 gs_status gs_parilu_setup_symbolic(gs_parilu *p, const gs_csr *A);
 /* Factor the block-diagonal "extended" matrix diag(A(S_0,S_0), A(S_1,S_1), ...) of a Schwarz

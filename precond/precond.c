@@ -154,6 +154,8 @@ void gs_pc_view(const gs_pc *pc, gs_report *rep)
     if (pc->ops->view) pc->ops->view(pc, rep);
 }
 
+void gs_pc_set_row_names(gs_pc *pc, const gs_int *names) { pc->row_names = names; }
+
 gs_status gs_pc_set_operator(gs_pc *pc, const gs_matrix *M)
 {
     if (!pc || !M) return GS_ERROR(GS_ERR_ARG, "gs_pc_set_operator: preconditioner or matrix is NULL");

@@ -39,6 +39,8 @@ struct gs_pc {
     bool identity;        /* apply is z = r (type none): Krylov methods skip it */
     double time_symbolic, time_numeric; /* seconds, filled by the public entry points */
     const gs_matrix *op;  /* the operator A on the backend (gs_pc_set_operator), or NULL */
+    const gs_int *row_names; /* row i of A as messages and reports name it (0-based), or NULL: i itself
+                              * (gs_pc_set_row_names) */
     /* ||M^{-1} 1||_inf * ||A||_inf after the last numeric setup (NaN/Inf kept; NaN for the identity and
      * before a setup): a cheap stability estimate of the factors, see gs_pc_setup_numeric */
     double stability_estimate;
@@ -67,6 +69,10 @@ gs_status gs_pc_setup_numeric(gs_pc *pc, const gs_csr *A);
  * it again. M is only read during the setups and must outlive them. GS_ERR_ARG for another backend or
  * other sizes. */
 gs_status gs_pc_set_operator(gs_pc *pc, const gs_matrix *M);
+/* The rows of the A given to the following setups are rows names[0], names[1], ... of a larger matrix
+ * (0-based; a block of it, or a rank's rows): error messages and reported rows (shifted pivots) name
+ * those. names is borrowed, read during the setups, and must outlive them; NULL: A's own numbering. */
+void gs_pc_set_row_names(gs_pc *pc, const gs_int *names);
 gs_status gs_pc_apply(gs_pc *pc, const gs_vector *r, gs_vector *z);
 void gs_pc_view(const gs_pc *pc, gs_report *rep);
 void gs_pc_destroy(gs_pc **pc);

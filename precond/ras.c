@@ -114,6 +114,7 @@ static gs_status ras_symbolic(gs_pc *pc, const gs_csr *A)
     d->savg = nb > 0 ? (double)next / (double)nb : 0.0;
     d->time_overlap = gs_wtime() - t0;
 
+    if (d->par) gs_parilu_set_row_names(d->par, pc->row_names);
     if (d->par) GS_TRY(gs_parilu_setup_symbolic_blocks(d->par, A, nb, off, rows, owner));
     else GS_TRY(gs_blockdiag_setup_symbolic(&d->bd, pc, A, nb, off, rows, owner));
 

@@ -1,8 +1,10 @@
 /* Run under mpirun (2 or 3 ranks): the distributed SpMV, dot, dot2, nrm2 and mdot equal the
  * single-process ones computed by rank 0 on the whole matrix, for a PDE matrix, a nonsymmetric one, a
  * matrix with no couplings between parts (no halo) and one smaller than the number of ranks (a rank
- * with no rows); the distribution's rows are BILU's blocks (the same METIS parts, in order). Exit 0 on
- * success, 1 on a failed check (rank 0 names it). */
+ * with no rows); the distribution's rows are BILU's blocks (the same METIS parts, in order). Each
+ * rank's RAS subdomain with 0..3 overlap layers is the set one process grows from the same part
+ * (gs_grow_overlap on the whole graph), its matrix is A(S, S) in the order of the original rows, and
+ * its exchange brings the overlap rows' entries of a vector. Exit 0 on success, 1 on a failed check. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "core/generate.h"
 #include "core/mem.h"
 #include "dist/dist.h"
+#include "dist/subdomain.h"
 #include "precond/ordering.h"
 
 static int rank, size, failures;
@@ -45,6 +48,70 @@ static gs_status make_matrix(int k, gs_csr *A)
         return GS_OK;
     }
     return gs_gen_poisson2d(1, size - 1, A); /* fewer rows than ranks: the last rank owns none */
+}
+
+/* The whole matrix on every rank (rank 0's, broadcast). */
+static void share_matrix(gs_csr *A)
+{
+    gs_int dim[3] = {A->nrows, A->ncols, A->nnz};
+    MPI_Bcast(dim, 3, MPI_INT32_T, 0, MPI_COMM_WORLD);
+    if (rank != 0 && gs_csr_alloc(A, dim[0], dim[1], dim[2], true) != GS_OK) abort();
+    MPI_Bcast(A->rowptr, dim[0] + 1, MPI_INT32_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(A->colind, dim[2], MPI_INT32_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(A->val, dim[2], MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+/* RAS subdomains with delta layers against one process's construction from the whole matrix W. */
+static void check_subdomain(int k, const gs_dist *d, const gs_csr *W, const gs_csr *G, int delta, gs_backend *be)
+{
+    gs_dist_subdomain s;
+    gs_int *part = NULL, *core = NULL, *S = NULL, nc = 0, ns = 0;
+    gs_csr B = {0};
+    const gs_int n = W->nrows;
+    if (gs_dist_subdomain_create(d, delta, &s) != GS_OK) {
+        CHECK(0, "case %d delta %d: subdomain failed: %s", k, delta, gs_error_message());
+        return;
+    }
+    if (GS_MALLOC(part, n + 1) || GS_MALLOC(core, n + 1) || gs_partition_kway(W, size, 1, part)) abort();
+    for (gs_int i = 0; i < n; i++)
+        if (part[i] == rank) core[nc++] = i;
+    if (gs_grow_overlap(G, nc, core, delta, &S, &ns) || gs_csr_submatrix(W, ns, S, &B)) abort();
+    CHECK(s.m == ns && s.n_own == nc && s.n_overlap == ns - nc, "case %d delta %d: %d rows (%d overlap), expected %d",
+          k, delta, (int)s.m, (int)s.n_overlap, (int)ns);
+    for (gs_int p = 0; p < s.m && p < ns; p++)
+        CHECK(s.names[p] == S[p], "case %d delta %d: row %d of S is %d, expected %d", k, delta, (int)p,
+              (int)s.names[p], (int)S[p]);
+    if (s.m == ns) {
+        CHECK(s.A.nnz == B.nnz, "case %d delta %d: A(S,S) has %d entries, expected %d", k, delta, (int)s.A.nnz,
+              (int)B.nnz);
+        for (gs_int p = 0; p <= ns && s.A.nnz == B.nnz; p++)
+            CHECK(s.A.rowptr[p] == B.rowptr[p], "case %d delta %d: rowptr[%d]", k, delta, (int)p);
+        for (gs_int q = 0; q < B.nnz && s.A.nnz == B.nnz; q++)
+            CHECK(s.A.colind[q] == B.colind[q] && s.A.val[q] == B.val[q], "case %d delta %d: entry %d", k, delta,
+                  (int)q);
+    }
+    for (gs_int i = 0; i < s.n_own; i++)
+        CHECK(s.names[s.own_pos[i]] == d->rows[i], "case %d delta %d: owned row %d misplaced", k, delta, (int)i);
+    /* the exchange: overlap row k's entry of x (x_g = 1 + g in the original numbering) */
+    double *x = NULL, *ovl = NULL, *buf = NULL;
+    MPI_Request *req = NULL;
+    if (GS_MALLOC(x, s.n_own + 1) || GS_MALLOC(ovl, s.n_overlap + 1) ||
+        GS_MALLOC(buf, s.xchg.send_off[s.xchg.nsend] + 1) || GS_MALLOC(req, s.xchg.nrecv + s.xchg.nsend + 1))
+        abort();
+    for (gs_int i = 0; i < s.n_own; i++) x[i] = 1.0 + d->rows[i];
+    CHECK(gs_backend_mpi_exchange(be, &s.xchg, x, ovl, buf, req) == GS_OK, "case %d: exchange failed", k);
+    for (gs_int q = 0; q < s.n_overlap; q++)
+        CHECK(ovl[q] == 1.0 + s.names[s.ovl_pos[q]], "case %d delta %d: overlap entry %d is %g, expected %g", k, delta,
+              (int)q, ovl[q], 1.0 + s.names[s.ovl_pos[q]]);
+    gs_free(&x);
+    gs_free(&ovl);
+    gs_free(&buf);
+    gs_free(&req);
+    gs_free(&part);
+    gs_free(&core);
+    gs_free(&S);
+    gs_csr_free(&B);
+    gs_dist_subdomain_free(&s);
 }
 
 static void run_case(int k)
@@ -118,6 +185,15 @@ static void run_case(int k)
     MPI_Allgather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, MPI_COMM_WORLD);
     for (int r = 0; r < size; r++)
         CHECK(all[2 * r] == dot && all[2 * r + 1] == nrm, "case %d: rank %d's reduction differs", k, r);
+
+    /* RAS subdomains, 0..3 layers */
+    gs_csr W = {0}, G = {0};
+    if (rank == 0 && gs_csr_copy(&A, &W)) abort();
+    share_matrix(&W);
+    if (gs_csr_symmetric_graph(&W, &G)) abort();
+    for (int delta = 0; delta <= 3; delta++) check_subdomain(k, &d, &W, &G, delta, be);
+    gs_csr_free(&W);
+    gs_csr_free(&G);
 
     gs_mvec_destroy(&V);
     gs_vec_destroy(&vx);

@@ -1,8 +1,11 @@
 """gpusolve under mpirun against one process: block Jacobi on 2 and 3 ranks gives the iterations (+-1)
 and the solution (to rounding) of preconditioner.blocks = P on one process; a local method (ilu0) means
-block Jacobi with that method; a rank without rows; a matrix without couplings between parts; a zero
-pivot in one rank's block ends every rank with the numerical-failure exit code and one report; an
-unreadable file and an unsupported option end every rank with one message and their exit code.
+block Jacobi with that method; RAS with overlap 0, 1 and 2 (local iluk, ilut, parilu) gives those of
+the one-process RAS with P parts, subdomain sizes included; a rank without rows; a matrix without
+couplings between parts; a zero pivot in one rank's block or subdomain ends every rank with the
+numerical-failure exit code and one report whose message names the row as the input numbers it (as one
+process does); an unreadable file and an unsupported option end every rank with one message and their
+exit code.
 
 usage: mpi_cli_test.py GPUSOLVE MPIEXEC [SKIP-REASON]"""
 import json
@@ -11,8 +14,14 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "app"))
 import mpitest  # noqa: E402
+import schemacheck  # noqa: E402
+
+with open(os.path.join(HERE, "..", "..", "docs", "gpusolve-result.schema.json")) as f:
+    VALIDATE = schemacheck.validator(json.load(f))
 
 failures = []
 
@@ -48,19 +57,103 @@ def write_mm(path, n, entries):
             f.write(f"{i + 1} {j + 1} {v!r}\n")
 
 
-def poisson_entries(nx, ny, zero_diag_row=None):
+def poisson_entries(nx, ny, zero_diag_row=None, zero_pivot_row=None):
+    """The 5-point Laplacian; zero_diag_row: a zero diagonal entry there; zero_pivot_row: a zero diagonal
+    and no entries left of it in that row, so that ILU meets a zero pivot in that row whatever rows come
+    before it."""
     e = []
     for y in range(ny):
         for x in range(nx):
             i = y * nx + x
-            e.append((i, i, 0.0 if i == zero_diag_row else 4.0))
+            e.append((i, i, 0.0 if i in (zero_diag_row, zero_pivot_row) else 4.0))
             for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
-                if 0 <= x + dx < nx and 0 <= y + dy < ny:
-                    e.append((i, (y + dy) * nx + x + dx, -1.0))
+                j = (y + dy) * nx + x + dx
+                if 0 <= x + dx < nx and 0 <= y + dy < ny and not (i == zero_pivot_row and j < i):
+                    e.append((i, j, -1.0))
     return e
 
 
-def equivalence(gpusolve, mpiexec, tmp, matrix, np, mpi_sets, single_sets, label):
+def failure_detail(p, label):
+    """The detail of the one JSON report of a run that failed numerically (exit 4), or ""."""
+    check(p.returncode == 4, f"{label}: exit {p.returncode} (expected 4): {p.stderr}")
+    objs = [l for l in p.stdout.splitlines() if l.strip()]
+    check(len(objs) == 1, f"{label}: {len(objs)} JSON objects")
+    if len(objs) != 1:
+        return ""
+    r = json.loads(objs[0])
+    check(r["solve"]["reason"] == "diverged_pc_failed", f"{label}: reason {r['solve']}")
+    return r["solve"].get("detail", "")
+
+
+RAS_KEYS = ("blocks", "blocks_nonempty", "overlap", "extended_size", "extended_nnz", "subdomain_size_max",
+            "nnz_L", "nnz_U", "fill_ratio")
+
+
+def ras_cases(gpusolve, mpiexec, tmp):
+    """RAS across ranks against the one-process RAS with as many parts."""
+    for np in (2, 3):
+        for delta in (0, 1, 2):
+            ras = ["-s", "solver.type=gmres", "-s", "preconditioner.type=ras", "-s", f"preconditioner.overlap={delta}"]
+            rp = equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:30", np, ras,
+                             ras + ["-s", f"preconditioner.blocks={np}"], f"gmres ras({delta}) np{np}", RAS_KEYS)
+            if rp:
+                par = rp["parallel"]
+                check(len(par.get("overlap", [])) == np and len(par.get("subdomain_nnz", [])) == np,
+                      f"ras({delta}) np{np}: parallel object {par}")
+                check((delta == 0) == (sum(par.get("overlap", [1])) == 0), f"ras({delta}) np{np}: overlap {par}")
+                check(rp["preconditioner"]["blocks"] == np and rp["preconditioner"]["overlap"] == delta,
+                      f"ras({delta}) np{np}: preconditioner {rp['preconditioner']}")
+    for np, local, delta in ((2, "ilut", 1), (3, "parilu", 2), (3, "iluk", 1)):
+        ras = ["-s", "solver.type=bicgstab", "-s", "preconditioner.type=ras", "-s", f"preconditioner.local={local}",
+               "-s", f"preconditioner.overlap={delta}", "-s", "preconditioner.fill_level=1"]
+        equivalence(gpusolve, mpiexec, tmp, "gen:convdiff3d:8", np, ras, ras + ["-s", f"preconditioner.blocks={np}"],
+                    f"bicgstab ras({delta}) {local} np{np}", RAS_KEYS)
+    # a rank without rows: 2 rows on 3 ranks
+    ras = ["-s", "solver.type=gmres", "-s", "preconditioner.type=ras", "-s", "preconditioner.overlap=1"]
+    rp = equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:2x1", 3, ras, ras + ["-s", "preconditioner.blocks=3"],
+                     "ras empty rank")
+    if rp:
+        par = rp["parallel"]
+        check(0 in par["rows"] and par["overlap"][par["rows"].index(0)] == 0, f"ras empty rank: {par}")
+    # no couplings between parts: no overlap
+    path = os.path.join(tmp, "blockdiag.mtx")
+    rp = equivalence(gpusolve, mpiexec, tmp, path, 2, ras, ras + ["-s", "preconditioner.blocks=2"], "ras block diagonal")
+    if rp:
+        check(rp["parallel"]["overlap"] == [0, 0], f"ras block diagonal: overlap {rp['parallel']['overlap']}")
+
+
+def row_names(gpusolve, mpiexec, tmp):
+    """A zero pivot in one rank's rows: every rank ends with exit 4 and one report, whose message names the
+    rank and the row as the file numbers it (1-based), the row one process names."""
+    path = os.path.join(tmp, "zeropivot22.mtx")  # row 23 lies in rank 1's part on 3 ranks, not first there
+    write_mm(path, 100, poisson_entries(10, 10, zero_pivot_row=22))
+    path77 = os.path.join(tmp, "zeropivot77.mtx")  # row 78 lies in rank 0's part on 2 ranks, not first there
+    write_mm(path77, 100, poisson_entries(10, 10, zero_pivot_row=77))
+    base = ["--json", "-s", "solver.type=gmres", "-s", "preconditioner.zero_pivot=error"]
+    cases = [(path, 3, "23", "rank 1: ", ["-s", "preconditioner.type=ras", "-s", "preconditioner.overlap=1"],
+              ["-s", "preconditioner.type=ras", "-s", "preconditioner.blocks=3", "-s", "preconditioner.overlap=1"]),
+             (path, 3, "23", "rank 1: ", ["-s", "preconditioner.type=ilu0"], ["-s", "preconditioner.type=ilu0"]),
+             (path, 3, "23", "rank 1: ", ["-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=6"],
+              ["-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=3"]),
+             (path, 3, "23", "rank 1: ", ["-s", "preconditioner.type=jacobi"], ["-s", "preconditioner.type=jacobi"]),
+             (path77, 2, "78", "", ["-s", "preconditioner.type=ras", "-s", "preconditioner.overlap=2"],
+              ["-s", "preconditioner.type=ras", "-s", "preconditioner.blocks=2", "-s", "preconditioner.overlap=2"]),
+             (path77, 2, "78", "", ["-s", "preconditioner.type=ilu0"], ["-s", "preconditioner.type=ilu0"])]
+    for m, np, row, where, mpi_sets, one_sets in cases:
+        label = f"zero pivot row {row} np{np} {' '.join(mpi_sets[1::2])}"
+        p = mpitest.run(mpiexec, np, [gpusolve, m] + base + mpi_sets)
+        detail = failure_detail(p, label)
+        named = f"row {row} is" if "jacobi" in label else f"row {row} (1-based)"
+        check(named in detail, f"{label}: the message does not name {named}: {detail}")
+        check(where in detail if where else "rank " not in detail, f"{label}: the message's rank: {detail}")
+        s = single(gpusolve, [m] + base + one_sets + ["-s", "solver.fallback=none"])
+        one = failure_detail(s, label + " (one process)")
+        check(named in one, f"{label}: one process names another row: {one}")
+
+
+def equivalence(gpusolve, mpiexec, tmp, matrix, np, mpi_sets, single_sets, label, same_keys=()):
+    """The distributed run against one process: iterations, solution, the report's shape, and the
+    preconditioner keys same_keys equal in both reports; the distributed report, or None."""
     o1, op = os.path.join(tmp, "x1.mtx"), os.path.join(tmp, "xp.mtx")
     base = ["--json", "-s", "solver.rtol=1e-10", "--threads", "1"]
     s = single(gpusolve, [matrix] + base + single_sets + ["-o", o1])
@@ -75,9 +168,14 @@ def equivalence(gpusolve, mpiexec, tmp, matrix, np, mpi_sets, single_sets, label
     check(abs(its - itp) <= 1, f"{label}: iterations {itp} on {np} ranks, {its} on one process")
     d = rel_diff(read_vector(op), read_vector(o1))
     check(d < 1e-8, f"{label}: solutions differ by {d:.3g}")
+    errs = VALIDATE(rp)
+    check(not errs, f"{label}: the report does not match docs/gpusolve-result.schema.json: {errs[:3]}")
     par = rp.get("parallel", {})
     check(par.get("ranks") == np and len(par.get("rows", [])) == np, f"{label}: parallel object {par}")
     check(sum(par.get("rows", [])) == rs["matrix"]["rows"], f"{label}: the ranks' rows do not add up")
+    for k in same_keys:
+        a, b = rs["preconditioner"].get(k), rp["preconditioner"].get(k)
+        check(a is not None and a == b, f"{label}: preconditioner.{k} {b} on {np} ranks, {a} on one process")
     return rp
 
 
@@ -125,6 +223,10 @@ def main():
                          "block diagonal")
         if rp:
             check(rp["parallel"]["halo"] == [0, 0], f"block diagonal: halo {rp['parallel']['halo']}")
+            check("overlap" not in rp["parallel"], f"block diagonal: overlap without RAS {rp['parallel']}")
+
+        ras_cases(gpusolve, mpiexec, tmp)
+        row_names(gpusolve, mpiexec, tmp)
 
         # a zero pivot in one rank's block: every rank exits 4, one report
         path = os.path.join(tmp, "zeropivot.mtx")
@@ -143,9 +245,11 @@ def main():
         p = mpitest.run(mpiexec, 2, [gpusolve, os.path.join(tmp, "missing.mtx")])
         msgs = [l for l in p.stderr.splitlines() if l.startswith("gpusolve:")]
         check(p.returncode == 3 and len(msgs) == 1, f"missing file: exit {p.returncode}, messages {msgs}")
-        p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:8", "-s", "preconditioner.type=ras"])
+        p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:8", "-s", "preconditioner.type=ras", "-s",
+                                     "preconditioner.blocks=4"])
         msgs = [l for l in p.stderr.splitlines() if l.startswith("gpusolve:")]
-        check(p.returncode == 2 and len(msgs) == 1 and "RAS" in p.stderr, f"ras: exit {p.returncode}, {msgs}")
+        check(p.returncode == 2 and len(msgs) == 1 and "one subdomain per rank" in p.stderr,
+              f"ras with 4 blocks on 2 ranks: exit {p.returncode}, {msgs}")
         p = mpitest.run(mpiexec, 3, [gpusolve, "gen:poisson2d:8", "-s", "preconditioner.type=bilu",
                                      "-s", "preconditioner.blocks=4"])
         msgs = [l for l in p.stderr.splitlines() if l.startswith("gpusolve:")]

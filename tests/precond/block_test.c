@@ -459,13 +459,11 @@ static void test_ras_overlap_fewer_gmres_iterations(void **state)
     gs_csr_free(&A);
 }
 
-/* Row g (0-based) keeps only its diagonal, an explicit 0, and its upper entries: its pivot is 0 in any
- * block. The error must name the ORIGINAL row g + 1, not the row's number inside its block. */
-static void test_zero_pivot_reports_global_row(void **state)
+/* The 12 x 12 Laplacian whose row g (0-based) keeps only its diagonal, an explicit 0, and its upper
+ * entries: its pivot is 0 in any block that holds it, whatever rows come before it. */
+static void zero_pivot_matrix(gs_int g, gs_csr *A)
 {
-    pc_fixture *f = *state;
-    const gs_int g = 77;
-    gs_csr L2 = {0}, A = {0};
+    gs_csr L2 = {0};
     GS_ASSERT_OK(gs_test_laplace2d(12, 12, &L2));
     gs_int n = L2.nrows, nnz = 0;
     gs_int *ri = NULL, *ci = NULL;
@@ -482,7 +480,20 @@ static void test_zero_pivot_reports_global_row(void **state)
             v[nnz] = (i == g && j == g) ? 0.0 : L2.val[p];
             nnz++;
         }
-    GS_ASSERT_OK(gs_csr_from_coo(n, n, nnz, ri, ci, v, &A));
+    GS_ASSERT_OK(gs_csr_from_coo(n, n, nnz, ri, ci, v, A));
+    gs_csr_free(&L2);
+    gs_free(&ri);
+    gs_free(&ci);
+    gs_free(&v);
+}
+
+/* The error must name the ORIGINAL row g + 1, not the row's number inside its block. */
+static void test_zero_pivot_reports_global_row(void **state)
+{
+    pc_fixture *f = *state;
+    const gs_int g = 77;
+    gs_csr A = {0};
+    zero_pivot_matrix(g, &A);
 
     /* the row's position inside its block differs from g, so the test tells the two apart */
     pc_fixture_set(f, "preconditioner.blocks=4");
@@ -521,12 +532,49 @@ static void test_zero_pivot_reports_global_row(void **state)
     assert_string_equal(e->s, "78");
     gs_report_destroy(&rep);
     gs_pc_destroy(&pc);
-
-    gs_csr_free(&L2);
     gs_csr_free(&A);
-    gs_free(&ri);
-    gs_free(&ci);
-    gs_free(&v);
+}
+
+/* A plug-in given a block B = A(S, S) and the names S of its rows (gs_pc_set_row_names, as a rank's
+ * block or subdomain is given) names row g of A as g + 1 in its messages, not by its position in S. */
+static void test_row_names_of_a_block(void **state)
+{
+    pc_fixture *f = *state;
+    const gs_int g = 77;
+    gs_csr A = {0}, B = {0};
+    gs_int part[144], S[144], m = 0, at = -1;
+    zero_pivot_matrix(g, &A);
+    GS_ASSERT_OK(gs_partition_kway(&A, 4, 1, part));
+    for (gs_int i = 0; i < A.nrows; i++)
+        if (part[i] == part[g]) {
+            if (i == g) at = m;
+            S[m++] = i;
+        }
+    assert_true(at >= 0 && at != g);
+    GS_ASSERT_OK(gs_csr_submatrix(&A, m, S, &B));
+    pc_fixture_set(f, "preconditioner.zero_pivot=error");
+    pc_fixture_set(f, "preconditioner.blocks=2");
+    pc_fixture_set(f, "preconditioner.overlap=1");
+    static const struct {
+        const char *type, *needle;
+    } cases[] = {{"ilu0", "row 78 (1-based)"}, {"iluk", "row 78 (1-based)"}, {"ilut", "row 78 (1-based)"},
+                 {"bilu", "row 78 (1-based)"}, {"bilut", "row 78 (1-based)"}, {"ras", "row 78 (1-based)"},
+                 {"jacobi", "row 78 is"},      {"parilu", "A(78,78)"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gs_pc *pc = NULL;
+        GS_ASSERT_OK(gs_pc_create(cases[c].type, f->be, f->cfg, &pc));
+        gs_pc_set_row_names(pc, S);
+        gs_status st = gs_pc_setup_symbolic(pc, &B);
+        if (st == GS_OK) st = gs_pc_setup_numeric(pc, &B);
+        if (st != GS_ERR_NUMERIC || !strstr(gs_error_message(), cases[c].needle))
+            fprintf(stderr, "%s: %s: %s\n", cases[c].type, gs_status_name(st), gs_error_message());
+        assert_int_equal(st, GS_ERR_NUMERIC);
+        assert_non_null(strstr(gs_error_message(), cases[c].needle));
+        gs_error_clear();
+        gs_pc_destroy(&pc);
+    }
+    gs_csr_free(&A);
+    gs_csr_free(&B);
 }
 
 static void test_errors(void **state)
@@ -596,6 +644,7 @@ int main(void)
         PC_FIXTURE_TEST(test_ras_overlap2_ilut_equals_direct),
         PC_FIXTURE_TEST(test_ras_overlap_fewer_gmres_iterations),
         PC_FIXTURE_TEST(test_zero_pivot_reports_global_row),
+        PC_FIXTURE_TEST(test_row_names_of_a_block),
         PC_FIXTURE_TEST(test_errors),
         PC_FIXTURE_TEST(test_allocation_failures),
     };
