@@ -355,6 +355,26 @@ out:
     return p;
 }
 
+/* A value of line `line` (of the chunk) read as 0 below the smallest double: counted, the first one kept. */
+static void note_underflow(mm_chunk *c, long long line, mm_tok t)
+{
+    if (c->underflows++ == 0) {
+        c->underflow_line = line;
+        mm_quote q = mm_quote_text(t.s, t.n);
+        memcpy(c->underflow_text, q.s, sizeof q.s);
+    }
+}
+
+/* Where fast_lines may read in [p, end): the parallel pass over a real coordinate file (general or
+ * symmetric) takes its common lines many at a time, up to the chunk's last newline; p: nowhere. */
+static const char *fast_region_end(const mm_header *h, const mm_state *x, const char *p, const char *end)
+{
+    if (x || !h->coordinate || h->field != FIELD_REAL || (h->symmetry != SYM_GENERAL && h->symmetry != SYM_SYMMETRIC))
+        return p;
+    while (end > p && end[-1] != '\n') end--;
+    return end;
+}
+
 /* Both passes: x == NULL for the parallel one (state blank, line numbers relative to the chunk). */
 static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
 {
@@ -366,15 +386,9 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
     long long line = 0, abs_line = 0, count = x ? x->count : 0, pushes = x ? x->pushes : 0;
     long long fl = x ? x->first_lower : 0, fu = x ? x->first_upper : 0;
     const char *p = c->begin, *end = c->end;
-    /* the parallel pass takes the common lines of real coordinate files many at a time (up to the chunk's
-     * last newline) */
-    const bool fast = !x && h->coordinate && h->field == FIELD_REAL &&
-                      (h->symmetry == SYM_GENERAL || h->symmetry == SYM_SYMMETRIC);
-    const char *fast_end = end;
-    if (fast)
-        while (fast_end > p && fast_end[-1] != '\n') fast_end--;
+    const char *fast_end = fast_region_end(h, x, p, end);
     while (p < end) {
-        if (fast && p < fast_end) {
+        if (p < fast_end) {
             fast_state f = {line, count, pushes, fl, fu};
             bool nomem = false;
             p = fast_lines(h, c, p, fast_end, &f, &nomem);
@@ -447,11 +461,7 @@ static gs_status run(const mm_header *h, mm_chunk *c, const mm_state *x)
             }
             return fst;
         }
-        if (underflow && !x && c->underflows++ == 0) {
-            c->underflow_line = line;
-            mm_quote q = mm_quote_text(t[want - 1].s, t[want - 1].n);
-            memcpy(c->underflow_text, q.s, sizeof q.s);
-        }
+        if (underflow && !x) note_underflow(c, line, t[want - 1]);
         if (array) {
             if (!x) {
                 if (!reserve(c, pushes, true)) goto nomem;
