@@ -62,24 +62,37 @@ static void gmres_destroy(gs_ksp *ksp)
     gs_free(&ksp->data);
 }
 
-/* w -= V(:,0:k) h with h = V(:,0:k)' w, so that w is orthogonal to the first k basis vectors.
- * CGS2: two classical passes (2 batched reductions, the second repairs the loss of orthogonality of
- * the first); MGS: one vector at a time (k reductions). h receives the projection coefficients. */
-static gs_status orthogonalize(gs_ortho ortho, const gs_mvec *V, gs_int k, gs_vector *w, double *h, double *h2)
+/* w -= V(:,0:k) h with h = V(:,0:k)' w, so that w is orthogonal to the first k basis vectors, and *wnorm =
+ * ||w|| after it. CGS2: two classical passes (batched reductions; the second repairs the loss of
+ * orthogonality of the first) -- the second pass's reduction also gives ||w||^2 (w is column k of V), and
+ * ||w - V h2||^2 = ||w||^2 - ||h2||^2 for orthonormal V, so the norm costs no reduction of its own unless
+ * the second pass removed a large part of w (near a breakdown: then it is computed). MGS: one vector at a
+ * time (k reductions), then the norm. h receives the projection coefficients; h2 holds k + 1 values. */
+static gs_status orthogonalize(gs_ortho ortho, const gs_mvec *V, gs_int k, gs_vector *w, double *h, double *h2,
+                               double *wnorm)
 {
     if (ortho == GS_ORTHO_CGS2) {
         GS_CALL(gs_mvec_dot(V, k, w, h));
         GS_CALL(gs_mvec_gemv(-1.0, V, k, h, 1.0, w));
-        GS_CALL(gs_mvec_dot(V, k, w, h2));
+        GS_CALL(gs_mvec_dot(V, k + 1, w, h2));
         GS_CALL(gs_mvec_gemv(-1.0, V, k, h2, 1.0, w));
-        for (gs_int i = 0; i < k; i++) h[i] += h2[i];
+        double proj2 = 0.0;
+        for (gs_int i = 0; i < k; i++) {
+            h[i] += h2[i];
+            proj2 += h2[i] * h2[i];
+        }
+        const double ww = h2[k];
+        if (isfinite(ww) && isfinite(proj2) && proj2 <= 0.25 * ww) {
+            *wnorm = sqrt(ww - proj2);
+            return GS_OK;
+        }
     } else {
         for (gs_int i = 0; i < k; i++) {
             GS_CALL(gs_vec_dot(&V->cols[i], w, &h[i]));
             GS_CALL(gs_vec_axpy(-h[i], &V->cols[i], w));
         }
     }
-    return GS_OK;
+    return gs_vec_nrm2(w, wnorm);
 }
 
 /* Back substitution R(0:k,0:k) y = g(0:k). */
@@ -137,9 +150,8 @@ static gs_status gmres_run(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_
             /* w = A M^{-1} v_j, orthogonalized against v_0..v_j: h(0:j+1, j) */
             if (pc) GS_TRY(gs_pc_apply(pc, vj, zj));
             GS_TRY(gs_mat_spmv(1.0, A, zj, 0.0, w));
-            GS_TRY(orthogonalize(ksp->prm.ortho, V, j + 1, w, h, hs.h2));
             double hnext = 0.0, colnorm2 = 0.0;
-            GS_TRY(gs_vec_nrm2(w, &hnext));
+            GS_TRY(orthogonalize(ksp->prm.ortho, V, j + 1, w, h, hs.h2, &hnext));
             bool bad = false;
             for (gs_int i = 0; i <= j && !bad; i++) {
                 bad = !isfinite(h[i]);
