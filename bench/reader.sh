@@ -28,8 +28,12 @@ if [ ! -s "$tmp/convdiff100_bycol.mtx" ]; then
     > "$tmp/convdiff100_bycol.mtx.part" && mv "$tmp/convdiff100_bycol.mtx.part" "$tmp/convdiff100_bycol.mtx"
 fi
 
+# fast_matrix_market: the python3 in PATH when it has it (e.g. a wheel installed with --target and PYTHONPATH
+# on a machine without network), else a private venv where pip installs it
 py=$tmp/venv/bin/python
-if [ ! -x "$py" ] || ! "$py" -c "import fast_matrix_market, numpy" 2>/dev/null; then
+if python3 -c "import fast_matrix_market, numpy" 2>/dev/null; then
+  py=python3
+elif [ ! -x "$py" ] || ! "$py" -c "import fast_matrix_market, numpy" 2>/dev/null; then
   { python3 -m venv "$tmp/venv" && "$tmp/venv/bin/pip" install -q fast_matrix_market numpy; } >"$tmp/pip.log" 2>&1 || true
 fi
 have_fmm=0
