@@ -151,8 +151,8 @@ static gs_status place_blocks(mm_body *b, const gs_int *offset, gs_csr *A, gs_in
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (long r = 0; r < R; r++) {
-        const gs_int lo = (gs_int)(r * bsize) < n ? (gs_int)(r * bsize) : n;
-        const gs_int hi = lo + bsize < n ? lo + bsize : n;
+        const long lo_l = r * (long)bsize, hi_l = lo_l + bsize; /* (long: no overflow near the index limit) */
+        const gs_int lo = lo_l < n ? (gs_int)lo_l : n, hi = hi_l < n ? (gs_int)hi_l : n;
         for (gs_int i = lo; i < hi; i++) next[i] = 0;
         for (long k = 0; k < nc; k++) {
             const gs_int *a = at + k * (R + 1), *list = idx + offset[k], *ri = ch[k].ri;
