@@ -1,10 +1,11 @@
-/* libgpusolve (api/gpusolve.h): a handle holding the configuration, the matrix, the backend and the
- * setup kept between solves, over the strategy (api/strategy.h) that the gpusolve command runs. */
+/* libgpusolve (api/gpusolve.h) in one process: a handle (api/handle.h) holding the configuration, the
+ * matrix, the backend and the setup kept between solves, over the strategy (api/strategy.h) that the
+ * gpusolve command runs. A handle made over several MPI ranks hands its collective calls to its comm_ops. */
 #include "api/gpusolve.h"
 #include "api/exit_codes.h"
+#include "api/handle.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,38 +23,6 @@
 #include "core/process.h"
 #include "io/mmio.h"
 
-struct gpusolve_solver {
-    gs_config *cfg; /* the user's configuration */
-    gs_csr A;       /* sorted, duplicates summed */
-    bool have_matrix;
-    bool values_changed; /* new values of the kept setup's pattern, not yet taken by it */
-    char source[512];    /* the file read, or "arrays" */
-    double time_read;
-    gs_backend *be;
-    char be_key[96];
-    double time_init; /* the backend's creation, reported by the next solve (then 0) */
-    /* the setup kept for more right-hand sides, with the facts its reports repeat */
-    gs_strategy_kept *kept;
-    gs_attempt kept_att;   /* its outcome: setup part (report of the views, times), last solve part */
-    bool kept_unsolved;    /* built by gpusolve_setup, not solved yet */
-    bool kept_refactored;  /* took new values since its last solve */
-    bool kept_automatic;
-    gs_auto_choice kept_choice;
-    gpusolve_monitor_fn monitor;
-    void *monitor_ctx;
-    atomic_int interrupt; /* gpusolve_interrupt's request, not yet taken by a call */
-    /* the last call */
-    int exit_code;
-    int iterations;
-    double residual;
-    char reason[48];
-    char *detail;          /* the reason's detail, as long as it is (owned; NULL: none) */
-    char err_status[32];
-    char err_message[1024];
-    char *json;
-    time_t started; /* when the last call began (the report's started_at) */
-};
-
 /* ---------------------------------------------------------------------------------------------- */
 /* outcomes: exit classes, the error of a call, the report                                        */
 
@@ -65,7 +34,7 @@ _Static_assert(GPUSOLVE_EXIT_CONVERGED == GS_EXIT_CONVERGED && GPUSOLVE_EXIT_NOT
                "the library's exit classes are the command's exit codes");
 
 /* The report as JSON text into s->json (kept as it was when no memory is left for the new one). */
-static gs_status set_json(gpusolve_solver *s, const gs_report *rep)
+gs_status gs_lib_set_json(gpusolve_solver *s, const gs_report *rep)
 {
     json_t *obj = NULL;
     GS_CALL(gs_report_to_json(rep, &obj));
@@ -77,7 +46,7 @@ static gs_status set_json(gpusolve_solver *s, const gs_report *rep)
     return GS_OK;
 }
 
-static void begin_call(gpusolve_solver *s)
+void gs_lib_begin_call(gpusolve_solver *s)
 {
     gs_error_clear();
     s->exit_code = GPUSOLVE_EXIT_CONVERGED;
@@ -88,7 +57,7 @@ static void begin_call(gpusolve_solver *s)
 
 /* The last call failed with st (the pending error's message): the error fields, the error report, the
  * exit class. */
-static int fail(gpusolve_solver *s, gs_status st)
+int gs_lib_fail(gpusolve_solver *s, gs_status st)
 {
     gs_report *rep = NULL;
     s->exit_code = gs_exit_code_for_status(st);
@@ -107,7 +76,7 @@ static int fail(gpusolve_solver *s, gs_status st)
         gs_report_string(rep, "error.class", gs_exit_class_name(s->exit_code));
         gs_report_int(rep, "exit_code", s->exit_code);
         if (s->cfg) gs_config_to_report(s->cfg, rep);
-        (void)set_json(s, rep); /* out of memory: the last report stays */
+        (void)gs_lib_set_json(s, rep); /* out of memory: the last report stays */
         gs_report_destroy(&rep);
     }
     gs_error_clear();
@@ -115,14 +84,14 @@ static int fail(gpusolve_solver *s, gs_status st)
 }
 
 /* A call that succeeded without a solve: its report is the status alone. */
-static int succeed(gpusolve_solver *s)
+int gs_lib_succeed(gpusolve_solver *s)
 {
     gs_report *rep = NULL;
     if (gs_report_create(&rep) == GS_OK) {
         gs_run_report_provenance(rep, s->started, 0, NULL);
         gs_report_string(rep, "status", "ok");
         gs_report_int(rep, "exit_code", 0);
-        (void)set_json(s, rep); /* out of memory: the last report stays */
+        (void)gs_lib_set_json(s, rep); /* out of memory: the last report stays */
         gs_report_destroy(&rep);
     }
     gs_error_clear();
@@ -250,14 +219,14 @@ static gs_status solve_report(gpusolve_solver *s, const gs_strategy_result *sr, 
     GS_TRY(gs_report_double(rep, "time.total", gs_wtime() - t0));
     GS_TRY(gs_report_double(rep, "time.wall", gs_process_age()));
     GS_TRY(gs_config_to_report(s->cfg, rep));
-    GS_TRY(set_json(s, rep));
+    GS_TRY(gs_lib_set_json(s, rep));
 cleanup:
     gs_report_destroy(&rep);
     return st;
 }
 
 /* The last solve's fields from the reported attempt. */
-static void set_outcome(gpusolve_solver *s, const gs_attempt *a, int code)
+void gs_lib_set_outcome(gpusolve_solver *s, const gs_attempt *a, int code)
 {
     s->exit_code = code;
     snprintf(s->reason, sizeof s->reason, "%s", gs_reason_name(a->res.reason));
@@ -288,51 +257,70 @@ static gs_status kept_result(const gpusolve_solver *s, gs_strategy_result *sr)
 
 const char *gpusolve_version(void) { return GS_VERSION; }
 
-int gpusolve_create(gpusolve_solver **out, const char *config_file, const char *config_text,
-                    const char *const *settings)
+gpusolve_solver *gs_lib_alloc(void)
 {
-    gs_status st = GS_OK;
-    if (!out) return GPUSOLVE_EXIT_USAGE;
-    *out = calloc(1, sizeof **out);
-    gpusolve_solver *s = *out;
-    if (!s) return GPUSOLVE_EXIT_DEVICE;
+    gpusolve_solver *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
     s->iterations = -1;
     s->residual = NAN;
     snprintf(s->reason, sizeof s->reason, "none");
-    begin_call(s);
-    GS_TRY(gs_config_create(&s->cfg));
-    if (config_file) GS_TRY(gs_config_load_file(s->cfg, config_file));
-    if (config_text) GS_TRY(gs_config_load_string(s->cfg, config_text, "config_text"));
-    for (const char *const *p = settings; p && *p; p++) GS_TRY(gs_config_set(s->cfg, *p));
-    return succeed(s);
-cleanup:
-    return fail(s, st);
+    return s;
+}
+
+gs_status gs_lib_configure(gpusolve_solver *s, const char *config_file, const char *config_text,
+                           const char *const *settings)
+{
+    GS_CALL(gs_config_create(&s->cfg));
+    if (config_file) GS_CALL(gs_config_load_file(s->cfg, config_file));
+    if (config_text) GS_CALL(gs_config_load_string(s->cfg, config_text, "config_text"));
+    for (const char *const *p = settings; p && *p; p++) GS_CALL(gs_config_set(s->cfg, *p));
+    return GS_OK;
+}
+
+void gs_lib_free(gpusolve_solver *s)
+{
+    drop_setup(s);
+    gs_csr_free(&s->A);
+    gs_backend_destroy(&s->be);
+    gs_config_destroy(&s->cfg);
+    free(s->json);
+    gs_free(&s->detail);
+    free(s);
+}
+
+int gpusolve_create(gpusolve_solver **out, const char *config_file, const char *config_text,
+                    const char *const *settings)
+{
+    if (!out) return GPUSOLVE_EXIT_USAGE;
+    gpusolve_solver *s = *out = gs_lib_alloc();
+    if (!s) return GPUSOLVE_EXIT_DEVICE;
+    gs_lib_begin_call(s);
+    gs_status st = gs_lib_configure(s, config_file, config_text, settings);
+    return st == GS_OK ? gs_lib_succeed(s) : gs_lib_fail(s, st);
+}
+
+gs_status gs_lib_set_setting(gpusolve_solver *s, const char *setting)
+{
+    if (!setting) return GS_ERROR(GS_ERR_ARG, "gpusolve_set: the setting is NULL (expected \"key=value\")");
+    GS_CALL(gs_config_set(s->cfg, setting));
+    drop_setup(s);
+    return GS_OK;
 }
 
 int gpusolve_set(gpusolve_solver *s, const char *setting)
 {
     if (!s) return GPUSOLVE_EXIT_USAGE;
-    begin_call(s);
-    if (!setting) {
-        gs_error_set(GS_ERR_ARG, __FILE__, __LINE__, "gpusolve_set: the setting is NULL (expected \"key=value\")");
-        return fail(s, GS_ERR_ARG);
-    }
-    gs_status st = gs_config_set(s->cfg, setting);
-    if (st != GS_OK) return fail(s, st);
-    drop_setup(s);
-    return succeed(s);
+    if (s->comm_ops) return s->comm_ops->set(s, setting);
+    gs_lib_begin_call(s);
+    gs_status st = gs_lib_set_setting(s, setting);
+    return st == GS_OK ? gs_lib_succeed(s) : gs_lib_fail(s, st);
 }
 
 void gpusolve_destroy(gpusolve_solver **s)
 {
     if (!s || !*s) return;
-    drop_setup(*s);
-    gs_csr_free(&(*s)->A);
-    gs_backend_destroy(&(*s)->be);
-    gs_config_destroy(&(*s)->cfg);
-    free((*s)->json);
-    gs_free(&(*s)->detail);
-    free(*s);
+    if ((*s)->comm_ops) (*s)->comm_ops->destroy(*s);
+    gs_lib_free(*s);
     *s = NULL;
 }
 
@@ -382,13 +370,11 @@ static gs_status check_device_flags(gpusolve_solver *s, unsigned flags)
     return GS_OK;
 }
 
-int gpusolve_set_matrix(gpusolve_solver *s, int n, int nnz, const int *rowptr, const int *colind, const double *val,
-                        unsigned flags)
+gs_status gs_lib_matrix_arrays(gpusolve_solver *s, int n, int nnz, const int *rowptr, const int *colind,
+                               const double *val, unsigned flags)
 {
     gs_status st = GS_OK;
     gs_csr B = {0};
-    if (!s) return GPUSOLVE_EXIT_USAGE;
-    begin_call(s);
     const double t0 = gs_wtime();
     if (n <= 0 || nnz < 0 || !rowptr || (nnz > 0 && (!colind || !val)))
         GS_FAIL(GS_ERR_ARG,
@@ -417,18 +403,26 @@ int gpusolve_set_matrix(gpusolve_solver *s, int n, int nnz, const int *rowptr, c
     take_matrix(s, &B);
     snprintf(s->source, sizeof s->source, "arrays");
     s->time_read = gs_wtime() - t0;
-    return succeed(s);
+    return GS_OK;
 cleanup:
     gs_csr_free(&B);
-    return fail(s, st);
+    return st;
 }
 
-int gpusolve_read_matrix(gpusolve_solver *s, const char *path)
+int gpusolve_set_matrix(gpusolve_solver *s, int n, int nnz, const int *rowptr, const int *colind, const double *val,
+                        unsigned flags)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    if (s->comm_ops) return s->comm_ops->set_matrix(s, n, nnz, rowptr, colind, val, flags);
+    gs_lib_begin_call(s);
+    gs_status st = gs_lib_matrix_arrays(s, n, nnz, rowptr, colind, val, flags);
+    return st == GS_OK ? gs_lib_succeed(s) : gs_lib_fail(s, st);
+}
+
+gs_status gs_lib_matrix_file(gpusolve_solver *s, const char *path)
 {
     gs_status st = GS_OK;
     gs_csr B = {0};
-    if (!s) return GPUSOLVE_EXIT_USAGE;
-    begin_call(s);
     const double t0 = gs_wtime();
     if (!path) GS_FAIL(GS_ERR_ARG, "gpusolve_read_matrix: the path is NULL");
     GS_TRY(gs_mm_read_matrix(path, &B, NULL));
@@ -439,13 +433,26 @@ int gpusolve_read_matrix(gpusolve_solver *s, const char *path)
     take_matrix(s, &B);
     snprintf(s->source, sizeof s->source, "%s", path);
     s->time_read = gs_wtime() - t0;
-    return succeed(s);
+    return GS_OK;
 cleanup:
     gs_csr_free(&B);
-    return fail(s, st);
+    return st;
 }
 
-int gpusolve_size(const gpusolve_solver *s) { return s && s->have_matrix ? (int)s->A.nrows : 0; }
+int gpusolve_read_matrix(gpusolve_solver *s, const char *path)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    if (s->comm_ops) return s->comm_ops->read_matrix(s, path);
+    gs_lib_begin_call(s);
+    gs_status st = gs_lib_matrix_file(s, path);
+    return st == GS_OK ? gs_lib_succeed(s) : gs_lib_fail(s, st);
+}
+
+int gpusolve_size(const gpusolve_solver *s)
+{
+    if (s && s->comm_ops) return s->comm_ops->size(s);
+    return s && s->have_matrix ? (int)s->A.nrows : 0;
+}
 
 /* The report and fields of an explicit configuration's setup that ended with a numerical failure (the
  * setup is dropped: the next call tries again). */
@@ -456,9 +463,9 @@ static int setup_failed(gpusolve_solver *s, double t0)
     gs_status st = kept_result(s, &sr);
     if (st == GS_OK) st = solve_report(s, &sr, false, false, t0, code);
     gs_attempt_record_free(&sr.rec[0]);
-    set_outcome(s, &s->kept_att, code);
+    gs_lib_set_outcome(s, &s->kept_att, code);
     drop_setup(s);
-    if (st != GS_OK) return fail(s, st);
+    if (st != GS_OK) return gs_lib_fail(s, st);
     gs_error_clear();
     return code;
 }
@@ -482,18 +489,19 @@ static int watch_end(gpusolve_solver *s, int code)
 static int setup_call(gpusolve_solver *s)
 {
     if (!s) return GPUSOLVE_EXIT_USAGE;
-    begin_call(s);
+    gs_lib_begin_call(s);
     const double t0 = gs_wtime();
     bool failed = false;
     gs_status st = setup(s, &failed);
-    if (st != GS_OK) return fail(s, st);
+    if (st != GS_OK) return gs_lib_fail(s, st);
     if (failed) return setup_failed(s, t0);
-    return succeed(s);
+    return gs_lib_succeed(s);
 }
 
 int gpusolve_setup(gpusolve_solver *s)
 {
     if (!s) return GPUSOLVE_EXIT_USAGE;
+    if (s->comm_ops) return s->comm_ops->setup(s);
     watch_begin(s);
     return watch_end(s, setup_call(s));
 }
@@ -518,7 +526,7 @@ static int solve_call(gpusolve_solver *s, const double *b, double *x, unsigned f
     int code = GPUSOLVE_EXIT_INTERNAL;
     memset(&sr, 0, sizeof sr);
     if (!s) return GPUSOLVE_EXIT_USAGE;
-    begin_call(s);
+    gs_lib_begin_call(s);
     const double t0 = gs_wtime();
     if (!b || !x) GS_FAIL(GS_ERR_ARG, "gpusolve_solve: b and x must not be NULL");
     GS_TRY(setup(s, &failed));
@@ -548,7 +556,7 @@ static int solve_call(gpusolve_solver *s, const double *b, double *x, unsigned f
             if (st == GS_OK) st = solve_report(s, &sr, guess, reused, t0, code);
             gs_attempt_record_free(&sr.rec[0]); /* the rest of sr is borrowed */
             GS_TRY(st);
-            set_outcome(s, &s->kept_att, code);
+            gs_lib_set_outcome(s, &s->kept_att, code);
             s->kept_refactored = false;
             goto cleanup;
         }
@@ -560,7 +568,7 @@ static int solve_call(gpusolve_solver *s, const double *b, double *x, unsigned f
     have_sr = true;
     code = gs_exit_code_for_reason(sr.final.res.reason);
     GS_TRY(solve_report(s, &sr, guess, false, t0, code));
-    set_outcome(s, &sr.final, code);
+    gs_lib_set_outcome(s, &sr.final, code);
     if (sr.kept) { /* converged: its setup serves the next right-hand sides */
         s->kept = sr.kept;
         sr.kept = NULL;
@@ -590,7 +598,7 @@ cleanup:
             gs_backend_destroy(&s->be);
             s->be_key[0] = '\0';
         }
-        return fail(s, st);
+        return gs_lib_fail(s, st);
     }
     gs_error_clear();
     return code;
@@ -599,6 +607,7 @@ cleanup:
 int gpusolve_solve(gpusolve_solver *s, const double *b, double *x, unsigned flags)
 {
     if (!s) return GPUSOLVE_EXIT_USAGE;
+    if (s->comm_ops) return s->comm_ops->solve(s, b, x, flags);
     watch_begin(s);
     return watch_end(s, solve_call(s, b, x, flags));
 }

@@ -16,7 +16,8 @@
  * indices (square, n rows, nnz entries; rows need not be sorted; duplicates are summed). Every array
  * the library is given is copied: the caller may free or reuse it at once. A handle may be used by one
  * thread at a time; different handles may be used from different threads. Strings returned are owned
- * by the handle and stay valid until its next call that changes them. */
+ * by the handle and stay valid until its next call that changes them. A library built with MPI also makes
+ * solvers whose calls are collective over the ranks of a communicator (gpusolve_mpi.h). */
 #ifndef GPUSOLVE_H
 #define GPUSOLVE_H
 

@@ -1,6 +1,8 @@
 # libgpusolve: the public library (api/gpusolve.h) as a shared and a static library made of the objects
-# of the internal `gs`, and what `cmake --install` installs: the libraries, the header, the gpusolve and
-# gpusolve-gen executables, the man page, gpusolve.pc and the CMake package gpusolve (gpusolve::gpusolve).
+# of the internal `gs` (and, built with MPI, of the distributed layer `gs_mpi`, whose solvers over a
+# communicator api/gpusolve_mpi.h declares), and what `cmake --install` installs: the libraries, the
+# headers, the gpusolve and gpusolve-gen executables, the man page, gpusolve.pc and the CMake package
+# gpusolve (gpusolve::gpusolve).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -23,6 +25,12 @@ else()
 endif()
 target_include_directories(gpusolve_shared INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/api> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+# with MPI: the distributed layer's objects too, and the MPI library they call (a program that never
+# calls gpusolve_create_comm needs no MPI of its own)
+if(GS_WITH_MPI)
+  target_sources(gpusolve_shared PRIVATE $<TARGET_OBJECTS:gs_mpi>)
+  target_link_libraries(gpusolve_shared PRIVATE MPI::MPI_C)
+endif()
 
 # The static library: the same objects; its users link gs's dependencies (listed by gpusolve.pc's
 # Libs.private and the CMake package's gpusolve::gpusolve_static).
@@ -42,12 +50,21 @@ if(GS_WITH_CUDA)
   list(APPEND gs_static_deps CUDA::cudart CUDA::cublas CUDA::cusparse stdc++)
   string(APPEND pc_private " -L${CUDAToolkit_LIBRARY_DIR} -lcusparse -lcublas -lcudart -lstdc++")
 endif()
+if(GS_WITH_MPI)
+  target_sources(gpusolve_static PRIVATE $<TARGET_OBJECTS:gs_mpi>)
+  list(APPEND gs_static_deps MPI::MPI_C)
+  string(REPLACE ";" " " pc_mpi "${MPI_C_LIBRARIES}")
+  string(APPEND pc_private " ${pc_mpi}")
+endif()
 target_link_libraries(gpusolve_static INTERFACE ${gs_static_deps})
 
 # --- install ---
 install(TARGETS gpusolve_shared gpusolve_static EXPORT gpusolveTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/api/gpusolve.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(GS_WITH_MPI) # solvers over a communicator: compiled with mpicc (the header includes mpi.h)
+  install(FILES ${PROJECT_SOURCE_DIR}/api/gpusolve_mpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
 foreach(exe gpusolve gpusolve-gen)
   if(TARGET ${exe})
     set_target_properties(${exe} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
@@ -76,6 +93,7 @@ install(FILES ${PROJECT_BINARY_DIR}/gpusolve.pc DESTINATION ${CMAKE_INSTALL_LIBD
 set(cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/gpusolve)
 set(GS_PKG_WITH_CUDA ${GS_WITH_CUDA})
 set(GS_PKG_WITH_OPENMP ${OpenMP_C_FOUND})
+set(GS_PKG_WITH_MPI ${GS_WITH_MPI})
 install(EXPORT gpusolveTargets NAMESPACE gpusolve:: DESTINATION ${cmake_dir})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gpusolve-config.cmake.in
                               ${PROJECT_BINARY_DIR}/gpusolve-config.cmake INSTALL_DESTINATION ${cmake_dir})

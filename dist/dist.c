@@ -34,8 +34,8 @@ gs_status gs_dist_agree(MPI_Comm comm, gs_status st)
     }
     if (MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, first, comm) != MPI_SUCCESS)
         return GS_ERROR(GS_ERR_INTERNAL, "MPI: forwarding the error of rank %d failed", first);
-    if (rank == first) return st; /* its own error, with its trace, stays pending */
-    gs_error_clear();
+    if (rank == first && first == 0) return st; /* rank 0's own error, with its trace, stays pending */
+    gs_error_clear(); /* the failing rank's too: every rank holds the same message */
     if (first == 0) return GS_ERROR((gs_status)m.st, "%s", m.msg);
     return GS_ERROR((gs_status)m.st, "rank %d: %s", first, m.msg);
 }

@@ -29,9 +29,9 @@ typedef struct gs_dist {
     gs_int *halo_cols;  /* n_halo: the new index of each halo column (increasing) */
 } gs_dist;
 
-/* Every rank's status agreed: GS_OK when all are, else every rank returns the status of the lowest
- * failing rank with its message (prefixed "rank R: " when R is not 0), so that rank 0 can print the one
- * message. A rank that fails must still call it. */
+/* Every rank's status agreed: GS_OK when all are, else every rank (that one included) returns the status
+ * of the lowest failing rank with its message, prefixed "rank R: " when R is not 0, so that every rank
+ * holds the same message and rank 0 can print it. A rank that fails must still call it. */
 gs_status gs_dist_agree(MPI_Comm comm, gs_status st);
 
 /* Distribute A (rank 0's; square with sorted rows; ignored elsewhere) over comm's ranks; seed is METIS's

@@ -3,7 +3,10 @@
 # the files there (no libgs), the shared library's exports (gpusolve_* in version GPUSOLVE_0, nothing
 # else), the header alone, examples/c/solve.c built with pkg-config (shared, and static with
 # --static), a CMake project with find_package(gpusolve) (gpusolve::gpusolve and
-# gpusolve::gpusolve_static), each run on the host backend.
+# gpusolve::gpusolve_static), each run on the host backend. A library built with MPI (it exports
+# gpusolve_create_comm) also installs gpusolve_mpi.h: the header alone with mpicc, and
+# examples/c/solve_mpi.c built with mpicc and pkg-config and with find_package, run on 2 ranks; a
+# library built without MPI installs no gpusolve_mpi.h.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 if [ "${GS_SANITIZE_BUILD:-OFF}" = ON ]; then
@@ -44,6 +47,32 @@ if command -v c++ >/dev/null 2>&1; then
     ok "header alone (C++)"; else bad "header alone (C++)"; fi
 fi
 
+# built with MPI: gpusolve_mpi.h beside gpusolve.h, compiled by the MPI compiler wrapper
+with_mpi=0
+if nm -D --defined-only "$libdir/libgpusolve.so" | grep -q ' gpusolve_create_comm@@GPUSOLVE_0$'; then with_mpi=1; fi
+if [ $with_mpi = 1 ]; then
+  if [ -e "$prefix/include/gpusolve_mpi.h" ]; then ok "installed include/gpusolve_mpi.h"; else bad "missing include/gpusolve_mpi.h"; fi
+  if command -v mpicc >/dev/null 2>&1; then
+    if echo '#include <gpusolve_mpi.h>' | mpicc -std=c99 -Wall -Wextra -pedantic -Werror -fsyntax-only \
+         -I"$prefix/include" -x c -; then ok "gpusolve_mpi.h alone (mpicc, C99)"; else bad "gpusolve_mpi.h alone (mpicc)"; fi
+  fi
+elif [ -e "$prefix/include/gpusolve_mpi.h" ]; then bad "gpusolve_mpi.h installed by a library without MPI"
+else ok "no gpusolve_mpi.h (built without MPI)"; fi
+# solve_mpi on 2 ranks (the environment a container needs, as tests/mpi/mpitest.py sets it)
+run_mpi() { # name, then the program
+  local name=$1; shift
+  if env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+       OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader OMPI_MCA_plm_rsh_agent=false \
+       OMP_NUM_THREADS=1 mpirun -np 2 "$@" device.backend=host solver.type=gmres preconditioner.type=ras \
+       >"$tmp/out.txt" 2>&1 && [ "$(grep -c 'on 2 ranks.* exit 0' "$tmp/out.txt")" = 2 ]; then
+    ok "$name"; sed 's/^/       /' "$tmp/out.txt"
+  else
+    bad "$name"; cat "$tmp/out.txt"
+  fi
+}
+mpi_tools=0
+if [ $with_mpi = 1 ] && command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then mpi_tools=1; fi
+
 # the example through pkg-config, run outside the source tree (a sysroot set for unpacked packages
 # must not prefix the temporary prefix)
 cd "$tmp"
@@ -65,6 +94,13 @@ if command -v pkg-config >/dev/null 2>&1; then
     check_run "example built with pkg-config (shared)" env LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
       ./solve_pc "$west" device.backend=host
   else bad "cc examples/c/solve.c \$(pkg-config --cflags --libs gpusolve)"; cat "$tmp/cc.log"; fi
+  if [ $mpi_tools = 1 ]; then
+    # shellcheck disable=SC2046
+    if mpicc "$src/examples/c/solve_mpi.c" $(pkg-config --cflags --libs gpusolve) -o solve_mpi 2>"$tmp/cc.log"; then
+      run_mpi "solve_mpi built with mpicc and pkg-config, 2 ranks" \
+        env LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ./solve_mpi
+    else bad "mpicc examples/c/solve_mpi.c \$(pkg-config --cflags --libs gpusolve)"; cat "$tmp/cc.log"; fi
+  fi
   static_libs=$(pkg-config --static --libs gpusolve | sed 's/-lgpusolve//')
   # shellcheck disable=SC2086
   if cc "$src/examples/c/solve.c" $(pkg-config --cflags gpusolve) "$libdir/libgpusolve.a" $static_libs -o solve_static \
@@ -86,11 +122,17 @@ add_executable(solve_shared "$src/examples/c/solve.c")
 target_link_libraries(solve_shared PRIVATE gpusolve::gpusolve)
 add_executable(solve_static "$src/examples/c/solve.c")
 target_link_libraries(solve_static PRIVATE gpusolve::gpusolve_static)
+if(gpusolve_WITH_MPI)
+  find_package(MPI REQUIRED COMPONENTS C)
+  add_executable(solve_mpi "$src/examples/c/solve_mpi.c")
+  target_link_libraries(solve_mpi PRIVATE gpusolve::gpusolve MPI::MPI_C)
+endif()
 CMAKE
 if cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}" \
      >"$tmp/cmake.log" 2>&1 && cmake --build "$tmp/proj/build" >>"$tmp/cmake.log" 2>&1; then
   check_run "find_package(gpusolve): gpusolve::gpusolve" "$tmp/proj/build/solve_shared" "$west" device.backend=host
   check_run "find_package(gpusolve): gpusolve::gpusolve_static" "$tmp/proj/build/solve_static" "$west" device.backend=host
+  if [ $mpi_tools = 1 ]; then run_mpi "find_package(gpusolve) with MPI: solve_mpi, 2 ranks" "$tmp/proj/build/solve_mpi"; fi
 else
   bad "a CMake project with find_package(gpusolve)"; cat "$tmp/cmake.log"
 fi
