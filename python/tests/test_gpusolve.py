@@ -243,7 +243,7 @@ def test_keyboard_interrupt_stops_the_solve():
     import threading
     import time
 
-    # Ctrl-C raises KeyboardInterrupt in the main thread, as in an interactive session, even where this
+    # Ctrl-C raises KeyboardInterrupt in the main thread, as at an interactive prompt, even where this
     # process was started with SIGINT ignored (a background job of a non-interactive shell)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:

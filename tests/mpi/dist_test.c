@@ -17,17 +17,7 @@
 #include "dist/subdomain.h"
 #include "precond/ordering.h"
 
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
+#include "mpi_check.h"
 
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
 

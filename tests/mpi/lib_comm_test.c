@@ -17,17 +17,7 @@
 #include "core/csr.h"
 #include "core/generate.h"
 
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
+#include "mpi_check.h"
 
 static const char *const COMMON[] = {"device.backend=host", "solver.rtol=1e-10", "solver.fallback=none",
                                      "system.matching=none", "system.scaling=none", "system.reorder=none", NULL};
