@@ -183,6 +183,20 @@ static const char *base_name(const char *p)
     return q ? q + 1 : p;
 }
 
+gs_status gs_lib_report_input(const gpusolve_solver *s, gs_report *rep, bool guess, const char *where_read)
+{
+    GS_CALL(gs_run_report_provenance(rep, s->started, 0, NULL));
+    GS_CALL(gs_report_string(rep, "matrix.source", s->source));
+    GS_CALL(gs_report_double(rep, "time.read", s->time_read));
+    GS_CALL(gs_report_string(rep, "where.read", where_read));
+    GS_CALL(gs_report_string(rep, "matrix.name", base_name(s->source)));
+    GS_CALL(gs_report_int(rep, "matrix.rows", s->A.nrows));
+    GS_CALL(gs_report_int(rep, "matrix.nnz", s->A.nnz));
+    GS_CALL(gs_report_string(rep, "system.rhs", "given"));
+    GS_CALL(gs_report_string(rep, "system.x0", guess ? "given" : "zero"));
+    return GS_OK;
+}
+
 /* The report of a solve (or of a failed setup) from the strategy's result: the members of the gpusolve
  * command's JSON object that apply. */
 static gs_status solve_report(gpusolve_solver *s, const gs_strategy_result *sr, bool guess, bool reused, double t0,
@@ -191,17 +205,9 @@ static gs_status solve_report(gpusolve_solver *s, const gs_strategy_result *sr, 
     gs_status st = GS_OK;
     gs_report *rep = NULL;
     GS_CALL(gs_report_create(&rep));
-    GS_TRY(gs_run_report_provenance(rep, s->started, 0, NULL));
-    GS_TRY(gs_report_string(rep, "matrix.source", s->source));
-    GS_TRY(gs_report_double(rep, "time.read", s->time_read));
+    GS_TRY(gs_lib_report_input(s, rep, guess, "host"));
     GS_TRY(gs_report_double(rep, "time.init", s->time_init));
     s->time_init = 0.0;
-    GS_TRY(gs_report_string(rep, "where.read", "host"));
-    GS_TRY(gs_report_string(rep, "matrix.name", base_name(s->source)));
-    GS_TRY(gs_report_int(rep, "matrix.rows", s->A.nrows));
-    GS_TRY(gs_report_int(rep, "matrix.nnz", s->A.nnz));
-    GS_TRY(gs_report_string(rep, "system.rhs", "given"));
-    GS_TRY(gs_report_string(rep, "system.x0", guess ? "given" : "zero"));
     GS_TRY(gs_report_string(rep, "backend.name", s->be->name));
     GS_TRY(gs_report_string(rep, "backend.device", s->be->device_name));
     GS_TRY(gs_report_bool(rep, "backend.init_overlapped", false)); /* made when setup needed it */

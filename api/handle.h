@@ -84,6 +84,9 @@ int gs_lib_fail(gpusolve_solver *s, gs_status st);
 int gs_lib_succeed(gpusolve_solver *s);
 /* The report as JSON text (the last one kept when no memory is left for the new one). */
 gs_status gs_lib_set_json(gpusolve_solver *s, const gs_report *rep);
+/* The report's members about the input, common to both fronts: provenance, matrix source, name and size,
+ * time.read, where it was read (`where_read`), the right-hand side and the initial guess (`guess`). */
+gs_status gs_lib_report_input(const gpusolve_solver *s, gs_report *rep, bool guess, const char *where_read);
 /* The last solve's fields (reason, detail, iterations, residual, exit class) from its attempt. */
 void gs_lib_set_outcome(gpusolve_solver *s, const gs_attempt *a, int code);
 

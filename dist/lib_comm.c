@@ -107,26 +107,12 @@ static gs_status ensure_job(gpusolve_solver *s, lib_comm *c)
     return GS_OK;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *q = strrchr(p, '/');
-    return q ? q + 1 : p;
-}
-
 /* Rank 0's report of a solve or a failed setup: one process's entries (gpusolve.c's solve_report) from
  * the job's outcome; sr receives the job's result. */
 static gs_status report_root(gpusolve_solver *s, lib_comm *c, gs_report *rep, gs_strategy_result *sr, bool guess,
                              bool reused)
 {
-    GS_CALL(gs_run_report_provenance(rep, s->started, 0, NULL));
-    GS_CALL(gs_report_string(rep, "matrix.source", s->source));
-    GS_CALL(gs_report_double(rep, "time.read", s->time_read));
-    GS_CALL(gs_report_string(rep, "where.read", "host (rank 0)"));
-    GS_CALL(gs_report_string(rep, "matrix.name", base_name(s->source)));
-    GS_CALL(gs_report_int(rep, "matrix.rows", s->A.nrows));
-    GS_CALL(gs_report_int(rep, "matrix.nnz", s->A.nnz));
-    GS_CALL(gs_report_string(rep, "system.rhs", "given"));
-    GS_CALL(gs_report_string(rep, "system.x0", guess ? "given" : "zero"));
+    GS_CALL(gs_lib_report_input(s, rep, guess, "host (rank 0)"));
     GS_CALL(gs_dist_job_result(&c->job, sr));
     GS_CALL(gs_dist_job_report(&c->job, s->cfg, sr, NULL, NULL, rep));
     GS_CALL(gs_report_bool(rep, "setup.reused", reused));
