@@ -210,7 +210,11 @@ static void test_grow_device_matches_host(void **state)
         assert_string_equal(on, "host");
     }
     gs_csr_free(&A);
-    GS_ASSERT_OK(gs_test_convdiff2d(53, 47, 1.5, &A)); /* n = 2491: no failing pivot */
+    /* n = 2491 (racecheck, GS_TEST_QUICK=2: 483, its solves' launches being slow there): no failing pivot */
+    if (gs_test_quick() >= 2)
+        GS_ASSERT_OK(gs_test_convdiff2d(23, 21, 1.5, &A));
+    else
+        GS_ASSERT_OK(gs_test_convdiff2d(53, 47, 1.5, &A));
     const char *s[] = {"preconditioner.zero_pivot=grow", "trisolve.lower.type=levelset",
                        "trisolve.upper.type=levelset", NULL};
     run_out h;
