@@ -118,7 +118,6 @@ static void equivalence(const problem *p, const char *label, const char *const *
                   label, k + 1, json);
             printf("%s on %d ranks, b%d: %d iterations (one process: %d), solutions differ by %.2g\n", label, size,
                    k + 1, its, its1[k], d);
-            if (getenv("GS_TEST_VERBOSE")) printf("%s\n", json);
         } else {
             CHECK(strstr(json, "\"rank\":") && strstr(json, "\"status\":\"ok\""), "%s: rank report %s", label, json);
         }
