@@ -84,7 +84,7 @@ static void add_ilu0_laplace(jcases *C, gs_int nx, gs_int ny)
  * Laplacian and, when with_suite, the tri_cases suite */
 static void build_cases(jcases *C, bool with_suite, gs_int big)
 {
-    const gs_int sizes[] = {1000, gs_test_quick() >= 2 ? 0 : 4099, big}; /* racecheck: 1000 only */
+    const gs_int sizes[] = {1000, gs_test_quick() ? 0 : 4099, big}; /* sanitizers: 1000 only */
     C->n = 0;
     for (int r = 0; r < 3 && sizes[r] > 0; r++)
         for (int side = 0; side < 2; side++)
