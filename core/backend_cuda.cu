@@ -1,12 +1,12 @@
 /* The cuda backend: vectors in device memory; BLAS-1 and gathers as grid-stride kernels; dot, dot2
  * and nrm2 as two-stage block reductions (core/backend_cuda_vec.cu); Krylov-basis products V'w and V h
- * through cublasDgemv; y = alpha A x + beta y through our own CSR kernels (core/spmv_cuda.cu; cuSPARSE
- * SpMV on request); the fused CG steps (core/backend_cuda_kstate.cu); timers as CUDA events. This file
- * holds the memory (device allocations, the work space kept for reuse), the transfers, the cuBLAS
- * products, the sparse operators, the timers and the creation; core/backend_cuda_impl.h the state the
+ * as our own kernels (core/backend_cuda_mvec.cu); y = alpha A x + beta y through our own CSR kernels
+ * (core/spmv_cuda.cu; cuSPARSE SpMV on request); the fused CG steps (core/backend_cuda_kstate.cu); timers
+ * as CUDA events. This file holds the memory (device allocations, the work space kept for reuse), the
+ * transfers, the sparse operators, the timers and the creation; core/backend_cuda_impl.h the state the
  * files share.
  *
- * Everything is enqueued on one non-blocking stream (cuBLAS and cuSPARSE are bound to it), so the
+ * Everything is enqueued on one non-blocking stream (cuSPARSE is bound to it), so the
  * ops are ordered among themselves and asynchronous to the host. The only host waits are where a
  * scalar must reach the host (dot, dot2, nrm2, mdot), in upload/download, synchronize and
  * timer_stop. Scalars come back in one small copy into pinned memory.
@@ -21,7 +21,6 @@
  * through gs_backend_select_spmv) chose cuSPARSE or forced kernel parameters; the choice is shown at
  * the end of the device name. With cuSPARSE, CSR_ALG2 is the default (bit-wise reproducible run to
  * run, so iteration counts are reproducible; our kernels are too). */
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -300,100 +299,6 @@ static gs_status cuda_mem_info(gs_backend *be, size_t *free_bytes, size_t *total
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Krylov-basis products through cuBLAS.                                                             */
-
-/* Makes room for m result doubles. The buffer also holds the map flag, which in-flight kernels may
- * write: wait for the stream and report a pending flag before replacing it. */
-static gs_status ensure_results(cuda_ctx *c, gs_int m)
-{
-    gs_status st = GS_OK;
-    char *dev = NULL, *host = NULL;
-    gs_int cap = c->res_cap;
-    if (m <= cap) return GS_OK;
-    GS_CALL(gs_cuda_be_fetch_results(c, 0, NULL));
-    while (cap < m) cap = cap > GS_INT_MAX / 2 ? m : 2 * cap;
-    size_t bytes = RES_HEADER + (size_t)cap * sizeof(double);
-    GS_TRY(GS_CUDA(cudaMalloc((void **)&dev, bytes)));
-    GS_TRY(GS_CUDA(cudaMallocHost((void **)&host, bytes)));
-    GS_TRY(GS_CUDA(cudaMemsetAsync(dev, 0xff, sizeof(map_flag), c->stream))); /* pos = -1: no bad index */
-    GS_TRY(GS_CUDA(cudaStreamSynchronize(c->stream)));
-    if (!gs_mem_track_add(c->mem, dev, bytes))
-        GS_FAIL(GS_ERR_MEM, "out of host memory recording a device allocation of %zu bytes", bytes);
-    gs_mem_track_remove(c->mem, c->res_dev);
-    cudaFree(c->res_dev);
-    cudaFreeHost(c->res_host);
-    c->res_dev = dev;
-    c->res_host = host;
-    c->res_cap = cap;
-    return GS_OK;
-cleanup:
-    if (dev) cudaFree(dev);
-    if (host) cudaFreeHost(host);
-    return st;
-}
-
-static gs_status cuda_mdot(const gs_mvec *V, gs_int k, const gs_vector *w, double *h)
-{
-    cuda_ctx *c = ctx_of(V->be);
-    const double one = 1.0, zero = 0.0;
-    if (k <= 0) return GS_OK;
-    if (V->n == 0) { /* empty columns: every product is 0 (cuBLAS would not touch h) */
-        for (gs_int j = 0; j < k; j++) h[j] = 0.0;
-        return GS_OK;
-    }
-    GS_CALL(ensure_results(c, k));
-    /* h = V(:,0:k)' w, V column-major n x k with leading dimension n: one gemv */
-    GS_CALL(GS_CUBLAS(cublasDgemv(c->cublas, CUBLAS_OP_T, V->n, k, &one, V->data, V->n, w->data, 1, &zero,
-                            res_values(c->res_dev), 1)));
-    GS_CALL(gs_cuda_be_fetch_results(c, k, h));
-    return GS_OK;
-}
-
-static gs_status ensure_stage(cuda_ctx *c, gs_int k)
-{
-    gs_status st = GS_OK;
-    double *dev = NULL, *host = NULL;
-    gs_int cap = c->stage_cap;
-    if (k <= cap) return GS_OK;
-    while (cap < k) cap = cap > GS_INT_MAX / 2 ? k : 2 * cap;
-    GS_CALL(GS_CUDA(cudaStreamSynchronize(c->stream))); /* the old buffers may still be read */
-    GS_TRY(GS_CUDA(cudaMalloc((void **)&dev, (size_t)cap * sizeof(double))));
-    GS_TRY(GS_CUDA(cudaMallocHost((void **)&host, (size_t)cap * sizeof(double))));
-    if (!gs_mem_track_add(c->mem, dev, (size_t)cap * sizeof(double)))
-        GS_FAIL(GS_ERR_MEM, "out of host memory recording a device allocation of %zu bytes",
-                (size_t)cap * sizeof(double));
-    gs_mem_track_remove(c->mem, c->stage_dev);
-    cudaFree(c->stage_dev);
-    cudaFreeHost(c->stage_host);
-    c->stage_dev = dev;
-    c->stage_host = host;
-    c->stage_cap = cap;
-    return GS_OK;
-cleanup:
-    if (dev) cudaFree(dev);
-    if (host) cudaFreeHost(host);
-    return st;
-}
-
-static gs_status cuda_mgemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y)
-{
-    cuda_ctx *c = ctx_of(V->be);
-    if (k <= 0 || V->n == 0) return GS_OK;
-    GS_CALL(ensure_stage(c, k));
-    /* h goes through pinned memory so the copy is truly asynchronous; the previous copy out of the
-     * staging buffer must be done before it is overwritten (normally long done: no wait) */
-    GS_CALL(GS_CUDA(cudaEventSynchronize(c->stage_free)));
-    memcpy(c->stage_host, h, (size_t)k * sizeof(double));
-    GS_CALL(GS_CUDA(cudaMemcpyAsync(c->stage_dev, c->stage_host, (size_t)k * sizeof(double), cudaMemcpyHostToDevice,
-                              c->stream)));
-    GS_CALL(GS_CUDA(cudaEventRecord(c->stage_free, c->stream)));
-    /* y = alpha V(:,0:k) h + beta y (cuBLAS does not read y when beta == 0) */
-    GS_CALL(GS_CUBLAS(cublasDgemv(c->cublas, CUBLAS_OP_N, V->n, k, &alpha, V->data, V->n, c->stage_dev, 1, &beta,
-                            y->data, 1)));
-    return GS_OK;
-}
-
-/* ------------------------------------------------------------------------------------------------ */
 /* Sparse operators.                                                                                 */
 
 static void cuda_mat_release(cuda_mat *m)
@@ -559,11 +464,7 @@ static void cuda_ctx_release(cuda_ctx *c)
     if (c->partials) cudaFree(c->partials);
     if (c->res_dev) cudaFree(c->res_dev);
     if (c->res_host) cudaFreeHost(c->res_host);
-    if (c->stage_dev) cudaFree(c->stage_dev);
-    if (c->stage_host) cudaFreeHost(c->stage_host);
-    if (c->stage_free) cudaEventDestroy(c->stage_free);
     if (c->cusparse) cusparseDestroy(c->cusparse);
-    if (c->cublas) cublasDestroy(c->cublas);
     if (c->stream) cudaStreamDestroy(c->stream);
     (void)cudaGetLastError();
     gs_free(&c);
@@ -595,8 +496,8 @@ static const gs_backend_ops cuda_ops = {
     .dot = gs_cuda_be_dot,
     .dot2 = gs_cuda_be_dot2,
     .nrm2 = gs_cuda_be_nrm2,
-    .mdot = cuda_mdot,
-    .mgemv = cuda_mgemv,
+    .mdot = gs_cuda_be_mdot,
+    .mgemv = gs_cuda_be_mgemv,
     .gather = gs_cuda_be_gather,
     .scatter = gs_cuda_be_scatter,
     .mat_create = cuda_mat_create,
@@ -639,19 +540,6 @@ bool gs_backend_cuda_available(const char **why)
     return true;
 }
 
-/* The two cuBLAS routines the Krylov-basis products use (mdot: gemv transposed, mgemv: gemv), called once
- * on a zeroed 2 x 2 problem in the backend's buffers, so that cuBLAS's set-up of a routine's first call
- * happens here, during the start-up (which overlaps the matrix's reading), not in the first GMRES solve. */
-static gs_status cublas_first_calls(cuda_ctx *c)
-{
-    const double one = 1.0, zero = 0.0;
-    double *a = c->stage_dev, *x = c->stage_dev + 4, *y = c->stage_dev + 6;
-    GS_CALL(GS_CUDA(cudaMemsetAsync(c->stage_dev, 0, 8 * sizeof(double), c->stream)));
-    GS_CALL(GS_CUBLAS(cublasDgemv(c->cublas, CUBLAS_OP_T, 2, 2, &one, a, 2, x, 1, &zero, y, 1)));
-    GS_CALL(GS_CUBLAS(cublasDgemv(c->cublas, CUBLAS_OP_N, 2, 2, &one, a, 2, x, 1, &zero, y, 1)));
-    return GS_OK;
-}
-
 gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
 {
     gs_status st = GS_OK;
@@ -688,23 +576,15 @@ gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
     GS_TRY(gs_backend_cuda_spmv_select(b, "own"));
 
     GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)));
-    GS_TRY(GS_CUBLAS(cublasCreate(&c->cublas)));
-    GS_TRY(GS_CUBLAS(cublasSetStream(c->cublas, c->stream)));
-    GS_TRY(GS_CUBLAS(cublasSetPointerMode(c->cublas, CUBLAS_POINTER_MODE_HOST)));
     GS_TRY(GS_CUSPARSE(cusparseCreate(&c->cusparse)));
     GS_TRY(GS_CUSPARSE(cusparseSetStream(c->cusparse, c->stream)));
     GS_TRY(GS_CUSPARSE(cusparseSetPointerMode(c->cusparse, CUSPARSE_POINTER_MODE_HOST)));
 
-    GS_TRY(gs_cuda_be_alloc(b, (void **)&c->partials, 2 * RED_MAX_BLOCKS * sizeof(double)));
+    GS_TRY(gs_cuda_be_alloc(b, (void **)&c->partials, PARTIALS_CAP * sizeof(double)));
     c->res_cap = RES_CAP_INIT;
     GS_TRY(gs_cuda_be_alloc(b, (void **)&c->res_dev, RES_HEADER + (size_t)c->res_cap * sizeof(double)));
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&c->res_host, RES_HEADER + (size_t)c->res_cap * sizeof(double))));
     GS_TRY(GS_CUDA(cudaMemsetAsync(c->res_dev, 0xff, sizeof(map_flag), c->stream))); /* no bad index yet */
-    c->stage_cap = STAGE_CAP_INIT;
-    GS_TRY(gs_cuda_be_alloc(b, (void **)&c->stage_dev, (size_t)c->stage_cap * sizeof(double)));
-    GS_TRY(GS_CUDA(cudaMallocHost((void **)&c->stage_host, (size_t)c->stage_cap * sizeof(double))));
-    GS_TRY(GS_CUDA(cudaEventCreateWithFlags(&c->stage_free, cudaEventDisableTiming)));
-    GS_TRY(cublas_first_calls(c));
     GS_TRY(GS_CUDA(cudaStreamSynchronize(c->stream)));
     *be = b;
     return GS_OK;

@@ -1,16 +1,16 @@
-/* The cuda backend's private parts, shared by its files (core/backend_cuda.cu: memory, transfers, cuBLAS
- * products, sparse operators, timers, creation; core/backend_cuda_vec.cu: elementwise kernels, gathers and
- * reductions; core/backend_cuda_kstate.cu: the fused CG steps): the backend's state, the grid of the
+/* The cuda backend's private parts, shared by its files (core/backend_cuda.cu: memory, transfers, sparse
+ * operators, timers, creation; core/backend_cuda_vec.cu: elementwise kernels, gathers and reductions;
+ * core/backend_cuda_mvec.cu: the Krylov-basis products; core/backend_cuda_kstate.cu: the fused CG steps): the backend's state, the grid of the
  * elementwise kernels, the block reduction, and the entry points one file offers the others. Included by
  * those .cu files only. */
 #ifndef GS_BACKEND_CUDA_IMPL_H
 #define GS_BACKEND_CUDA_IMPL_H
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
 #include "core/backend.h"
+#include "core/mvec_grid.h"
 #include "core/spmv_cuda.h"
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -20,7 +20,8 @@
 #define RED_MAX_BLOCKS 1024    /* partial sums per reduction (the final stage reduces these) */
 #define RED_FINAL_THREADS 1024 /* one block combines the partial sums */
 #define RES_CAP_INIT 1024      /* doubles in the result buffer (mdot needs k of them) */
-#define STAGE_CAP_INIT 1024    /* doubles in the mgemv coefficient staging buffer */
+/* doubles in the partial-sum buffer: the reductions' pairs, mdot's row_blocks x k sums */
+#define PARTIALS_CAP (2 * RED_MAX_BLOCKS > GS_MDOT_PARTIAL_CAP ? 2 * RED_MAX_BLOCKS : GS_MDOT_PARTIAL_CAP)
 
 enum { MAP_GATHER = 1, MAP_SCATTER = 2 };
 
@@ -57,16 +58,11 @@ typedef struct {
     char spmv_mode[64];         /* the mode string, as selected */
     char gpu_name[128];         /* device name without the SpMV suffix */
     cudaStream_t stream;
-    cublasHandle_t cublas;
     cusparseHandle_t cusparse;
-    double *partials;    /* device, 2 * RED_MAX_BLOCKS */
+    double *partials;    /* device, PARTIALS_CAP */
     char *res_dev;       /* device: map_flag + res_cap doubles */
     char *res_host;      /* pinned mirror */
     gs_int res_cap;
-    double *stage_dev;   /* device copy of mgemv's h */
-    double *stage_host;  /* pinned staging of h */
-    gs_int stage_cap;
-    cudaEvent_t stage_free; /* recorded after the staging copy: the pinned buffer may be reused */
     work_cache work;        /* stream-ordered work space kept for reuse (gs_backend_cuda_work_alloc) */
     bool analysis_pool;     /* analysis work space from cudaMallocAsync's pool (gs_backend_cuda_set_analysis_pool) */
     gs_mem_track *mem;      /* the backend's allocation accounting (gs_backend.mem) */
@@ -163,6 +159,10 @@ gs_status gs_cuda_be_dot2(const gs_vector *x, const gs_vector *y, const gs_vecto
 gs_status gs_cuda_be_nrm2(const gs_vector *x, double *result);
 gs_status gs_cuda_be_gather(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
 gs_status gs_cuda_be_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
+
+/* backend_cuda_mvec.cu: h = V(:,0:k)' w and y = alpha V(:,0:k) h + beta y. */
+gs_status gs_cuda_be_mdot(const gs_mvec *V, gs_int k, const gs_vector *w, double *h);
+gs_status gs_cuda_be_mgemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y);
 
 /* backend_cuda_kstate.cu: the fused CG's state and steps. */
 gs_status gs_cuda_be_ks_create(gs_backend *be, gs_kstate *ks);

@@ -431,11 +431,22 @@ static void test_mdot_mgemv(void **state)
     for (int s = 0; s < NSIZES; s++) check_mdot_mgemv(sizes[s], 31, ks, 3);
 }
 
-/* More columns than the backend's preallocated result and staging buffers: they must grow. */
+/* More columns than the backend's preallocated result buffer (it must grow), than mgemv takes per launch
+ * and than mdot's partial sums allow more than a few row blocks for; and none (mgemv: y = beta y). */
 static void test_mdot_mgemv_many_columns(void **state)
 {
-    const gs_int ks[] = {1500, 7};
-    check_mdot_mgemv(33, 1500, ks, 2);
+    const gs_int ks[] = {1500, 7, 0};
+    check_mdot_mgemv(33, 1500, ks, 3);
+    const gs_int kb[] = {1500, 1025};
+    check_mdot_mgemv(5003, 1500, kb, 2);
+}
+
+/* Column counts around mdot's tile (8) and mgemv's launch (64) on a system with many row blocks (mdot's
+ * second stage) -- and a partial last tile and launch. */
+static void test_mdot_mgemv_tiles(void **state)
+{
+    const gs_int ks[] = {8, 9, 64, 65, 130};
+    check_mdot_mgemv(100003, 130, ks, 5);
 }
 
 /* Back-to-back gemvs with different h and no sync in between: the staging of h must not be
@@ -959,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_nrm2_extremes),
         cmocka_unit_test(test_mdot_mgemv),
         cmocka_unit_test(test_mdot_mgemv_many_columns),
+        cmocka_unit_test(test_mdot_mgemv_tiles),
         cmocka_unit_test(test_mgemv_back_to_back),
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gather_scatter_bad_index),
