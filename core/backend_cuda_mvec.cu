@@ -150,12 +150,11 @@ gs_status gs_cuda_be_mgemv(double alpha, const gs_mvec *V, gs_int k, const doubl
 {
     cuda_ctx *c = ctx_of(V->be);
     const gs_int n = V->n;
-    if (n == 0) return GS_OK;
-    /* k == 0 still launches once: y = beta y (0 when beta == 0), as on the host */
-    const int launches = k > 0 ? gs_mgemv_launches(k) : 1;
+    if (n == 0 || k <= 0) return GS_OK; /* k == 0 is y = beta y, done by gs_mvec_gemv */
+    const int launches = gs_mgemv_launches(k);
     for (int l = 0; l < launches; l++) {
         const gs_int j0 = (gs_int)l * GS_MGEMV_COLS;
-        const int kc = k - j0 < GS_MGEMV_COLS ? (int)(k > j0 ? k - j0 : 0) : GS_MGEMV_COLS;
+        const int kc = k - j0 < GS_MGEMV_COLS ? (int)(k - j0) : GS_MGEMV_COLS;
         mgemv_coef coef;
         memset(&coef, 0, sizeof coef);
         memcpy(coef.h, h + j0, (size_t)kc * sizeof(double));
