@@ -80,7 +80,7 @@ static void add_ilu0_laplace(jcases *C, gs_int nx, gs_int ny)
     gs_csr_free(&A);
 }
 
-/* random n = 1000, 4099 and `big` (both sides, unit and not; big = 0: none), ILU(0) of a 211 x 97
+/* random n = 1000, 4099 and `big` (both sides, unit and not; big = 0: none), ILU(0) of a 211 x 97 (quick: 61 x 37)
  * Laplacian and, when with_suite, the tri_cases suite */
 static void build_cases(jcases *C, bool with_suite, gs_int big)
 {
@@ -96,7 +96,7 @@ static void build_cases(jcases *C, bool with_suite, gs_int big)
                                         &T));
                 add_case(C, name, (gs_uplo)side, unit != 0, &T);
             }
-    add_ilu0_laplace(C, 211, 97);
+    add_ilu0_laplace(C, gs_test_quick() ? 61 : 211, gs_test_quick() ? 37 : 97); /* sanitizers: fewer levels */
     if (with_suite) {
         tri_suite S;
         GS_ASSERT_OK(tri_suite_build(&S, true));
