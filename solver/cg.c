@@ -86,7 +86,7 @@ static gs_status cg_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_v
 
     GS_TRY(gs_ksp_start(ksp, A, b, x, r, &t, res, &done));
     if (done) goto cleanup;
-    GS_TRY(gs_ks_create(ksp->be, &ks));
+    GS_TRY(gs_ksp_work_kstate(ksp, &ks));
 
     /* it: the iteration whose record is read next; next: the next one to enqueue. (Re)start from the
      * residual r = b - Ax: z = M^{-1} r, rz = r'z, p = z -- once, and again when the recursive
@@ -137,8 +137,7 @@ static gs_status cg_solve(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_v
         }
     }
 
-cleanup: /* the vectors stay with the solver */
-    gs_ks_destroy(&ks);
+cleanup: /* the vectors and the scalars' state stay with the solver */
     return st;
 }
 

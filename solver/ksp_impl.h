@@ -30,6 +30,9 @@ typedef struct gs_ksp_track {
  * frees them). Contents undefined. */
 gs_status gs_ksp_work(gs_ksp *ksp, int slot, gs_int n, gs_vector **v);
 gs_status gs_ksp_work_mvec(gs_ksp *ksp, int slot, gs_int n, gs_int k, gs_mvec **V);
+/* The fused CG's state on the solver's backend, kept from one solve to the next like the vectors (each
+ * solve's gs_ks_begin sets every scalar the iterations read). */
+gs_status gs_ksp_work_kstate(gs_ksp *ksp, gs_kstate **ks);
 
 /* r = b - A x. */
 gs_status gs_ksp_residual(const gs_matrix *A, const gs_vector *b, const gs_vector *x, gs_vector *r);

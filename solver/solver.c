@@ -228,12 +228,20 @@ gs_status gs_ksp_work_mvec(gs_ksp *ksp, int slot, gs_int n, gs_int k, gs_mvec **
     return GS_OK;
 }
 
+gs_status gs_ksp_work_kstate(gs_ksp *ksp, gs_kstate **ks)
+{
+    if (!ksp->kwork) GS_CALL(gs_ks_create(ksp->be, &ksp->kwork));
+    *ks = ksp->kwork;
+    return GS_OK;
+}
+
 void gs_ksp_destroy(gs_ksp **ksp)
 {
     if (!ksp || !*ksp) return;
     if ((*ksp)->ops && (*ksp)->ops->destroy) (*ksp)->ops->destroy(*ksp);
     for (int k = 0; k < GS_KSP_WORK; k++) gs_vec_destroy(&(*ksp)->work[k]);
     for (int k = 0; k < GS_KSP_MWORK; k++) gs_mvec_destroy(&(*ksp)->mwork[k]);
+    gs_ks_destroy(&(*ksp)->kwork);
     gs_free(&(*ksp)->detail);
     gs_free(ksp);
 }

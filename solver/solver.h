@@ -92,6 +92,7 @@ struct gs_ksp {
     /* the method's vectors, kept from one solve to the next (gs_ksp_work, solver/ksp_impl.h) */
     gs_vector *work[GS_KSP_WORK];
     gs_mvec *mwork[GS_KSP_MWORK];
+    gs_kstate *kwork; /* the fused CG's scalars, kept likewise (gs_ksp_work_kstate) */
 };
 
 typedef gs_status (*gs_ksp_create_fn)(gs_ksp *ksp);
