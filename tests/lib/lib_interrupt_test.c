@@ -6,6 +6,7 @@
  * affected; a NULL handle. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,29 +81,34 @@ static void test_from_the_monitor(void **state)
     free_system(&sys);
 }
 
-typedef struct later {
-    gpusolve_solver *s;
-    double delay;
-} later;
-
-static void *interrupt_later(void *arg)
-{
-    later *l = arg;
-    struct timespec ts = {(time_t)l->delay, (long)((l->delay - (double)(time_t)l->delay) * 1e9)};
-    nanosleep(&ts, NULL);
-    gpusolve_interrupt(l->s);
-    return NULL;
-}
-
+/* The monitor's calls, counted where another thread reads them. */
 typedef struct counter {
-    int calls;
+    _Atomic int calls;
 } counter;
 
 static void count(void *ctx, int iteration, double residual)
 {
     (void)iteration;
     (void)residual;
-    ((counter *)ctx)->calls++;
+    atomic_fetch_add(&((counter *)ctx)->calls, 1);
+}
+
+typedef struct later {
+    gpusolve_solver *s;
+    counter *c;
+} later;
+
+/* Waits until the solve has completed an iteration (its monitor called twice: iterations 0 and 1), then
+ * 0.1 s more, and interrupts it: the solve is running whatever the speed of the machine or of a tool
+ * around it. */
+static void *interrupt_later(void *arg)
+{
+    later *l = arg;
+    const struct timespec poll = {0, 1000000}, delay = {0, 100000000};
+    while (atomic_load(&l->c->calls) < 2) nanosleep(&poll, NULL);
+    nanosleep(&delay, NULL);
+    gpusolve_interrupt(l->s);
+    return NULL;
 }
 
 static void test_from_another_thread(void **state)
@@ -113,7 +119,7 @@ static void test_from_another_thread(void **state)
     gpusolve_solver *s = make_solver(&sys, "solver.rtol=1e-15");
     counter c = {0};
     assert_int_equal(gpusolve_set_monitor(s, count, &c), 0);
-    later l = {s, 0.3};
+    later l = {s, &c};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, interrupt_later, &l), 0);
     double t0 = gs_wtime();
@@ -123,7 +129,7 @@ static void test_from_another_thread(void **state)
     assert_int_equal(code, GPUSOLVE_EXIT_INTERRUPTED);
     assert_string_equal(gpusolve_reason(s), "diverged_interrupted");
     assert_true(gpusolve_iterations(s) > 0);
-    assert_int_equal(c.calls, gpusolve_iterations(s) + 1);
+    assert_int_equal(atomic_load(&c.calls), gpusolve_iterations(s) + 1);
     assert_true(t < 60.0);
     gpusolve_destroy(&s);
     free_system(&sys);
