@@ -3,7 +3,8 @@
 matrix, card and right-hand side, in one process. Both run a fixed number of iterations (a tolerance
 that is never met): gpusolve `solver.max_iterations` = ITERS, CuPy `maxiter` = ITERS (CuPy counts inner
 iterations and always completes a cycle, so ITERS is a multiple of the restart). No preconditioner, no
-scaling or reordering. Each is run REPS times after a warm-up; the median is reported.
+scaling or reordering. gpusolve runs with each orthogonalization of ORTHOS (CGS2: two reductions per
+iteration; DCGS2: one). Each is run REPS times after a warm-up; the median is reported.
 
   bench/gmres_cupy.py BUILD_DIR [NAME:N ...]     # default gen names: convdiff3d:100 poisson3d:100
 
@@ -12,6 +13,7 @@ written by BUILD_DIR/gpusolve-gen as a PETSc binary file and read here with nump
 import os, statistics, subprocess, sys, tempfile, time
 
 ITERS, RESTART, REPS = 300, 30, 5
+ORTHOS = ("cgs2", "dcgs2")
 
 
 def read_petsc(path):
@@ -35,7 +37,8 @@ def main():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
     import numpy as np, cupy as cp, cupyx.scipy.sparse as csp, cupyx.scipy.sparse.linalg as cla
     import gpusolve
-    print("%-16s %9s %10s %12s %12s %7s" % ("matrix", "rows", "nnz", "gpusolve ms/it", "cupy ms/it", "ratio"))
+    print("%-16s %9s %10s %6s %14s %12s %7s" % ("matrix", "rows", "nnz", "ortho", "gpusolve ms/it", "cupy ms/it",
+                                                "ratio"))
     for name in names:
         kind, nx = name.split(":")
         with tempfile.TemporaryDirectory() as tmp:
@@ -45,17 +48,20 @@ def main():
             A = read_petsc(path)
         b = A @ np.ones(A.shape[0])
         Ad, bd = csp.csr_matrix(A), cp.asarray(b)
-        st = {"device.backend": "cuda", "solver.type": "gmres", "solver.restart": RESTART,
-              "preconditioner.type": "none", "solver.fallback": "none", "solver.rtol": 0.0,
-              "solver.max_iterations": ITERS, "solver.divergence_tolerance": 0.0,
-              "system.scaling": "none", "system.reorder": "none", "system.matching": "none"}
-        ours = []
-        with gpusolve.Solver(Ad, settings=st) as s:
-            s.setup()
-            for r in range(REPS + 1):
-                x, info = s.solve(bd)
-                it = info["solve"]["iterations"]
-                if r: ours.append(info["time"]["solve"] / max(it, 1))
+        ours = {}
+        for ortho in ORTHOS:
+            st = {"device.backend": "cuda", "solver.type": "gmres", "solver.restart": RESTART,
+                  "solver.orthogonalization": ortho,
+                  "preconditioner.type": "none", "solver.fallback": "none", "solver.rtol": 0.0,
+                  "solver.max_iterations": ITERS, "solver.divergence_tolerance": 0.0,
+                  "system.scaling": "none", "system.reorder": "none", "system.matching": "none"}
+            ours[ortho] = []
+            with gpusolve.Solver(Ad, settings=st) as s:
+                s.setup()
+                for r in range(REPS + 1):
+                    x, info = s.solve(bd)
+                    it = info["solve"]["iterations"]
+                    if r: ours[ortho].append(info["time"]["solve"] / max(it, 1))
         theirs = []
         for r in range(REPS + 1):
             cp.cuda.Device().synchronize()
@@ -66,8 +72,11 @@ def main():
                 x, _ = cla.gmres(Ad, bd, restart=RESTART, maxiter=ITERS, tol=1e-300, atol=0.0)
             cp.cuda.Device().synchronize()
             if r: theirs.append((time.perf_counter() - t) / ITERS)
-        a, c = statistics.median(ours), statistics.median(theirs)
-        print("%-16s %9d %10d %12.4f %12.4f %7.2f" % (name, A.shape[0], A.nnz, 1e3 * a, 1e3 * c, a / c))
+        c = statistics.median(theirs)
+        for ortho in ORTHOS:
+            a = statistics.median(ours[ortho])
+            print("%-16s %9d %10d %6s %14.4f %12.4f %7.2f" % (name, A.shape[0], A.nnz, ortho, 1e3 * a, 1e3 * c,
+                                                             a / c))
 
 
 if __name__ == "__main__":

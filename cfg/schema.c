@@ -49,8 +49,9 @@ const gs_cfg_key gs_cfg_schema[] = {
     DBL_KEY("solver.atol", "0", 0, INFINITY, "stop when ||r|| <= atol"),
     INT_KEY("solver.max_iterations", "1000", 0, 1000000000, "iteration limit"),
     CHOICE_KEY("solver.baseline", "rhs", "rhs|r0", "rtol is relative to ||b|| (rhs) or ||b - A x0|| (r0)"),
-    CHOICE_KEY("solver.orthogonalization", "cgs2", "cgs2|mgs",
-               "GMRES: classical Gram-Schmidt twice (2 reductions) or modified (j reductions)"),
+    CHOICE_KEY("solver.orthogonalization", "dcgs2", "dcgs2|cgs2|mgs",
+               "GMRES: classical Gram-Schmidt twice with the second pass delayed a step (1 reduction), not "
+               "delayed (2 reductions), or modified (j reductions)"),
     DBL_KEY("solver.divergence_tolerance", "1e5", 0, INFINITY,
             "stop as diverged when ||r|| > divergence_tolerance * max(||b||, ||r0||) (0: off)"),
     INT_KEY("solver.stagnation_window", "0", 0, 1000000000,

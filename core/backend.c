@@ -230,6 +230,37 @@ gs_status gs_mvec_gemv(double alpha, const gs_mvec *V, gs_int k, const double *h
     return V->be->ops->mgemv(alpha, V, k, h, beta, y);
 }
 
+/* true when v's entries overlap V's first k columns */
+static bool in_columns(const gs_mvec *V, gs_int k, const gs_vector *v)
+{
+    const double *lo = V->data, *hi = V->data + (size_t)k * (size_t)V->n;
+    return V->n > 0 && v->data < hi && v->data + v->n > lo;
+}
+
+gs_status gs_mvec_dot2(const gs_mvec *V, gs_int k, const gs_vector *x, const gs_vector *y, double *h)
+{
+    if (k < 0 || k > V->k || x->n != V->n || y->n != V->n || x->be != V->be || y->be != V->be)
+        return GS_ERROR(GS_ERR_ARG, "mvec_dot2: %d columns of a %d x %d multivector with vectors of %d and %d", k,
+                        V->n, V->k, x->n, y->n);
+    if (k == 0) return GS_OK;
+    return V->be->ops->mdot2(V, k, x, y, h);
+}
+
+gs_status gs_mvec_gemv2(const gs_mvec *V, gs_int k, const double *p, double a, gs_vector *x, const double *q,
+                        double b, double d, gs_vector *y)
+{
+    if (k < 0 || k > V->k || x->n != V->n || y->n != V->n || x->be != V->be || y->be != V->be)
+        return GS_ERROR(GS_ERR_ARG, "mvec_gemv2: %d columns of a %d x %d multivector with vectors of %d and %d",
+                        k, V->n, V->k, x->n, y->n);
+    if (x->data == y->data || in_columns(V, k, x) || in_columns(V, k, y))
+        return GS_ERROR(GS_ERR_ARG, "mvec_gemv2: x and y must be distinct and outside the %d columns read", k);
+    if (k == 0) {
+        GS_CALL(gs_vec_scale(x, a));
+        return gs_vec_axpby(d, x, b, y);
+    }
+    return V->be->ops->mgemv2(V, k, p, a, x, q, b, d, y);
+}
+
 /* ---- integer arrays ---- */
 
 gs_status gs_ivec_create(gs_backend *be, gs_int n, const gs_int *host, gs_ivec **iv)

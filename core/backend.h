@@ -124,6 +124,13 @@ struct gs_backend_ops {
     /* h[0..k) = V(:,0:k)' w   and   y = alpha V(:,0:k) h + beta y   (h on the host) */
     gs_status (*mdot)(const gs_mvec *V, gs_int k, const gs_vector *w, double *h);
     gs_status (*mgemv)(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y);
+    /* The pair of GMRES's one-reduction Arnoldi step (DCGS2), each one pass over V(:,0:k):
+     * mdot2: h[0..k) = V(:,0:k)' x and h[k..2k) = V(:,0:k)' y;
+     * mgemv2: x = a x + V(:,0:k) p, then y = b y + d x + V(:,0:k) q with the new x (p, q on the host).
+     * mgemv2's x and y are distinct and are not among the k columns (they may be later columns of V). */
+    gs_status (*mdot2)(const gs_mvec *V, gs_int k, const gs_vector *x, const gs_vector *y, double *h);
+    gs_status (*mgemv2)(const gs_mvec *V, gs_int k, const double *p, double a, gs_vector *x, const double *q,
+                        double b, double d, gs_vector *y);
     /* gather: y[i] = x[idx[i]] (every index must be valid: host reports a bad one at once, cuda at the
      * next reduction or synchronize);  scatter: y[idx[i]] = x[i] for idx[i] >= 0 (negatives skipped) */
     gs_status (*gather)(const gs_vector *x, const gs_ivec *idx, gs_vector *y);
@@ -207,6 +214,9 @@ gs_status gs_mvec_create(gs_backend *be, gs_int n, gs_int k, gs_mvec **V);
 void gs_mvec_destroy(gs_mvec **V);
 gs_status gs_mvec_dot(const gs_mvec *V, gs_int k, const gs_vector *w, double *h);
 gs_status gs_mvec_gemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y);
+gs_status gs_mvec_dot2(const gs_mvec *V, gs_int k, const gs_vector *x, const gs_vector *y, double *h);
+gs_status gs_mvec_gemv2(const gs_mvec *V, gs_int k, const double *p, double a, gs_vector *x, const double *q,
+                        double b, double d, gs_vector *y);
 
 /* Integer arrays. */
 gs_status gs_ivec_create(gs_backend *be, gs_int n, const gs_int *host, gs_ivec **iv);

@@ -163,6 +163,9 @@ gs_status gs_cuda_be_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector *
 /* backend_cuda_mvec.cu: h = V(:,0:k)' w and y = alpha V(:,0:k) h + beta y. */
 gs_status gs_cuda_be_mdot(const gs_mvec *V, gs_int k, const gs_vector *w, double *h);
 gs_status gs_cuda_be_mgemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y);
+gs_status gs_cuda_be_mdot2(const gs_mvec *V, gs_int k, const gs_vector *x, const gs_vector *y, double *h);
+gs_status gs_cuda_be_mgemv2(const gs_mvec *V, gs_int k, const double *p, double a, gs_vector *x, const double *q,
+                            double b, double d, gs_vector *y);
 
 /* backend_cuda_kstate.cu: the fused CG's state and steps. */
 gs_status gs_cuda_be_ks_create(gs_backend *be, gs_kstate *ks);

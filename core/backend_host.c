@@ -176,6 +176,35 @@ static gs_status host_mgemv(double alpha, const gs_mvec *V, gs_int k, const doub
     return GS_OK;
 }
 
+static gs_status host_mdot2(const gs_mvec *V, gs_int k, const gs_vector *x, const gs_vector *y, double *h)
+{
+    for (gs_int j = 0; j < k; j++) {
+        GS_CALL(host_dot(&V->cols[j], x, &h[j]));
+        GS_CALL(host_dot(&V->cols[j], y, &h[k + j]));
+    }
+    return GS_OK;
+}
+
+static gs_status host_mgemv2(const gs_mvec *V, gs_int k, const double *p, double a, gs_vector *x, const double *q,
+                             double b, double d, gs_vector *y)
+{
+    double *xa = x->data, *ya = y->data;
+    const gs_int n = V->n;
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (gs_int i = 0; i < n; i++) {
+        double sp = 0.0, sq = 0.0;
+        for (gs_int j = 0; j < k; j++) {
+            const double v = V->data[(size_t)j * (size_t)n + (size_t)i];
+            sp += v * p[j];
+            sq += v * q[j];
+        }
+        const double xn = a * xa[i] + sp;
+        xa[i] = xn;
+        ya[i] = b * ya[i] + d * xn + sq;
+    }
+    return GS_OK;
+}
+
 static gs_status host_gather(const gs_vector *x, const gs_ivec *idx, gs_vector *y)
 {
     const double *xa = x->data;
@@ -343,6 +372,8 @@ static const gs_backend_ops host_ops = {
     .nrm2 = host_nrm2,
     .mdot = host_mdot,
     .mgemv = host_mgemv,
+    .mdot2 = host_mdot2,
+    .mgemv2 = host_mgemv2,
     .gather = host_gather,
     .scatter = host_scatter,
     .mat_create = host_mat_create,

@@ -155,6 +155,12 @@ static gs_status mpi_mdot(const gs_mvec *V, gs_int k, const gs_vector *w, double
     return reduce_sum(w->be, h, (int)k, h);
 }
 
+static gs_status mpi_mdot2(const gs_mvec *V, gs_int k, const gs_vector *x, const gs_vector *y, double *h)
+{
+    GS_CALL(IMPL(x->be)->hops->mdot2(V, k, x, y, h));
+    return reduce_sum(x->be, h, (int)(2 * k), h);
+}
+
 /* ---- memory: host memory, accounted on this backend ---- */
 
 static gs_status mpi_alloc(gs_backend *be, void **p, size_t bytes)
@@ -203,6 +209,12 @@ static gs_status mpi_pointwise_mult(const gs_vector *x, const gs_vector *y, gs_v
 static gs_status mpi_mgemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y)
 {
     return IMPL(y->be)->hops->mgemv(alpha, V, k, h, beta, y);
+}
+
+static gs_status mpi_mgemv2(const gs_mvec *V, gs_int k, const double *p, double a, gs_vector *x, const double *q,
+                            double b, double d, gs_vector *y)
+{
+    return IMPL(y->be)->hops->mgemv2(V, k, p, a, x, q, b, d, y);
 }
 static gs_status mpi_gather(const gs_vector *x, const gs_ivec *idx, gs_vector *y)
 {
@@ -476,6 +488,8 @@ static const gs_backend_ops mpi_ops = {
     .nrm2 = mpi_nrm2,
     .mdot = mpi_mdot,
     .mgemv = mpi_mgemv,
+    .mdot2 = mpi_mdot2,
+    .mgemv2 = mpi_mgemv2,
     .gather = mpi_gather,
     .scatter = mpi_scatter,
     .mat_create = mpi_mat_create_plain,

@@ -51,7 +51,7 @@ static const gs_ksp_params default_params = {
     .atol = 0.0,
     .baseline = GS_BASELINE_RHS,
     .restart = 30,
-    .ortho = GS_ORTHO_CGS2,
+    .ortho = GS_ORTHO_DCGS2,
     .stagnation_window = 0,
     .divergence_tolerance = 1e5,
     .allow_variable_pc = false,
@@ -80,8 +80,8 @@ static gs_status check_params(const gs_ksp_params *p)
                         p->divergence_tolerance);
     if (p->baseline != GS_BASELINE_RHS && p->baseline != GS_BASELINE_R0)
         return GS_ERROR(GS_ERR_ARG, "solver.baseline: unknown value %d (expected rhs or r0)", (int)p->baseline);
-    if (p->ortho != GS_ORTHO_CGS2 && p->ortho != GS_ORTHO_MGS)
-        return GS_ERROR(GS_ERR_ARG, "solver.orthogonalization: unknown value %d (expected cgs2 or mgs)",
+    if (p->ortho != GS_ORTHO_CGS2 && p->ortho != GS_ORTHO_MGS && p->ortho != GS_ORTHO_DCGS2)
+        return GS_ERROR(GS_ERR_ARG, "solver.orthogonalization: unknown value %d (expected cgs2, dcgs2 or mgs)",
                         (int)p->ortho);
     return GS_OK;
 }
@@ -147,7 +147,9 @@ gs_status gs_ksp_params_from_config(const gs_config *cfg, gs_ksp_params *prm)
     const char *ortho = gs_config_string(cfg, "solver.orthogonalization");
     if (strcmp(ortho, "cgs2") == 0) prm->ortho = GS_ORTHO_CGS2;
     else if (strcmp(ortho, "mgs") == 0) prm->ortho = GS_ORTHO_MGS;
-    else return GS_ERROR(GS_ERR_CONFIG, "solver.orthogonalization = \"%s\": expected \"cgs2\" or \"mgs\"", ortho);
+    else if (strcmp(ortho, "dcgs2") == 0) prm->ortho = GS_ORTHO_DCGS2;
+    else return GS_ERROR(GS_ERR_CONFIG, "solver.orthogonalization = \"%s\": expected \"cgs2\", \"dcgs2\" or \"mgs\"",
+                         ortho);
 
     GS_CALL(check_params(prm));
     return GS_OK;

@@ -33,7 +33,7 @@ const char *gs_reason_name(gs_reason r); /* "converged_rtol", "diverged_breakdow
 bool gs_reason_converged(gs_reason r);
 
 typedef enum gs_baseline { GS_BASELINE_RHS = 0, GS_BASELINE_R0 = 1 } gs_baseline;
-typedef enum gs_ortho { GS_ORTHO_CGS2 = 0, GS_ORTHO_MGS = 1 } gs_ortho;
+typedef enum gs_ortho { GS_ORTHO_CGS2 = 0, GS_ORTHO_MGS = 1, GS_ORTHO_DCGS2 = 2 } gs_ortho;
 
 typedef struct gs_ksp_params {
     int max_iterations;

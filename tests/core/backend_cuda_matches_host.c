@@ -1,5 +1,5 @@
 /* Every op of the cuda backend against the host backend (the oracle): vector ops, reductions,
- * multivector products, gathers/scatters, SpMV on random/PDE/real matrices, timers, memory errors.
+ * gathers/scatters, SpMV on random/PDE/real matrices, timers, memory errors.
  * Sizes 1, 31, 33, 1000, 100003; outputs poisoned with NaN wherever the op must not read them. */
 #include <float.h>
 #include <math.h>
@@ -13,73 +13,7 @@
 #include "core/mem.h"
 #include "testutil.h"
 
-static gs_backend *H, *C; /* host and cuda backends, shared by all tests */
-
-static const gs_int sizes[] = {1, 31, 33, 1000, 100003};
-#define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
-#define ELEM_TOL 1e-13 /* elementwise ops: relative to max |reference| */
-
-/* ---- helpers ---- */
-
-static double *rand_array(gs_int n, uint64_t seed)
-{
-    double *a = NULL;
-    GS_ASSERT_OK(GS_MALLOC(a, n));
-    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 12345;
-    for (gs_int i = 0; i < n; i++) a[i] = 2.0 * gs_test_rand(&s) - 1.0;
-    return a;
-}
-
-static double *nan_array(gs_int n)
-{
-    double *a = NULL;
-    GS_ASSERT_OK(GS_MALLOC(a, n));
-    gs_test_poison(n, a);
-    return a;
-}
-
-static gs_vector *vec_from(gs_backend *be, gs_int n, const double *data)
-{
-    gs_vector *v = NULL;
-    GS_ASSERT_OK(gs_vec_create(be, n, &v));
-    if (data) GS_ASSERT_OK(gs_vec_upload(v, data));
-    return v;
-}
-
-static double *download(const gs_vector *v)
-{
-    double *a = nan_array(v->n);
-    GS_ASSERT_OK(gs_vec_download(v, a));
-    return a;
-}
-
-/* cuda result vs host result, elementwise, relative to max |host| */
-static void expect_vec_close(const gs_vector *cv, const gs_vector *hv, const char *what)
-{
-    double *c = download(cv), *h = download(hv);
-    double d = gs_test_rel_diff(cv->n, c, h);
-    if (!(d <= ELEM_TOL)) fprintf(stderr, "%s (n = %d): relative difference %g\n", what, cv->n, d);
-    assert_true(d <= ELEM_TOL);
-    gs_free(&c);
-    gs_free(&h);
-}
-
-/* Two n-term sums, each within (n+1) eps * scale of the exact one (scale = sum of the magnitudes of
- * the terms), differ by at most 2 (n+1) eps * scale (+ a tiny slack for sums that cancel to 0). */
-static void expect_sum_close(double a, double b, gs_int n, double scale, const char *what)
-{
-    double tol = 2.0 * (double)(n + 1) * DBL_EPSILON * scale + 1e-300;
-    if (!(fabs(a - b) <= tol))
-        fprintf(stderr, "%s (n = %d): cuda %.17g host %.17g (tolerance %g)\n", what, n, a, b, tol);
-    assert_true(fabs(a - b) <= tol);
-}
-
-static double abs_dot(gs_int n, const double *x, const double *y)
-{
-    double s = 0.0;
-    for (gs_int i = 0; i < n; i++) s += fabs(x[i] * y[i]);
-    return s;
-}
+#include "backend_twin.h"
 
 /* ---- backend basics ---- */
 
@@ -209,7 +143,7 @@ static void test_work_space(void **state)
 static void test_upload_download_copy(void **state)
 {
     for (int s = 0; s < NSIZES; s++) {
-        gs_int n = sizes[s];
+        gs_int n = twin_sizes[s];
         double *a = rand_array(n, 1 + s), *b = nan_array(n);
         gs_vector *x = vec_from(C, n, a), *y = vec_from(C, n, b);
         GS_ASSERT_OK(gs_vec_copy(x, y));
@@ -255,7 +189,7 @@ static gs_vector *run_elem(gs_backend *be, elem_op op, gs_int n, const double *x
 static void test_elementwise(void **state)
 {
     for (int s = 0; s < NSIZES; s++) {
-        gs_int n = sizes[s];
+        gs_int n = twin_sizes[s];
         double *xs = rand_array(n, 10 + s), *ys = rand_array(n, 20 + s), *zs = rand_array(n, 30 + s);
         for (int op = OP_SET; op <= OP_PMULT; op++) {
             gs_vector *zc = run_elem(C, (elem_op)op, n, xs, ys, zs);
@@ -291,7 +225,7 @@ static void test_elementwise_aliasing(void **state)
 static void test_dot_dot2_nrm2(void **state)
 {
     for (int s = 0; s < NSIZES; s++) {
-        gs_int n = sizes[s];
+        gs_int n = twin_sizes[s];
         double *xs = rand_array(n, 40 + s), *ys = rand_array(n, 50 + s), *us = rand_array(n, 60 + s),
                *vs = rand_array(n, 70 + s);
         gs_vector *xc = vec_from(C, n, xs), *yc = vec_from(C, n, ys), *uc = vec_from(C, n, us),
@@ -332,7 +266,7 @@ static void test_nrm2_extremes(void **state)
 {
     const double scales[] = {1e200, 1e-200, 1e-160, 0.0};
     for (int s = 0; s < NSIZES; s++) {
-        gs_int n = sizes[s];
+        gs_int n = twin_sizes[s];
         double *xs = rand_array(n, 80 + s);
         for (int k = 0; k < 4; k++) {
             double *a = NULL;
@@ -358,130 +292,12 @@ static void test_nrm2_extremes(void **state)
         gs_free(&xs);
     }
 }
-
-/* ---- multivectors ---- */
-
-static void mvec_fill(gs_mvec *V, gs_int k, uint64_t seed)
-{
-    for (gs_int j = 0; j < k; j++) {
-        double *a = rand_array(V->n, seed + (uint64_t)j);
-        GS_ASSERT_OK(gs_vec_upload(&V->cols[j], a));
-        gs_free(&a);
-    }
-}
-
-static void check_mdot_mgemv(gs_int n, gs_int kmax, const gs_int *ks, int nk)
-{
-    gs_mvec *Vc = NULL, *Vh = NULL;
-    GS_ASSERT_OK(gs_mvec_create(C, n, kmax, &Vc));
-    GS_ASSERT_OK(gs_mvec_create(H, n, kmax, &Vh));
-    mvec_fill(Vc, kmax, 1000);
-    mvec_fill(Vh, kmax, 1000);
-    double *ws = rand_array(n, 7), *ys = rand_array(n, 8), *hs = rand_array(kmax, 9);
-    double *hc = nan_array(kmax), *hh = nan_array(kmax), *poison = nan_array(n);
-    gs_vector *wc = vec_from(C, n, ws), *wh = vec_from(H, n, ws);
-    for (int t = 0; t < nk; t++) {
-        gs_int k = ks[t];
-        /* h = V(:,0:k)' w */
-        gs_test_poison(kmax, hc);
-        GS_ASSERT_OK(gs_mvec_dot(Vc, k, wc, hc));
-        GS_ASSERT_OK(gs_mvec_dot(Vh, k, wh, hh));
-        for (gs_int j = 0; j < k; j++) {
-            double *vj = rand_array(n, 1000 + (uint64_t)j);
-            expect_sum_close(hc[j], hh[j], n, abs_dot(n, vj, ws), "mdot");
-            gs_free(&vj);
-        }
-        assert_true(isnan(hc[k < kmax ? k : kmax - 1]) || k == kmax); /* nothing past h[k-1] written */
-
-        /* y = alpha V h + beta y, with beta != 0 and with beta = 0 on a NaN y */
-        for (int b = 0; b < 2; b++) {
-            double beta = b == 0 ? -1.3 : 0.0;
-            gs_vector *yc = vec_from(C, n, b == 0 ? ys : poison), *yh = vec_from(H, n, b == 0 ? ys : poison);
-            GS_ASSERT_OK(gs_mvec_gemv(0.7, Vc, k, hs, beta, yc));
-            GS_ASSERT_OK(gs_mvec_gemv(0.7, Vh, k, hs, beta, yh));
-            double *c = download(yc), *h = download(yh);
-            /* each entry is a k-term sum: tolerance k eps times the sum of the magnitudes (|V| <= 1) */
-            double habs = 0.0;
-            for (gs_int j = 0; j < k; j++) habs += fabs(hs[j]);
-            for (gs_int i = 0; i < n; i++) {
-                double scale = 0.7 * habs + (b == 0 ? 1.3 * fabs(ys[i]) : 0.0);
-                expect_sum_close(c[i], h[i], k + 2, scale, "mgemv");
-            }
-            gs_free(&c);
-            gs_free(&h);
-            gs_vec_destroy(&yc);
-            gs_vec_destroy(&yh);
-        }
-    }
-    gs_vec_destroy(&wc);
-    gs_vec_destroy(&wh);
-    gs_mvec_destroy(&Vc);
-    gs_mvec_destroy(&Vh);
-    gs_free(&ws);
-    gs_free(&ys);
-    gs_free(&hs);
-    gs_free(&hc);
-    gs_free(&hh);
-    gs_free(&poison);
-}
-
-static void test_mdot_mgemv(void **state)
-{
-    const gs_int ks[] = {1, 5, 31};
-    for (int s = 0; s < NSIZES; s++) check_mdot_mgemv(sizes[s], 31, ks, 3);
-}
-
-/* More columns than the backend's preallocated result buffer (it must grow), than mgemv takes per launch
- * and than mdot's partial sums allow more than a few row blocks for. */
-static void test_mdot_mgemv_many_columns(void **state)
-{
-    const gs_int ks[] = {1500, 7};
-    check_mdot_mgemv(33, 1500, ks, 2);
-    const gs_int kb[] = {1500, 1025};
-    check_mdot_mgemv(5003, 1500, kb, 2);
-}
-
-/* Column counts around mdot's tile (8) and mgemv's launch (64) on a system with many row blocks (mdot's
- * second stage) -- and a partial last tile and launch. */
-static void test_mdot_mgemv_tiles(void **state)
-{
-    const gs_int ks[] = {8, 9, 64, 65, 130};
-    check_mdot_mgemv(100003, 130, ks, 5);
-}
-
-/* Back-to-back gemvs with different h and no sync in between: the staging of h must not be
- * overwritten before its copy has run. */
-static void test_mgemv_back_to_back(void **state)
-{
-    const gs_int n = 100003, k = 8, reps = 50;
-    gs_mvec *Vc = NULL, *Vh = NULL;
-    GS_ASSERT_OK(gs_mvec_create(C, n, k, &Vc));
-    GS_ASSERT_OK(gs_mvec_create(H, n, k, &Vh));
-    mvec_fill(Vc, k, 77);
-    mvec_fill(Vh, k, 77);
-    double *zero = NULL;
-    GS_ASSERT_OK(GS_CALLOC(zero, n));
-    gs_vector *yc = vec_from(C, n, zero), *yh = vec_from(H, n, zero);
-    double h[8];
-    for (gs_int r = 0; r < reps; r++) {
-        for (gs_int j = 0; j < k; j++) h[j] = (double)((r * 7 + j * 3) % 11) - 5.0;
-        GS_ASSERT_OK(gs_mvec_gemv(1.0, Vc, k, h, 1.0, yc));
-        GS_ASSERT_OK(gs_mvec_gemv(1.0, Vh, k, h, 1.0, yh));
-    }
-    expect_vec_close(yc, yh, "50 back-to-back mgemv");
-    gs_vec_destroy(&yc);
-    gs_vec_destroy(&yh);
-    gs_mvec_destroy(&Vc);
-    gs_mvec_destroy(&Vh);
-    gs_free(&zero);
-}
-
 /* ---- gather / scatter ---- */
 
 static void test_gather_scatter(void **state)
 {
     for (int s = 0; s < NSIZES; s++) {
-        gs_int n = sizes[s];
+        gs_int n = twin_sizes[s];
         uint64_t seed = 900 + (uint64_t)s;
         double *xs = rand_array(n, 91 + s), *ys = rand_array(n, 92 + s), *poison = nan_array(n);
         gs_int *perm = NULL, *any = NULL, *skip = NULL;
@@ -746,7 +562,7 @@ static void ks_one_iteration(ks_side *S, int it, bool with_pc, const gs_ks_start
 static void test_fused_cg_steps(void **state)
 {
     for (int si = 0; si < NSIZES; si++) {
-        const gs_int n = sizes[si];
+        const gs_int n = twin_sizes[si];
         for (int with_pc = 0; with_pc < 2; with_pc++) {
             double *d[5];
             for (int k = 0; k < 5; k++) d[k] = rand_array(n, 700 + 10 * (uint64_t)si + (uint64_t)k);
@@ -939,23 +755,6 @@ static void test_timer(void **state)
     gs_csr_free(&A);
 }
 
-static int setup(void **state)
-{
-    if (gs_backend_create("host", 0, &H) != GS_OK) return -1;
-    if (gs_backend_cuda_create(0, &C) != GS_OK) {
-        gs_error_print(stderr);
-        return -1;
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    gs_backend_destroy(&C);
-    gs_backend_destroy(&H);
-    return 0;
-}
-
 int main(void)
 {
     gs_test_require_gpu();
@@ -968,10 +767,6 @@ int main(void)
         cmocka_unit_test(test_elementwise_aliasing),
         cmocka_unit_test(test_dot_dot2_nrm2),
         cmocka_unit_test(test_nrm2_extremes),
-        cmocka_unit_test(test_mdot_mgemv),
-        cmocka_unit_test(test_mdot_mgemv_many_columns),
-        cmocka_unit_test(test_mdot_mgemv_tiles),
-        cmocka_unit_test(test_mgemv_back_to_back),
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gather_scatter_bad_index),
         cmocka_unit_test(test_spmv_random_awkward),
@@ -982,5 +777,5 @@ int main(void)
         cmocka_unit_test(test_fused_cg_spmv_pq),
         cmocka_unit_test(test_timer),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, twin_setup, twin_teardown);
 }

@@ -171,6 +171,11 @@ static void run_case(int k)
     CHECK(rel(nrm, ref_nrm) < 1e-12, "case %d: nrm2 %.17g vs %.17g", k, nrm, ref_nrm);
     CHECK(rel(d2[0], ref_dot) < 1e-12 && rel(d2[1], ref_xx) < 1e-12, "case %d: dot2", k);
     for (int c = 0; c < 3; c++) CHECK(rel(h[c], (1.0 + c) * ref_dot) < 1e-12, "case %d: mdot column %d", k, c);
+    double h2[6];
+    if (gs_mvec_dot2(V, 3, vx, vy, h2)) abort();
+    for (int c = 0; c < 3; c++)
+        CHECK(rel(h2[c], (1.0 + c) * ref_xx) < 1e-12 && rel(h2[3 + c], (1.0 + c) * ref_dot) < 1e-12,
+              "case %d: mdot2 column %d", k, c);
     double mine[2] = {dot, nrm}, all[6];
     MPI_Allgather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, MPI_COMM_WORLD);
     for (int r = 0; r < size; r++)

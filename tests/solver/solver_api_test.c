@@ -64,7 +64,7 @@ static void test_params_from_config(void **state)
     assert_true(prm.atol == 0.0);
     assert_int_equal(prm.baseline, GS_BASELINE_RHS);
     assert_int_equal(prm.restart, 30);
-    assert_int_equal(prm.ortho, GS_ORTHO_CGS2);
+    assert_int_equal(prm.ortho, GS_ORTHO_DCGS2);
     assert_int_equal(prm.stagnation_window, 0);
     assert_false(prm.allow_variable_pc);
 
@@ -84,6 +84,9 @@ static void test_params_from_config(void **state)
     assert_int_equal(prm.baseline, GS_BASELINE_R0);
     assert_int_equal(prm.ortho, GS_ORTHO_MGS);
     assert_int_equal(prm.stagnation_window, 9);
+    GS_ASSERT_OK(gs_config_set(cfg, "solver.orthogonalization=cgs2"));
+    GS_ASSERT_OK(gs_ksp_params_from_config(cfg, &prm));
+    assert_int_equal(prm.ortho, GS_ORTHO_CGS2);
     assert_true(prm.allow_variable_pc);
 
     /* the configured type creates the configured solver */

@@ -68,6 +68,20 @@ static void test_mvec_gather_scatter(void **state)
     GS_ASSERT_OK(gs_vec_set(y, 1.0));
     GS_ASSERT_OK(gs_mvec_gemv(1.0, V, 3, c, 2.0, y)); /* y = V c + 2 = -2(i+1) + 2 */
     assert_true(y->data[4] == -8.0);
+    /* mdot2: [V(:,0:2)' w, V(:,0:2)' y] with y = -2i (i = 0..4): V(:,j)' y = -2 (j+1) * 40 */
+    for (int i = 0; i < 5; i++) y->data[i] = -2.0 * i;
+    double h2[5] = {NAN, NAN, NAN, NAN, NAN};
+    GS_ASSERT_OK(gs_mvec_dot2(V, 2, w, y, h2));
+    assert_true(h2[0] == 15 && h2[1] == 30 && h2[2] == -80 && h2[3] == -160 && isnan(h2[4]));
+    /* mgemv2 over column 0 (v_i = i+1): w = 2 w + 1 v = i + 3; y = -y + 0.5 w + 2 v = 2i + (i+3)/2 + 2(i+1) */
+    const double p2[1] = {1.0}, q2[1] = {2.0};
+    GS_ASSERT_OK(gs_mvec_gemv2(V, 1, p2, 2.0, w, q2, -1.0, 0.5, y));
+    for (int i = 0; i < 5; i++) {
+        assert_true(w->data[i] == i + 3.0);
+        assert_true(y->data[i] == 2.0 * i + 0.5 * (i + 3.0) + 2.0 * (i + 1.0));
+    }
+    GS_ASSERT_FAILS(gs_mvec_gemv2(V, 1, p2, 2.0, &V->cols[0], q2, 1.0, 0.0, y), GS_ERR_ARG, "outside");
+    GS_ASSERT_FAILS(gs_mvec_gemv2(V, 1, p2, 2.0, y, q2, 1.0, 0.0, y), GS_ERR_ARG, "distinct");
     gs_ivec *idx = NULL;
     const gs_int map[5] = {4, -1, 0, 2, -1};
     GS_ASSERT_OK(gs_ivec_create(be, 5, map, &idx));
