@@ -189,6 +189,7 @@ void gs_backend_destroy(gs_backend **be);
 gs_status gs_backend_host_create(gs_backend **be);
 gs_status gs_backend_cuda_create(int device_id, gs_backend **be);
 bool gs_backend_cuda_available(const char **why);
+int gs_backend_cuda_device_count(void); /* the devices the CUDA runtime sees (0: none, or no CUDA) */
 
 /* Vectors. */
 gs_status gs_vec_create(gs_backend *be, gs_int n, gs_vector **v);

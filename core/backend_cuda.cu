@@ -542,6 +542,16 @@ bool gs_backend_cuda_available(const char **why)
     return true;
 }
 
+int gs_backend_cuda_device_count(void)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
 gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
 {
     gs_status st = GS_OK;

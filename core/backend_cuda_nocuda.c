@@ -13,6 +13,8 @@ bool gs_backend_cuda_available(const char **why)
     return false;
 }
 
+int gs_backend_cuda_device_count(void) { return 0; }
+
 gs_status gs_backend_cuda_create(int device_id, gs_backend **be)
 {
     *be = NULL;

@@ -1,8 +1,9 @@
-/* The distributed backend (dist/backend_mpi.h): elementwise work by the host backend's kernels on the
- * owned rows; reductions as local partial sums gathered from every rank and added in rank order, so that
- * every rank holds bitwise the same scalar and a run repeats exactly; SpMV with a halo exchange overlapped
- * with the rows that read no halo entry. The fused CG scalar steps are core/kstate_logic.h's, as for the
- * other backends. */
+/* The distributed backend (dist/backend_mpi.h): the local backend's (host or cuda) memory and kernels on
+ * the owned rows; reductions as local partial sums gathered from every rank and added in rank order, so
+ * that every rank holds bitwise the same scalar and a run repeats exactly; SpMV as the owned columns'
+ * product, started while the halo's messages travel, plus the halo columns' product once they are in. The
+ * local kernels get views of the distributed vectors with the local backend as theirs (the same memory).
+ * The fused CG scalar steps are core/kstate_logic.h's, as for the other backends. */
 #include "dist/backend_mpi.h"
 
 #include <math.h>
@@ -15,14 +16,32 @@
 typedef struct mpi_impl {
     MPI_Comm comm;
     int rank, size;
-    gs_backend *local;          /* the host backend: kernels and local preconditioners */
-    const gs_backend_ops *hops; /* its ops */
+    gs_backend *local;          /* the local backend (host or cuda): memory, kernels, local preconditioners */
+    const gs_backend_ops *lops; /* its ops */
     double *gbuf;               /* size * gcap doubles: the gathered partial sums */
     size_t gcap;
     gs_mpi_stats stats;
 } mpi_impl;
 
 static mpi_impl *IMPL(const gs_backend *be) { return (mpi_impl *)be->impl; }
+
+/* Views of distributed objects as the local backend's (the same memory), for its kernels. */
+static gs_vector LV(const gs_vector *v)
+{
+    gs_vector w = {v->n, v->data, IMPL(v->be)->local, false};
+    return w;
+}
+static gs_mvec LM(const gs_mvec *V)
+{
+    gs_mvec w = *V;
+    w.be = IMPL(V->be)->local;
+    return w;
+}
+static gs_ivec LI(const gs_ivec *iv)
+{
+    gs_ivec w = {iv->n, iv->data, IMPL(iv->be)->local};
+    return w;
+}
 
 static gs_status mpi_status(int rc, const char *what)
 {
@@ -92,7 +111,8 @@ static gs_status reduce_sum(gs_backend *be, const double *part, int k, double *o
 static gs_status mpi_dot(const gs_vector *x, const gs_vector *y, double *result)
 {
     double s = 0.0;
-    GS_CALL(IMPL(x->be)->hops->dot(x, y, &s));
+    gs_vector lx = LV(x), ly = LV(y);
+    GS_CALL(IMPL(x->be)->lops->dot(&lx, &ly, &s));
     return reduce_sum(x->be, &s, 1, result);
 }
 
@@ -100,50 +120,37 @@ static gs_status mpi_dot2(const gs_vector *x, const gs_vector *y, const gs_vecto
                           double result[2])
 {
     double s[2];
-    GS_CALL(IMPL(x->be)->hops->dot2(x, y, u, v, s));
+    gs_vector lx = LV(x), ly = LV(y), lu = LV(u), lv = LV(v);
+    GS_CALL(IMPL(x->be)->lops->dot2(&lx, &ly, &lu, &lv, s));
     return reduce_sum(x->be, s, 2, result);
 }
 
-/* ||x||_2 = M sqrt(sum_r (m_r / M)^2 s_r) with m_r = max_i |x_i| on rank r, s_r = sum_i (x_i / m_r)^2 and
- * M = max_r m_r: no overflow or underflow, as the host backend's; NaN when any entry is not finite. */
+/* ||x||_2 = M sqrt(sum_r (n_r / M)^2) with n_r the norm of rank r's entries (the local backend's, without
+ * overflow or underflow) and M = max_r n_r; NaN when any rank's is (an entry not finite). */
 static gs_status mpi_nrm2(const gs_vector *x, double *result)
 {
     mpi_impl *m = IMPL(x->be);
-    const double *a = x->data;
-    double mx = 0.0, part[2] = {0.0, 0.0};
-    bool bad = false;
-    for (gs_int i = 0; i < x->n; i++) {
-        double v = fabs(a[i]);
-        if (!isfinite(v)) bad = true;
-        else if (v > mx) mx = v;
-    }
-    if (bad) mx = NAN;
-    else if (mx > 0.0) {
-        double s = 0.0, inv = 1.0 / mx;
-        for (gs_int i = 0; i < x->n; i++) s += (a[i] * inv) * (a[i] * inv);
-        part[1] = s;
-    }
-    part[0] = mx;
-    /* gather (m_r, s_r) from every rank: reduce_sum's buffer holds them after the call */
-    double ignored[2];
-    GS_CALL(reduce_sum(x->be, part, 2, ignored));
+    gs_vector lx = LV(x);
+    double mine = 0.0, ignored = 0.0;
+    GS_CALL(m->lops->nrm2(&lx, &mine));
+    GS_CALL(reduce_sum(x->be, &mine, 1, &ignored)); /* every rank's norm is in gbuf after the call */
     double M = 0.0;
     for (int r = 0; r < m->size; r++) {
-        double mr = m->gbuf[2 * r];
-        if (isnan(mr)) {
+        const double nr = m->gbuf[r];
+        if (isnan(nr)) {
             *result = NAN;
             return GS_OK;
         }
-        if (mr > M) M = mr;
+        if (nr > M) M = nr;
     }
-    if (M == 0.0) {
-        *result = 0.0;
+    if (M == 0.0 || isinf(M)) {
+        *result = M;
         return GS_OK;
     }
     double s = 0.0;
     for (int r = 0; r < m->size; r++) {
-        double q = m->gbuf[2 * r] / M;
-        s += q * q * m->gbuf[2 * r + 1];
+        const double q = m->gbuf[r] / M;
+        s += q * q;
     }
     *result = M * sqrt(s);
     return GS_OK;
@@ -151,23 +158,29 @@ static gs_status mpi_nrm2(const gs_vector *x, double *result)
 
 static gs_status mpi_mdot(const gs_mvec *V, gs_int k, const gs_vector *w, double *h)
 {
-    GS_CALL(IMPL(w->be)->hops->mdot(V, k, w, h));
+    gs_mvec lV = LM(V);
+    gs_vector lw = LV(w);
+    GS_CALL(IMPL(w->be)->lops->mdot(&lV, k, &lw, h));
     return reduce_sum(w->be, h, (int)k, h);
 }
 
 static gs_status mpi_mdot2(const gs_mvec *V, gs_int k, const gs_vector *x, const gs_vector *y, double *h)
 {
-    GS_CALL(IMPL(x->be)->hops->mdot2(V, k, x, y, h));
+    gs_mvec lV = LM(V);
+    gs_vector lx = LV(x), ly = LV(y);
+    GS_CALL(IMPL(x->be)->lops->mdot2(&lV, k, &lx, &ly, h));
     return reduce_sum(x->be, h, (int)(2 * k), h);
 }
 
-/* ---- memory: host memory, accounted on this backend ---- */
+/* ---- memory: the local backend's, accounted on this backend too ---- */
 
 static gs_status mpi_alloc(gs_backend *be, void **p, size_t bytes)
 {
-    GS_CALL(gs_malloc(p, bytes, 1));
+    mpi_impl *m = IMPL(be);
+    GS_CALL(m->lops->alloc(m->local, p, bytes));
     if (!gs_mem_track_add(&be->mem, *p, bytes)) {
-        gs_free(p);
+        m->lops->free(m->local, *p);
+        *p = NULL;
         return GS_ERROR(GS_ERR_MEM, "out of host memory recording an allocation of %zu bytes", bytes);
     }
     return GS_OK;
@@ -175,78 +188,109 @@ static gs_status mpi_alloc(gs_backend *be, void **p, size_t bytes)
 static void mpi_free(gs_backend *be, void *p)
 {
     gs_mem_track_remove(&be->mem, p);
-    gs_free(&p);
+    IMPL(be)->lops->free(IMPL(be)->local, p);
 }
-static gs_status mpi_memcpy(gs_backend *be, void *dst, const void *src, size_t bytes)
+static gs_status mpi_upload(gs_backend *be, void *dst, const void *src, size_t bytes)
 {
-    if (bytes) memmove(dst, src, bytes);
-    return GS_OK;
+    return IMPL(be)->lops->upload(IMPL(be)->local, dst, src, bytes);
 }
-static gs_status mpi_sync(gs_backend *be) { return GS_OK; }
+static gs_status mpi_download(gs_backend *be, void *dst, const void *src, size_t bytes)
+{
+    return IMPL(be)->lops->download(IMPL(be)->local, dst, src, bytes);
+}
+static gs_status mpi_copy(gs_backend *be, void *dst, const void *src, size_t bytes)
+{
+    return IMPL(be)->lops->copy(IMPL(be)->local, dst, src, bytes);
+}
+static gs_status mpi_sync(gs_backend *be) { return IMPL(be)->lops->synchronize(IMPL(be)->local); }
 static gs_status mpi_mem_info(gs_backend *be, size_t *free_bytes, size_t *total_bytes)
 {
-    *free_bytes = *total_bytes = 0;
-    return GS_OK;
+    return IMPL(be)->lops->mem_info(IMPL(be)->local, free_bytes, total_bytes);
 }
 
-/* ---- elementwise: the host kernels on the owned rows ---- */
+/* ---- elementwise and the basis products: the local kernels on the owned rows ---- */
 
-static gs_status mpi_set(gs_vector *x, double a) { return IMPL(x->be)->hops->set(x, a); }
-static gs_status mpi_scale(gs_vector *x, double a) { return IMPL(x->be)->hops->scale(x, a); }
-static gs_status mpi_axpy(double a, const gs_vector *x, gs_vector *y) { return IMPL(x->be)->hops->axpy(a, x, y); }
+static gs_status mpi_set(gs_vector *x, double a)
+{
+    gs_vector lx = LV(x);
+    return IMPL(x->be)->lops->set(&lx, a);
+}
+static gs_status mpi_scale(gs_vector *x, double a)
+{
+    gs_vector lx = LV(x);
+    return IMPL(x->be)->lops->scale(&lx, a);
+}
+static gs_status mpi_axpy(double a, const gs_vector *x, gs_vector *y)
+{
+    gs_vector lx = LV(x), ly = LV(y);
+    return IMPL(x->be)->lops->axpy(a, &lx, &ly);
+}
 static gs_status mpi_axpby(double a, const gs_vector *x, double b, gs_vector *y)
 {
-    return IMPL(x->be)->hops->axpby(a, x, b, y);
+    gs_vector lx = LV(x), ly = LV(y);
+    return IMPL(x->be)->lops->axpby(a, &lx, b, &ly);
 }
 static gs_status mpi_axpbypcz(double a, const gs_vector *x, double b, const gs_vector *y, double c, gs_vector *z)
 {
-    return IMPL(x->be)->hops->axpbypcz(a, x, b, y, c, z);
+    gs_vector lx = LV(x), ly = LV(y), lz = LV(z);
+    return IMPL(x->be)->lops->axpbypcz(a, &lx, b, &ly, c, &lz);
 }
 static gs_status mpi_pointwise_mult(const gs_vector *x, const gs_vector *y, gs_vector *z)
 {
-    return IMPL(x->be)->hops->pointwise_mult(x, y, z);
+    gs_vector lx = LV(x), ly = LV(y), lz = LV(z);
+    return IMPL(x->be)->lops->pointwise_mult(&lx, &ly, &lz);
 }
 static gs_status mpi_mgemv(double alpha, const gs_mvec *V, gs_int k, const double *h, double beta, gs_vector *y)
 {
-    return IMPL(y->be)->hops->mgemv(alpha, V, k, h, beta, y);
+    gs_mvec lV = LM(V);
+    gs_vector ly = LV(y);
+    return IMPL(y->be)->lops->mgemv(alpha, &lV, k, h, beta, &ly);
 }
-
 static gs_status mpi_mgemv2(const gs_mvec *V, gs_int k, const double *p, double a, gs_vector *x, const double *q,
                             double b, double d, gs_vector *y)
 {
-    return IMPL(y->be)->hops->mgemv2(V, k, p, a, x, q, b, d, y);
+    gs_mvec lV = LM(V);
+    gs_vector lx = LV(x), ly = LV(y);
+    return IMPL(y->be)->lops->mgemv2(&lV, k, p, a, &lx, q, b, d, &ly);
 }
 static gs_status mpi_gather(const gs_vector *x, const gs_ivec *idx, gs_vector *y)
 {
-    return IMPL(x->be)->hops->gather(x, idx, y);
+    gs_vector lx = LV(x), ly = LV(y);
+    gs_ivec li = LI(idx);
+    return IMPL(x->be)->lops->gather(&lx, &li, &ly);
 }
 static gs_status mpi_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector *y)
 {
-    return IMPL(x->be)->hops->scatter(x, idx, y);
+    gs_vector lx = LV(x), ly = LV(y);
+    gs_ivec li = LI(idx);
+    return IMPL(x->be)->lops->scatter(&lx, &li, &ly);
 }
 
 /* ---- distributed operators ---- */
 
+/* A rank's part: A = [A_own A_halo] on the local backend, the halo plan, and the exchange's buffers: the
+ * owned entries to send gathered on the local backend (sendv, by send_ix) and brought to sendbuf; the halo
+ * received into recvbuf and taken to xh. */
 typedef struct dist_mat {
-    gs_csr A;          /* owned rows, local columns (owned, then halo) */
+    gs_matrix *own, *halo; /* n_own x n_own and n_own x n_halo (NULL when n_halo = 0) */
     gs_halo h;
-    gs_int *interior;  /* rows that read owned entries only */
-    gs_int *boundary;  /* rows that read a halo entry */
-    gs_int ninterior, nboundary;
-    double *xext;      /* n_own + n_halo: x's owned entries, then the halo */
-    double *sendbuf;   /* send_off[nsend] */
-    MPI_Request *req;  /* nrecv + nsend */
+    gs_ivec *send_ix;      /* send_off[nsend] owned indices (NULL when none) */
+    gs_vector *sendv, *xh; /* on the local backend */
+    double *sendbuf, *recvbuf;
+    MPI_Request *req; /* nrecv + nsend */
 } dist_mat;
 
 static void dist_mat_free(dist_mat *d)
 {
     if (!d) return;
-    gs_csr_free(&d->A);
+    gs_mat_destroy(&d->own);
+    gs_mat_destroy(&d->halo);
     gs_halo_free(&d->h);
-    gs_free(&d->interior);
-    gs_free(&d->boundary);
-    gs_free(&d->xext);
+    gs_ivec_destroy(&d->send_ix);
+    gs_vec_destroy(&d->sendv);
+    gs_vec_destroy(&d->xh);
     gs_free(&d->sendbuf);
+    gs_free(&d->recvbuf);
     gs_free(&d->req);
 }
 
@@ -264,28 +308,54 @@ static void mpi_mat_destroy(gs_matrix *M)
     M->impl = NULL;
 }
 
+/* The columns [c0, c1) of A (sorted rows), renumbered from 0, as an nrows x (c1 - c0) matrix. */
+static gs_status column_range(const gs_csr *A, gs_int c0, gs_int c1, gs_csr *B)
+{
+    gs_int nnz = 0;
+    for (gs_int p = 0; p < A->nnz; p++) nnz += A->colind[p] >= c0 && A->colind[p] < c1;
+    GS_CALL(gs_csr_alloc(B, A->nrows, c1 - c0, nnz, true));
+    gs_int q = 0;
+    B->rowptr[0] = 0;
+    for (gs_int i = 0; i < A->nrows; i++) {
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            if (A->colind[p] >= c0 && A->colind[p] < c1) {
+                B->colind[q] = A->colind[p] - c0;
+                B->val[q++] = A->val[p];
+            }
+        B->rowptr[i + 1] = q;
+    }
+    return GS_OK;
+}
+
 gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo, gs_matrix **M)
 {
     gs_status st = GS_OK;
     dist_mat *d = NULL;
     gs_matrix *m = NULL;
+    gs_csr part = {0};
     if (!gs_backend_is_mpi(be)) return GS_ERROR(GS_ERR_ARG, "gs_mpi_mat_create: not a distributed backend");
-    const gs_int n = halo->n_own, next = halo->n_own + halo->n_halo;
-    if (A->nrows != n || A->ncols != next || !A->val)
+    gs_backend *local = IMPL(be)->local;
+    const gs_int n = halo->n_own, nh = halo->n_halo, nsend = halo->send_off[halo->nsend];
+    if (A->nrows != n || A->ncols != n + nh || !A->val)
         return GS_ERROR(GS_ERR_ARG, "distributed operator: %d x %d local rows for %d owned and %d halo entries",
-                        (int)A->nrows, (int)A->ncols, (int)n, (int)halo->n_halo);
+                        (int)A->nrows, (int)A->ncols, (int)n, (int)nh);
     GS_TRY(GS_CALLOC(d, 1));
-    GS_TRY(gs_csr_copy(A, &d->A));
     GS_TRY(gs_halo_copy(halo, &d->h));
-    GS_TRY(GS_MALLOC(d->interior, n + 1));
-    GS_TRY(GS_MALLOC(d->boundary, n + 1));
-    for (gs_int i = 0; i < n; i++) {
-        bool halo_row = A->rowptr[i + 1] > A->rowptr[i] && A->colind[A->rowptr[i + 1] - 1] >= n; /* sorted */
-        if (halo_row) d->boundary[d->nboundary++] = i;
-        else d->interior[d->ninterior++] = i;
+    GS_TRY(column_range(A, 0, n, &part));
+    GS_TRY(gs_mat_create(local, &part, &d->own));
+    gs_csr_free(&part);
+    if (nh > 0) {
+        GS_TRY(column_range(A, n, n + nh, &part));
+        GS_TRY(gs_mat_create(local, &part, &d->halo));
+        gs_csr_free(&part);
+        GS_TRY(gs_vec_create(local, nh, &d->xh));
     }
-    GS_TRY(GS_MALLOC(d->xext, next + 1));
-    GS_TRY(GS_MALLOC(d->sendbuf, halo->send_off[halo->nsend] + 1));
+    if (nsend > 0) {
+        GS_TRY(gs_ivec_create(local, nsend, halo->send_idx, &d->send_ix));
+        GS_TRY(gs_vec_create(local, nsend, &d->sendv));
+    }
+    GS_TRY(GS_MALLOC(d->sendbuf, nsend + 1));
+    GS_TRY(GS_MALLOC(d->recvbuf, nh + 1));
     GS_TRY(GS_MALLOC(d->req, halo->nrecv + halo->nsend + 1));
     GS_TRY(GS_CALLOC(m, 1));
     m->nrows = m->ncols = n;
@@ -295,26 +365,15 @@ gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo
     *M = m;
     return GS_OK;
 cleanup:
+    gs_csr_free(&part);
     dist_mat_free(d);
     gs_free(&d);
     return st;
 }
 
-/* y_i = alpha sum_j a_ij x_j + beta y_i over the rows listed (beta = 0: y is not read). */
-static void rows_spmv(const gs_csr *A, const gs_int *rows, gs_int k, double alpha, const double *x, double beta,
-                      double *y)
-{
-#pragma omp parallel for schedule(static) if (k > 20000)
-    for (gs_int t = 0; t < k; t++) {
-        gs_int i = rows[t];
-        double s = 0.0;
-        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) s += A->val[p] * x[A->colind[p]];
-        y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
-    }
-}
-
-/* The messages of one exchange of halo h posted: out[recv_off[k] ..] from rank recv_rank[k], x's owned
- * entries send_idx[send_off[k] ..] (copied into sendbuf) to rank send_rank[k]; *nreq requests in req. */
+/* The messages of one exchange of halo h posted: out[recv_off[k] ..] from rank recv_rank[k], and
+ * sendbuf[send_off[k] ..] to rank send_rank[k] (x: when not NULL, the owned entries the sends take,
+ * copied into sendbuf by send_idx; NULL: sendbuf is filled already); *nreq requests in req. */
 static gs_status exchange_begin(mpi_impl *m, const gs_halo *h, const double *x, double *out, double *sendbuf,
                                 MPI_Request *req, int tag, int *nreq)
 {
@@ -324,7 +383,8 @@ static gs_status exchange_begin(mpi_impl *m, const gs_halo *h, const double *x, 
     for (int k = 0; k < h->nrecv && rc == MPI_SUCCESS; k++)
         rc = MPI_Irecv(out + h->recv_off[k], (int)(h->recv_off[k + 1] - h->recv_off[k]), MPI_DOUBLE, h->recv_rank[k],
                        tag, m->comm, &req[(*nreq)++]);
-    for (gs_int j = 0; j < h->send_off[h->nsend]; j++) sendbuf[j] = x[h->send_idx[j]];
+    if (x)
+        for (gs_int j = 0; j < h->send_off[h->nsend]; j++) sendbuf[j] = x[h->send_idx[j]];
     for (int k = 0; k < h->nsend && rc == MPI_SUCCESS; k++)
         rc = MPI_Isend(sendbuf + h->send_off[k], (int)(h->send_off[k + 1] - h->send_off[k]), MPI_DOUBLE,
                        h->send_rank[k], tag, m->comm, &req[(*nreq)++]);
@@ -342,20 +402,27 @@ static gs_status exchange_end(mpi_impl *m, int nreq, MPI_Request *req)
     return GS_OK;
 }
 
-/* y = alpha A x + beta y: the halo's receives and sends posted, the interior rows multiplied while the
- * messages travel, then the boundary rows once the halo is in. */
+/* y = alpha A x + beta y: the owned entries to send gathered and brought to the host, the messages
+ * posted, y = alpha A_own x + beta y started (on a GPU it runs while the messages travel), then, once the
+ * halo is in, y += alpha A_halo x_halo. */
 static gs_status mpi_spmv(double alpha, const gs_matrix *Am, const gs_vector *x, double beta, gs_vector *y)
 {
     mpi_impl *m = IMPL(Am->be);
     dist_mat *d = Am->impl;
-    const gs_int n = d->h.n_own;
+    gs_vector lx = LV(x), ly = LV(y);
     int nreq = 0;
-    GS_CALL(exchange_begin(m, &d->h, x->data, d->xext + n, d->sendbuf, d->req, 0, &nreq));
-    rows_spmv(&d->A, d->interior, d->ninterior, alpha, x->data, beta, y->data);
-    if (n > 0) memcpy(d->xext, x->data, (size_t)n * sizeof *x->data);
+    if (d->send_ix) {
+        GS_CALL(m->lops->gather(&lx, d->send_ix, d->sendv));
+        GS_CALL(gs_vec_download(d->sendv, d->sendbuf));
+    }
+    GS_CALL(exchange_begin(m, &d->h, NULL, d->recvbuf, d->sendbuf, d->req, 0, &nreq));
+    GS_CALL(m->lops->spmv(alpha, d->own, &lx, beta, &ly));
     if (nreq) m->stats.exchanges++;
     GS_CALL(exchange_end(m, nreq, d->req));
-    rows_spmv(&d->A, d->boundary, d->nboundary, alpha, d->xext, beta, y->data);
+    if (d->halo) {
+        GS_CALL(gs_vec_upload(d->xh, d->recvbuf));
+        GS_CALL(m->lops->spmv(alpha, d->halo, d->xh, 1.0, &ly));
+    }
     return GS_OK;
 }
 
@@ -408,15 +475,11 @@ static gs_status mpi_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r
 {
     gs_kscalars *k = &KS(ks)->k;
     if (k->stop) return GS_OK;
-    const double alpha = k->s[KS_ALPHA], *pa = p->data, *qa = q->data;
-    double *xa = x->data, *ra = r->data, rr = 0.0;
-    for (gs_int i = 0; i < x->n; i++) {
-        xa[i] += alpha * pa[i];
-        double ri = ra[i] - alpha * qa[i];
-        ra[i] = ri;
-        rr += ri * ri;
-    }
-    GS_CALL(reduce_sum(x->be, &rr, 1, &rr));
+    const double alpha = k->s[KS_ALPHA];
+    double rr = 0.0;
+    GS_CALL(mpi_axpy(alpha, p, x));
+    GS_CALL(mpi_axpy(-alpha, q, r));
+    GS_CALL(mpi_dot(r, r, &rr));
     ksl_after_rr(k, it, rr, rz_is_rr, ks_rec(ks, it));
     return GS_OK;
 }
@@ -440,15 +503,17 @@ static gs_status mpi_ks_record(gs_kstate *ks, int it, gs_krec *rec)
     return GS_OK;
 }
 
-/* ---- timers, lifetime ---- */
+/* ---- timers (the local backend's work finished at both ends), lifetime ---- */
 
 static gs_status mpi_timer_start(gs_timer *t)
 {
+    GS_CALL(mpi_sync(t->be));
     t->t0 = gs_wtime();
     return GS_OK;
 }
 static gs_status mpi_timer_stop(gs_timer *t, double *seconds)
 {
+    GS_CALL(mpi_sync(t->be));
     *seconds = gs_wtime() - t->t0;
     return GS_OK;
 }
@@ -472,9 +537,9 @@ static void mpi_destroy(gs_backend *be)
 static const gs_backend_ops mpi_ops = {
     .alloc = mpi_alloc,
     .free = mpi_free,
-    .upload = mpi_memcpy,
-    .download = mpi_memcpy,
-    .copy = mpi_memcpy,
+    .upload = mpi_upload,
+    .download = mpi_download,
+    .copy = mpi_copy,
     .synchronize = mpi_sync,
     .mem_info = mpi_mem_info,
     .set = mpi_set,
@@ -510,29 +575,46 @@ static const gs_backend_ops mpi_ops = {
     .destroy = mpi_destroy,
 };
 
-gs_status gs_backend_mpi_create(MPI_Comm comm, gs_backend **be)
+gs_status gs_backend_mpi_create_on(MPI_Comm comm, gs_backend *local, gs_backend **be)
 {
     gs_status st = GS_OK;
     gs_backend *b = NULL;
     mpi_impl *m = NULL;
-    GS_TRY(gs_calloc(&b, 1, sizeof *b));
-    GS_TRY(gs_calloc(&m, 1, sizeof *m));
+    *be = NULL;
+    st = gs_calloc(&b, 1, sizeof *b);
+    if (st == GS_OK) st = gs_calloc(&m, 1, sizeof *m);
+    if (st != GS_OK) {
+        gs_free(&b);
+        gs_backend_destroy(&local);
+        return st;
+    }
     m->comm = MPI_COMM_NULL;
     b->impl = m;
-    GS_TRY(gs_backend_host_create(&m->local));
-    m->hops = m->local->ops;
+    m->local = local; /* the backend's now: mpi_destroy releases it */
+    m->lops = local->ops;
     GS_TRY(mpi_status(MPI_Comm_dup(comm, &m->comm), "MPI_Comm_dup"));
     GS_TRY(mpi_status(MPI_Comm_rank(m->comm, &m->rank), "MPI_Comm_rank"));
     GS_TRY(mpi_status(MPI_Comm_size(m->comm, &m->size), "MPI_Comm_size"));
-    b->kind = GS_BACKEND_HOST; /* vectors are host memory: code that branches on the kind treats them so */
-    b->name = "host+mpi";
+    /* The kind stays host whatever the local backend: the entry points that are cuda's alone (streams,
+     * SpMV selection, making a device current) take the local backend, never this one. */
+    b->kind = GS_BACKEND_HOST;
+    b->name = m->local->kind == GS_BACKEND_CUDA ? "cuda+mpi" : "host+mpi";
+    b->device_id = m->local->device_id;
     b->ops = &mpi_ops;
     snprintf(b->device_name, sizeof b->device_name, "%d MPI ranks, each %.90s", m->size, m->local->device_name);
     *be = b;
     return GS_OK;
 cleanup:
-    if (b) mpi_destroy(b);
+    mpi_destroy(b);
     return st;
+}
+
+gs_status gs_backend_mpi_create(MPI_Comm comm, gs_backend **be)
+{
+    gs_backend *local = NULL;
+    *be = NULL;
+    GS_CALL(gs_backend_host_create(&local));
+    return gs_backend_mpi_create_on(comm, local, be);
 }
 
 bool gs_backend_is_mpi(const gs_backend *be) { return be && be->ops == &mpi_ops; }
@@ -548,8 +630,4 @@ gs_backend *gs_backend_mpi_local(gs_backend *be) { return IMPL(be)->local; }
 void gs_backend_mpi_stats(const gs_backend *be, gs_mpi_stats *s) { *s = IMPL(be)->stats; }
 void gs_backend_mpi_stats_reset(gs_backend *be) { memset(&IMPL(be)->stats, 0, sizeof IMPL(be)->stats); }
 
-gs_vector gs_backend_mpi_local_view(const gs_vector *v)
-{
-    gs_vector w = {v->n, v->data, IMPL(v->be)->local, false};
-    return w;
-}
+gs_vector gs_backend_mpi_local_view(const gs_vector *v) { return LV(v); }

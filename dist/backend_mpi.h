@@ -1,8 +1,8 @@
-/* The distributed backend: the host backend's vectors and kernels on the rows a rank owns, with every
- * reduction (dot, dot2, nrm2, mdot, the fused CG scalars) summed over the ranks of a communicator in rank
- * order, and SpMV on operators that carry a halo plan (the off-rank entries of x they read, exchanged by
- * point-to-point messages while the rows that need none are multiplied). solver/ runs on it unchanged.
- * A device version keeps this design: device vectors, the same halo plan, NCCL collectives. */
+/* The distributed backend: a local backend's (host or cuda: one GPU per rank) vectors and kernels on the
+ * rows a rank owns, with every reduction (dot, dot2, nrm2, mdot, mdot2, the fused CG scalars) summed over
+ * the ranks of a communicator in rank order, and SpMV on operators that carry a halo plan (the off-rank
+ * entries of x they read, exchanged by point-to-point messages through host buffers while the owned
+ * columns are multiplied). solver/ runs on it unchanged. */
 #ifndef GS_DIST_BACKEND_MPI_H
 #define GS_DIST_BACKEND_MPI_H
 
@@ -38,12 +38,15 @@ typedef struct gs_mpi_stats {
     long long pc_exchanges; /* exchanges made for preconditioners (gs_backend_mpi_exchange) */
 } gs_mpi_stats;
 
-/* A backend over comm (duplicated: the backend's messages never meet the caller's). */
+/* A backend over comm (duplicated: the backend's messages never meet the caller's) on the local backend
+ * `local` (host or cuda), which it takes (destroyed with it, or at once when the creation fails). */
+gs_status gs_backend_mpi_create_on(MPI_Comm comm, gs_backend *local, gs_backend **be);
+/* The same on a new host backend. */
 gs_status gs_backend_mpi_create(MPI_Comm comm, gs_backend **be);
 bool gs_backend_is_mpi(const gs_backend *be);
 /* The rank and size of the backend's communicator. */
 void gs_backend_mpi_rank(const gs_backend *be, int *rank, int *size);
-/* The host backend the local kernels run on: a preconditioner built for one rank's rows lives there and
+/* The local backend the kernels run on: a preconditioner built for one rank's rows lives there and
  * applies to views of the distributed vectors (same memory). */
 gs_backend *gs_backend_mpi_local(gs_backend *be);
 void gs_backend_mpi_stats(const gs_backend *be, gs_mpi_stats *s);
@@ -54,14 +57,14 @@ void gs_backend_mpi_stats_reset(gs_backend *be);
  * n_own, so vectors of owned rows fit it. */
 gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo, gs_matrix **M);
 
-/* out[0..n_halo) = the halo entries of h, from the owners' x (x: this rank's owned entries, sent where h
- * says). Every rank that h's plans link must call it, in the same order as its other exchanges. sendbuf
- * (send_off[nsend] doubles) and req (nrecv + nsend requests) are the caller's work space. Counted in the
- * stats as a preconditioner exchange. */
+/* out[0..n_halo) = the halo entries of h, from the owners' x (x: this rank's owned entries, in host
+ * memory, sent where h says). Every rank that h's plans link must call it, in the same order as its other
+ * exchanges. sendbuf (send_off[nsend] doubles) and req (nrecv + nsend requests) are the caller's work
+ * space. Counted in the stats as a preconditioner exchange. */
 gs_status gs_backend_mpi_exchange(gs_backend *be, const gs_halo *h, const double *x, double *out, double *sendbuf,
                                   MPI_Request *req);
 
-/* v as a vector of the local host backend (no copy: the same memory), for the local kernels. */
+/* v as a vector of the local backend (no copy: the same memory), for the local kernels. */
 gs_vector gs_backend_mpi_local_view(const gs_vector *v);
 
 #ifdef __cplusplus

@@ -131,14 +131,33 @@ static gs_status resolve(gs_dist_job *j, const gs_csr *A)
     return gs_dist_agree(j->comm, st);
 }
 
+/* This rank's local backend: device.backend as one process takes it, a GPU per rank; unless device.id is
+ * set, the ranks of a node take its GPUs in turn (node rank modulo the devices). Collective. */
+static gs_status local_backend(const gs_dist_job *j, gs_backend **local)
+{
+    const char *which = gs_config_string(j->cfg, "device.backend");
+    int id = (int)gs_config_int(j->cfg, "device.id");
+    const int count = gs_backend_cuda_device_count();
+    MPI_Comm node = MPI_COMM_NULL;
+    int node_rank = 0;
+    if (MPI_Comm_split_type(j->comm, MPI_COMM_TYPE_SHARED, j->rank, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
+        MPI_Comm_rank(node, &node_rank) != MPI_SUCCESS)
+        return GS_ERROR(GS_ERR_INTERNAL, "MPI: grouping the ranks by node failed");
+    MPI_Comm_free(&node);
+    if (count > 0 && gs_config_is_default(j->cfg, "device.id")) id = node_rank % count;
+    return gs_backend_create(which, id, local);
+}
+
 /* Partition and scatter; the operator and the vectors on the distributed backend. */
 static gs_status distribute(gs_dist_job *j, const gs_csr *A)
 {
     gs_status st = GS_OK;
+    gs_backend *local = NULL;
     const double t = gs_wtime();
     GS_CALL(gs_dist_create(j->comm, A, (int)gs_config_int(j->cfg, "preconditioner.seed"), &j->dist));
     const gs_int n = j->dist.halo.n_own;
-    st = gs_backend_mpi_create(j->comm, &j->be);
+    st = local_backend(j, &local);
+    if (st == GS_OK) st = gs_backend_mpi_create_on(j->comm, local, &j->be);
     if (st == GS_OK) st = gs_mpi_mat_create(j->be, &j->dist.local, &j->dist.halo, &j->M);
     if (st == GS_OK) st = gs_vec_create(j->be, n, &j->vb);
     if (st == GS_OK) st = gs_vec_create(j->be, n, &j->vx);
@@ -373,10 +392,13 @@ gs_status gs_dist_job_report(const gs_dist_job *j, const gs_config *user, const 
 {
     GS_CALL(gs_report_string(rep, "backend.name", j->be->name));
     GS_CALL(gs_report_string(rep, "backend.device", j->be->device_name));
+    const bool gpu = gs_backend_mpi_local(j->be)->kind == GS_BACKEND_CUDA;
     GS_CALL(gs_report_string(rep, "where.setup", gs_dist_pc_overlap(j->pc, NULL, NULL)
-                                                      ? "host (every rank its subdomain)"
-                                                      : "host (every rank its block)"));
-    GS_CALL(gs_report_string(rep, "where.solve", "host (MPI ranks)"));
+                                                      ? (gpu ? "every rank its subdomain, on its GPU"
+                                                             : "host (every rank its subdomain)")
+                                                      : (gpu ? "every rank its block, on its GPU"
+                                                             : "host (every rank its block)")));
+    GS_CALL(gs_report_string(rep, "where.solve", gpu ? "MPI ranks, a GPU each" : "host (MPI ranks)"));
     if (j->automatic)
         GS_CALL(gs_report_string(rep, "strategy.mpi_rule",
                                  j->spd ? "SPD-looking matrix: cg with ic0 blocks" : "gmres with ilu0 blocks"));

@@ -76,7 +76,7 @@ static int comm_set_matrix(gpusolve_solver *s, int n, int nnz, const int *rowptr
     gs_lib_begin_call(s);
     if (c->rank == 0 && (flags & GPUSOLVE_DEVICE))
         st = GS_ERROR(GS_ERR_ARG, "gpusolve_set_matrix: device pointers (GPUSOLVE_DEVICE) are not taken by a solver "
-                                  "over %d MPI ranks (its ranks run on the host); pass host arrays",
+                                  "over %d MPI ranks (rank 0 scatters and gathers host arrays); pass host arrays",
                       c->size);
     else if (c->rank == 0)
         st = gs_lib_matrix_arrays(s, n, nnz, rowptr, colind, val, flags);
@@ -238,7 +238,7 @@ static int comm_solve(gpusolve_solver *s, const double *b, double *x, unsigned f
         st = GS_ERROR(GS_ERR_ARG, "gpusolve_solve: b and x must not be NULL on rank 0");
     else if (c->rank == 0 && (flags & GPUSOLVE_DEVICE))
         st = GS_ERROR(GS_ERR_ARG, "gpusolve_solve: device pointers (GPUSOLVE_DEVICE) are not taken by a solver over "
-                                  "%d MPI ranks (its ranks run on the host); pass host arrays",
+                                  "%d MPI ranks (rank 0 scatters and gathers host arrays); pass host arrays",
                       c->size);
     st = gs_dist_agree(c->comm, st);
     if (st == GS_OK) st = ensure_job(s, c);

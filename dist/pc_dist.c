@@ -1,8 +1,9 @@
 /* Preconditioners across ranks (dist/pc_dist.h): block Jacobi, z_r = M_r^{-1} r_r; RAS,
  * z_r = (M_r^{-1} R_r r) restricted to the owned rows. M_r is a single-process plug-in built on the rank's
- * host backend: preconditioner.type on the diagonal block, or "ras" with one part and no overlap on the
- * subdomain matrix A(S_r, S_r) (that is, A(S_r, S_r) factored by preconditioner.local, as precond/ras.c
- * factors each subdomain). Its messages name rows by their original index (gs_pc_set_row_names). */
+ * local backend (host or cuda): preconditioner.type on the diagonal block, or "ras" with one part and no
+ * overlap on the subdomain matrix A(S_r, S_r) (that is, A(S_r, S_r) factored by preconditioner.local, as
+ * precond/ras.c factors each subdomain). Its messages name rows by their original index
+ * (gs_pc_set_row_names). */
 #include "dist/pc_dist.h"
 
 #include <stdio.h>
@@ -22,6 +23,7 @@ typedef struct dist_pc {
     gs_dist_subdomain sub;
     gs_vector *re, *ze; /* R_r r and M_r^{-1} R_r r on the local backend (sub.m) */
     double *ovl, *sendbuf;
+    double *rbuf, *rebuf; /* a local backend that is not the host's: r (then z) and R_r r (then M^{-1} R_r r) */
     MPI_Request *req;
     long long nonempty, ext_total, ext_nnz, ext_max; /* over the ranks */
     double time_overlap;                             /* the slowest rank's */
@@ -70,22 +72,37 @@ static void release(dist_pc *d)
     gs_vec_destroy(&d->ze);
     gs_free(&d->ovl);
     gs_free(&d->sendbuf);
+    gs_free(&d->rbuf);
+    gs_free(&d->rebuf);
     gs_free(&d->req);
 }
 
 /* z = R_own (M^{-1} R r): the overlap entries of r from their owners, the local solve on the subdomain,
- * the owned rows of its solution. Every rank exchanges, also one without rows (it has no partners). */
+ * the owned rows of its solution. Every rank exchanges, also one without rows (it has no partners). On a
+ * local backend that is not the host's, r, R_r r, M^{-1} R_r r and z pass through host buffers. */
 static gs_status ras_apply(dist_pc *d, const gs_vector *r, gs_vector *z)
 {
     const gs_dist_subdomain *s = &d->sub;
-    GS_CALL(gs_backend_mpi_exchange(d->be, &s->xchg, r->data, d->ovl, d->sendbuf, d->req));
+    const bool host = d->local->kind == GS_BACKEND_HOST;
+    const double *rh = r->data;
+    if (!host) {
+        GS_CALL(gs_vec_download(r, d->rbuf));
+        rh = d->rbuf;
+    }
+    GS_CALL(gs_backend_mpi_exchange(d->be, &s->xchg, rh, d->ovl, d->sendbuf, d->req));
     if (!d->inner) return GS_OK;
-    double *re = d->re->data;
-    for (gs_int i = 0; i < s->n_own; i++) re[s->own_pos[i]] = r->data[i];
+    double *re = host ? d->re->data : d->rebuf;
+    for (gs_int i = 0; i < s->n_own; i++) re[s->own_pos[i]] = rh[i];
     for (gs_int k = 0; k < s->n_overlap; k++) re[s->ovl_pos[k]] = d->ovl[k];
+    if (!host) GS_CALL(gs_vec_upload(d->re, re));
     GS_CALL(gs_pc_apply(d->inner, d->re, d->ze));
-    for (gs_int i = 0; i < s->n_own; i++) z->data[i] = d->ze->data[s->own_pos[i]];
-    return GS_OK;
+    if (host) {
+        for (gs_int i = 0; i < s->n_own; i++) z->data[i] = d->ze->data[s->own_pos[i]];
+        return GS_OK;
+    }
+    GS_CALL(gs_vec_download(d->ze, d->rebuf));
+    for (gs_int i = 0; i < s->n_own; i++) d->rbuf[i] = d->rebuf[s->own_pos[i]];
+    return gs_vec_upload(z, d->rbuf);
 }
 
 static gs_status dist_apply(gs_pc *pc, const gs_vector *r, gs_vector *z)
@@ -204,6 +221,10 @@ static gs_status ras_subdomain(dist_pc *d, const gs_dist *dist)
     d->ext_max = (long long)top[0];
     d->time_overlap = top[1];
     GS_CALL(GS_MALLOC(d->ovl, s->n_overlap + 1));
+    if (d->local->kind != GS_BACKEND_HOST) {
+        GS_CALL(GS_MALLOC(d->rbuf, s->n_own + 1));
+        GS_CALL(GS_MALLOC(d->rebuf, s->m + 1));
+    }
     GS_CALL(GS_MALLOC(d->sendbuf, s->xchg.send_off[s->xchg.nsend] + 1));
     GS_CALL(GS_MALLOC(d->req, s->xchg.nrecv + s->xchg.nsend + 1));
     return GS_OK;

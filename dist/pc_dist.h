@@ -1,4 +1,4 @@
-/* Preconditioners across ranks, built from the single-process plug-ins on each rank's host backend:
+/* Preconditioners across ranks, built from the single-process plug-ins on each rank's local backend:
  *   block Jacobi  M^{-1} = diag(M_0^{-1}, ..., M_{P-1}^{-1}), M_r the plug-in of preconditioner.type on
  *                 rank r's diagonal block A(S_r, S_r); applied without communication;
  *   RAS (delta)   z = sum_r R_r,own^T M_r^{-1} R_r r, S_r = rank r's rows grown by delta layers of graph

@@ -4,9 +4,12 @@
  * with no rows); the distribution's rows are BILU's blocks (the same METIS parts, in order). Each
  * rank's RAS subdomain with 0..3 overlap layers is the set one process grows from the same part
  * (gs_grow_overlap on the whole graph), its matrix is A(S, S) in the order of the original rows, and
- * its exchange brings the overlap rows' entries of a vector. Exit 0 on success, 1 on a failed check. */
+ * its exchange brings the overlap rows' entries of a vector. With --cuda the distributed backend's local
+ * backend is a GPU's (rank modulo the devices; exit 77 without one): the same checks on device vectors.
+ * Exit 0 on success, 1 on a failed check. */
 #include <math.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,16 @@
 #include "mpi_check.h"
 
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
+
+static bool use_cuda; /* --cuda: the local backend is a GPU's */
+
+static gs_status make_backend(gs_backend **be)
+{
+    if (!use_cuda) return gs_backend_mpi_create(MPI_COMM_WORLD, be);
+    gs_backend *local = NULL;
+    GS_CALL(gs_backend_cuda_create(rank % gs_backend_cuda_device_count(), &local));
+    return gs_backend_mpi_create_on(MPI_COMM_WORLD, local, be);
+}
 
 /* Rank 0's matrix for case k (others get an empty struct). */
 static gs_status make_matrix(int k, gs_csr *A)
@@ -126,7 +139,7 @@ static void run_case(int k)
         x[i] = sin(1.0 + i) + 0.25;
         y[i] = cos(0.5 * i);
     }
-    if (gs_backend_mpi_create(MPI_COMM_WORLD, &be) || gs_mpi_mat_create(be, &d.local, &d.halo, &M) ||
+    if (make_backend(&be) || gs_mpi_mat_create(be, &d.local, &d.halo, &M) ||
         gs_vec_create(be, nl, &vx) || gs_vec_create(be, nl, &vy) || gs_mvec_create(be, nl, 3, &V))
         abort();
     if (gs_dist_scatter(&d, x, xl) || gs_vec_upload(vx, xl) || gs_dist_scatter(&d, y, yl) || gs_vec_upload(vy, yl))
@@ -214,10 +227,18 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
+    use_cuda = argc > 1 && strcmp(argv[1], "--cuda") == 0;
+    if (use_cuda && gs_backend_cuda_device_count() < 1) {
+        if (rank == 0) printf("dist_test --cuda: no GPU: skipped\n");
+        MPI_Finalize();
+        return 77;
+    }
     for (int k = 0; k < 4; k++) run_case(k);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) printf("dist_test on %d ranks: %s (%d failed checks)\n", size, total ? "FAILED" : "ok", total);
+    if (rank == 0)
+        printf("dist_test on %d ranks%s: %s (%d failed checks)\n", size, use_cuda ? " (cuda)" : "",
+               total ? "FAILED" : "ok", total);
     MPI_Finalize();
     return total ? 1 : 0;
 }
