@@ -23,7 +23,9 @@
  *   - configuration: each rank applies its own config_file, config_text, settings and gpusolve_set; the
  *     ranks must agree on every key outside device.* and output.* (the setup refuses them otherwise);
  *   - the matrix is rank 0's (arrays or file); the other ranks' arguments are not read (NULL is fine);
- *     gpusolve_size is its size on every rank; a new matrix, or a new setting, sets up afresh;
+ *     gpusolve_size is its size on every rank; new values of the pattern set up keep the partition, the
+ *     halos and the symbolic phase (the factors are recomputed numerically: setup.refactored); another
+ *     pattern, or a new setting, sets up afresh;
  *   - gpusolve_solve takes b (and the guess in x with GPUSOLVE_GUESS) from rank 0, and writes the solution
  *     into x on rank 0 and on every other rank whose x is not NULL (all n entries); b and x may be NULL on
  *     ranks other than 0. The setup stays for later right-hand sides. GPUSOLVE_DEVICE is refused;

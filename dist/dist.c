@@ -355,3 +355,102 @@ cleanup:
     gs_free(&dsp);
     return st;
 }
+
+/* The received rows (new column numbers) in d's local numbering, sorted as d->local; false when an entry
+ * has a column outside the rank's rows and its halo (another pattern). */
+static bool relocalize(const gs_dist *d, gs_csr *L)
+{
+    const gs_int lo = d->displs[d->rank], hi = d->displs[d->rank + 1], n = hi - lo, nh = d->halo.n_halo;
+    for (gs_int p = 0; p < L->nnz; p++) {
+        gs_int c = L->colind[p];
+        if (c >= lo && c < hi) {
+            L->colind[p] = c - lo;
+            continue;
+        }
+        const gs_int *f = nh ? bsearch(&c, d->halo_cols, (size_t)nh, sizeof *d->halo_cols, cmp_gs_int) : NULL;
+        if (!f) return false;
+        L->colind[p] = n + (gs_int)(f - d->halo_cols);
+    }
+    L->ncols = n + nh;
+    return true;
+}
+
+gs_status gs_dist_update_values(gs_dist *d, const gs_csr *A)
+{
+    gs_status st = GS_OK;
+    const int P = d->size, root = d->rank == 0;
+    int *cnt = NULL, *dsp = NULL, *ncnt = NULL, *ndsp = NULL, *len = NULL, *mylen = NULL, mynnz = 0;
+    gs_int *inew = NULL, *col = NULL;
+    double *val = NULL;
+    gs_csr L = {0};
+    const gs_int n = d->halo.n_own;
+
+    if (root) { /* the rows packed rank by rank, as gs_dist_create did */
+        if (A->nrows != d->n_global || A->ncols != d->n_global || A->nnz != d->nnz_global || !A->val)
+            st = GS_ERROR(GS_ERR_ARG, "new values: a %d x %d matrix with %d entries for a distributed one of %d rows "
+                                      "and %d entries",
+                          (int)A->nrows, (int)A->ncols, (int)A->nnz, (int)d->n_global, (int)d->nnz_global);
+        if (st == GS_OK) st = GS_MALLOC(inew, d->n_global + 1);
+        if (st == GS_OK) st = GS_MALLOC(len, d->n_global + 1);
+        if (st == GS_OK) st = GS_MALLOC(col, A->nnz + 1);
+        if (st == GS_OK) st = GS_MALLOC(val, A->nnz + 1);
+        if (st == GS_OK) st = GS_MALLOC(ncnt, P);
+        if (st == GS_OK) st = GS_MALLOC(ndsp, P + 1);
+        if (st == GS_OK) {
+            for (gs_int k = 0; k < d->n_global; k++) inew[d->perm[k]] = k;
+            st = pack_rows(A, d->perm, inew, len, col, val);
+        }
+        if (st == GS_OK) {
+            ndsp[0] = 0;
+            for (int r = 0; r < P; r++) {
+                int64_t s = 0;
+                for (gs_int k = d->displs[r]; k < d->displs[r + 1]; k++) s += len[k];
+                ncnt[r] = (int)s;
+                ndsp[r + 1] = ndsp[r] + ncnt[r];
+            }
+        }
+    }
+    if (st == GS_OK) st = GS_MALLOC(cnt, P);
+    if (st == GS_OK) st = GS_MALLOC(dsp, P + 1);
+    if (st == GS_OK) st = GS_MALLOC(mylen, n + 1);
+    GS_TRY(gs_dist_agree(d->comm, st));
+    for (int r = 0; r < P; r++) {
+        cnt[r] = (int)(d->displs[r + 1] - d->displs[r]);
+        dsp[r] = (int)d->displs[r];
+    }
+    /* the row lengths first: another pattern is refused before its entries travel */
+    MPI_TRY(MPI_Scatter(ncnt, 1, MPI_INT, &mynnz, 1, MPI_INT, 0, d->comm));
+    MPI_TRY(MPI_Scatterv(len, cnt, dsp, MPI_INT, mylen, (int)n, MPI_INT, 0, d->comm));
+    bool same = mynnz == d->local.nnz;
+    for (gs_int i = 0; i < n && same; i++) same = mylen[i] == d->local.rowptr[i + 1] - d->local.rowptr[i];
+    st = same ? gs_csr_alloc(&L, n, d->n_global, mynnz, true)
+              : GS_ERROR(GS_ERR_ARG, "new values: the matrix has another pattern than the distributed one");
+    GS_TRY(gs_dist_agree(d->comm, st));
+    MPI_TRY(MPI_Scatterv(col, ncnt, ndsp, MPI_INT32_T, L.colind, mynnz, MPI_INT32_T, 0, d->comm));
+    MPI_TRY(MPI_Scatterv(val, ncnt, ndsp, MPI_DOUBLE, L.val, mynnz, MPI_DOUBLE, 0, d->comm));
+    memcpy(L.rowptr, d->local.rowptr, ((size_t)n + 1) * sizeof *L.rowptr);
+    same = relocalize(d, &L);
+    if (same) st = gs_csr_sort_rows(&L);
+    if (st == GS_OK && same && mynnz > 0)
+        same = memcmp(L.colind, d->local.colind, (size_t)mynnz * sizeof *L.colind) == 0;
+    if (st == GS_OK && !same)
+        st = GS_ERROR(GS_ERR_ARG, "new values: the matrix has another pattern than the distributed one");
+    GS_TRY(gs_dist_agree(d->comm, st));
+    if (mynnz > 0) memcpy(d->local.val, L.val, (size_t)mynnz * sizeof *L.val);
+    for (gs_int i = 0, q = 0; i < n; i++) /* the diagonal block: each row's leading owned entries */
+        for (gs_int p = d->local.rowptr[i]; p < d->local.rowptr[i + 1] && d->local.colind[p] < n; p++, q++)
+            d->diag.val[q] = d->local.val[p];
+
+cleanup:
+    gs_csr_free(&L);
+    gs_free(&cnt);
+    gs_free(&dsp);
+    gs_free(&ncnt);
+    gs_free(&ndsp);
+    gs_free(&len);
+    gs_free(&mylen);
+    gs_free(&inew);
+    gs_free(&col);
+    gs_free(&val);
+    return st;
+}

@@ -44,6 +44,10 @@ int gs_dist_owner(const gs_dist *d, gs_int c);
  * them from their owners, and sends the owned entries the other ranks list. st: the caller's status so
  * far, agreed here before any message (a failing rank still calls). */
 gs_status gs_dist_halo_create(const gs_dist *d, gs_int nh, const gs_int *cols, gs_status st, gs_halo *H);
+/* New values of the matrix d was made from: rank 0's A (ignored elsewhere) with the same pattern; each
+ * rank's local rows and diagonal block take them (the partition, numbering and halo stay). GS_ERR_ARG on
+ * every rank when A's pattern differs. */
+gs_status gs_dist_update_values(gs_dist *d, const gs_csr *A);
 /* local = the owned rows of global (rank 0's array of n_global, original numbering). */
 gs_status gs_dist_scatter(const gs_dist *d, const double *global, double *local);
 /* global (rank 0, original numbering) = every rank's owned rows. */

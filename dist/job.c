@@ -213,6 +213,34 @@ gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A)
     return GS_OK;
 }
 
+gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A)
+{
+    if (!j->ready) return GS_ERROR(GS_ERR_INTERNAL, "new values for a distributed setup that is not complete");
+    j->ready = false;
+    gs_attempt_free(&j->att); /* the setup's part anew; its report is made again below */
+    memset(&j->att, 0, sizeof j->att);
+    j->att.res.detail = "";
+    j->time_pc_apply = -1.0;
+    const double t = gs_wtime();
+    GS_CALL(gs_dist_update_values(&j->dist, A));
+    gs_mat_destroy(&j->M);
+    gs_status st = gs_mpi_mat_create(j->be, &j->dist.local, &j->dist.halo, &j->M);
+    if (st == GS_OK) st = gs_report_create(&j->att.rep);
+    GS_CALL(gs_dist_agree(j->comm, st));
+    j->time_distribute = gs_wtime() - t;
+    st = gs_dist_agree(j->comm, gs_dist_pc_refactor(j->pc, &j->dist)); /* collective */
+    if (st == GS_ERR_NUMERIC) return gs_dist_agree(j->comm, setup_failed(j));
+    GS_CALL(st);
+    GS_CALL(gs_dist_pc_summarize(j->pc, &j->dist));
+    double tn = j->pc->time_numeric;
+    if (MPI_Allreduce(MPI_IN_PLACE, &tn, 1, MPI_DOUBLE, MPI_MAX, j->comm) != MPI_SUCCESS)
+        return GS_ERROR(GS_ERR_INTERNAL, "MPI: reducing the refactorization times failed");
+    j->att.time_setup_numeric = tn; /* the symbolic phase is kept: no time of its own */
+    if (j->rank == 0) gs_pc_view(j->pc, j->att.rep);
+    j->ready = true;
+    return gs_dist_agree(j->comm, gs_error_status() == GS_ERR_MEM ? GS_ERR_MEM : GS_OK);
+}
+
 gs_status gs_dist_job_load(gs_dist_job *j, const double *b, const double *x0)
 {
     gs_status st = GS_OK;

@@ -52,6 +52,13 @@ gs_status gs_dist_job_create(gs_dist_job *j, MPI_Comm comm, const gs_config *use
  * an outcome: GS_OK with att.res.reason = GS_DIVERGED_PC_FAILED (the failing rank's message in att.detail)
  * and ready false. Collective. */
 gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A);
+/* New values of the set-up matrix: rank 0's A (ignored elsewhere), the same pattern as the one set up.
+ * The partition, the halo plans and the preconditioner's symbolic phase stay; the rows' values are
+ * scattered again, the operator rebuilt and each rank's factorization redone numerically (RAS: its
+ * overlap rows fetched again). Its outcome as gs_dist_job_setup's: a numerical failure on any rank is
+ * att.res.reason = GS_DIVERGED_PC_FAILED with ready false; another pattern is GS_ERR_ARG. Collective;
+ * needs ready. */
+gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A);
 /* b and x0 (rank 0's, of n_global entries in A's numbering; ignored elsewhere; x0 NULL: zero) scattered
  * for the next solve, whose part of att starts afresh (att.bnorm = ||b||). Collective; needs ready. */
 gs_status gs_dist_job_load(gs_dist_job *j, const double *b, const double *x0);

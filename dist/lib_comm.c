@@ -27,6 +27,7 @@ typedef struct lib_comm {
     gs_dist_job job;
     bool built;    /* job set up for the current matrix and configuration (ready, or its setup failed) */
     bool unsolved; /* built by gpusolve_setup, not solved yet */
+    bool refactored; /* took new values of its pattern since its last solve */
     long polls;    /* of the running solve's interrupt checks */
     bool stop;     /* the ranks agreed to stop the running solve */
     char par_text[400];
@@ -37,7 +38,7 @@ static lib_comm *COMM(const gpusolve_solver *s) { return (lib_comm *)s->comm; }
 static void drop_job(lib_comm *c)
 {
     gs_dist_job_free(&c->job);
-    c->built = c->unsolved = false;
+    c->built = c->unsolved = c->refactored = false;
 }
 
 /* The call's outcome from its agreed status. */
@@ -52,8 +53,10 @@ static int comm_set(gpusolve_solver *s, const char *setting)
     return finish(s, st);
 }
 
-/* A matrix taken by rank 0 (st: its status there, GS_OK elsewhere): agreed, its size known to every rank,
- * the setup made afresh by the next call. */
+/* A matrix taken by rank 0 (st: its status there, GS_OK elsewhere): agreed, its size known to every rank.
+ * New values of the pattern the ready setup was built on keep its partition, halos and symbolic phase
+ * (gs_dist_job_refactor); any other matrix, or a refactorization that fails, leaves the setup to be
+ * made afresh by the next call. */
 static int matrix_taken(gpusolve_solver *s, gs_status st)
 {
     lib_comm *c = COMM(s);
@@ -62,8 +65,14 @@ static int matrix_taken(gpusolve_solver *s, gs_status st)
         int n = c->rank == 0 ? (int)s->A.nrows : 0;
         if (MPI_Bcast(&n, 1, MPI_INT, 0, c->comm) != MPI_SUCCESS)
             st = GS_ERROR(GS_ERR_INTERNAL, "MPI: broadcasting the matrix's size failed");
+        const bool keep = st == GS_OK && c->built && c->job.ready && n == c->n; /* the same on every rank */
         c->n = n;
-        drop_job(c);
+        if (keep && gs_dist_job_refactor(&c->job, c->rank == 0 ? &s->A : NULL) == GS_OK && c->job.ready) {
+            c->refactored = true;
+        } else {
+            if (keep) gs_error_clear(); /* another pattern or a failed refactorization: set up afresh */
+            drop_job(c);
+        }
     }
     return finish(s, st);
 }
@@ -116,7 +125,7 @@ static gs_status report_root(gpusolve_solver *s, lib_comm *c, gs_report *rep, gs
     GS_CALL(gs_dist_job_result(&c->job, sr));
     GS_CALL(gs_dist_job_report(&c->job, s->cfg, sr, NULL, NULL, rep));
     GS_CALL(gs_report_bool(rep, "setup.reused", reused));
-    GS_CALL(gs_report_bool(rep, "setup.refactored", false));
+    GS_CALL(gs_report_bool(rep, "setup.refactored", c->refactored));
     return GS_OK;
 }
 
@@ -253,6 +262,7 @@ static int comm_solve(gpusolve_solver *s, const double *b, double *x, unsigned f
         drop_job(c); /* agreed: every rank sets up again at the next call */
         return gs_lib_fail(s, st);
     }
+    c->refactored = false;
     gs_lib_set_outcome(s, &c->job.att, code);
     gs_error_clear();
     return code;

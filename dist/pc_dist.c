@@ -282,6 +282,32 @@ static gs_status local_facts(const dist_pc *d, long long v[3], long long have[2]
     return GS_OK;
 }
 
+gs_status gs_dist_pc_refactor(gs_pc *pc, const gs_dist *dist)
+{
+    dist_pc *d = pc->data;
+    gs_status st = GS_OK;
+    const gs_csr *A = &dist->diag; /* block Jacobi: the diagonal block, its values updated in place */
+    if (d->ras) {                  /* the subdomain's rows again (their values come from their owners) */
+        gs_dist_subdomain fresh;
+        GS_CALL(gs_dist_subdomain_create(dist, d->delta, &fresh)); /* collective */
+        gs_csr *S = &d->sub.A;
+        const bool same = fresh.A.nrows == S->nrows && fresh.A.nnz == S->nnz &&
+                          memcmp(fresh.A.rowptr, S->rowptr, ((size_t)S->nrows + 1) * sizeof *S->rowptr) == 0 &&
+                          (S->nnz == 0 || memcmp(fresh.A.colind, S->colind, (size_t)S->nnz * sizeof *S->colind) == 0);
+        if (same && S->nnz > 0) memcpy(S->val, fresh.A.val, (size_t)S->nnz * sizeof *S->val);
+        gs_dist_subdomain_free(&fresh);
+        if (!same) return GS_ERROR(GS_ERR_ARG, "new values: the RAS subdomain has another pattern");
+        A = S;
+    }
+    pc->time_numeric = 0.0;
+    if (d->inner) {
+        st = gs_pc_setup_numeric(d->inner, A);
+        pc->time_numeric = d->inner->time_numeric;
+    }
+    pc->state = st == GS_OK ? GS_PC_READY : GS_PC_SYMBOLIC;
+    return st;
+}
+
 gs_status gs_dist_pc_summarize(gs_pc *pc, const gs_dist *dist)
 {
     enum { ROWS = 16 * 12 + 1 };

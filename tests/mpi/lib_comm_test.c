@@ -1,12 +1,13 @@
 /* Run under mpirun (2 or 3 ranks): libgpusolve's solvers over a communicator (api/gpusolve_mpi.h) against
  * the library in one process. Block Jacobi (bilu with blocks = P) and RAS give the iterations (+-1) and
  * the solution (relative 1e-8) of one process with preconditioner.blocks = P, for two right-hand sides on
- * one setup (the second reuses it); every rank returns the same outcome, a rank that passes x receives the
- * solution, ranks may pass NULL arrays; the monitor runs on every rank. An invalid setting on one rank,
- * ranks configured differently, bad arrays on rank 0, a file rank 0 cannot read, a setup without a
- * matrix, a zero pivot in one rank's block and an interrupt requested on one rank end the call on every
- * rank with the same exit class and message. A communicator of one rank gives gpusolve_create's solver. Exit 0 on success, 1 on a failed
- * check. */
+ * one setup (the second reuses it), and for new values of the matrix's pattern (the setup refactored, as
+ * a fresh setup of them; another pattern sets up afresh); every rank returns the same outcome, a rank
+ * that passes x receives the solution, ranks may pass NULL arrays; the monitor runs on every rank. An
+ * invalid setting on one rank, ranks configured differently, bad arrays on rank 0, a file rank 0 cannot
+ * read, a setup without a matrix, a zero pivot in one rank's block and an interrupt requested on one rank
+ * end the call on every rank with the same exit class and message. A communicator of one rank gives
+ * gpusolve_create's solver. Exit 0 on success, 1 on a failed check. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -132,6 +133,73 @@ static void equivalence(const problem *p, const char *label, const char *const *
     free(x);
     free(x1);
     free(xr);
+}
+
+/* Rank 0: one solve of B b = x on one process (iterations, solution in x). */
+static int one_process(const char *const *sets, const gs_csr *B, const double *b, double *x)
+{
+    gpusolve_solver *one = make(MPI_COMM_NULL, sets);
+    CHECK(set_matrix(one, B) == 0 && gpusolve_solve(one, b, x, 0) == 0, "one process: %s", gpusolve_error_message(one));
+    const int its = gpusolve_iterations(one);
+    gpusolve_destroy(&one);
+    return its;
+}
+
+/* New values of the pattern set up keep the distributed setup (setup.refactored, the numeric phase only)
+ * and solve as a fresh setup of the new matrix does, on one process too; a matrix of another pattern
+ * sets up afresh. */
+static void refactor(const problem *p, const char *label, const char *const *mpi_sets, const char *const *one_sets)
+{
+    gs_csr B = {0}, C = {0};
+    double *x = calloc((size_t)(p->n > 0 ? p->n : 1), sizeof *x), *x1 = calloc((size_t)(p->n > 0 ? p->n : 1), 8);
+    if (rank == 0) { /* B: A's pattern, other values; C: the 27-point Laplacian, another pattern of n rows */
+        if (gs_csr_copy(&p->A, &B) != GS_OK || gs_gen_laplace27(10, 9, 8, &C) != GS_OK) abort();
+        for (gs_int i = 0; i < B.nrows; i++)
+            for (gs_int q = B.rowptr[i]; q < B.rowptr[i + 1]; q++)
+                B.val[q] *= B.colind[q] == i ? 1.0 + 0.3 * (double)(i % 3) : 1.1;
+    }
+    gpusolve_solver *s = make(MPI_COMM_WORLD, mpi_sets);
+    CHECK(set_matrix(s, &p->A) == 0 && gpusolve_solve(s, p->b1, rank == 0 ? x : NULL, 0) == 0, "%s: the first solve",
+          label);
+    CHECK(set_matrix(s, &B) == 0, "%s: new values: %s", label, gpusolve_error_message(s));
+    int code = gpusolve_solve(s, p->b1, rank == 0 ? x : NULL, 0), its = gpusolve_iterations(s);
+    CHECK(code == 0 && same_everywhere(its, ""), "%s: refactored solve: exit %d", label, code);
+    if (rank == 0) {
+        const char *json = gpusolve_report_json(s);
+        CHECK(strstr(json, "\"refactored\":true") && strstr(json, "\"reused\":true"), "%s: report %s", label, json);
+        const int its1 = one_process(one_sets, &B, p->b1, x1);
+        const double d = rel_diff(x, x1, p->n);
+        CHECK(abs(its - its1) <= 1 && d < 1e-8,
+              "%s: refactored: %d iterations (one process %d), solutions differ by %.3g", label, its, its1, d);
+        printf("%s on %d ranks, new values: %d iterations (one process: %d), solutions differ by %.2g\n", label, size,
+               its, its1, d);
+    }
+    /* the same new values set up afresh: the same iterations and solution */
+    gpusolve_solver *f = make(MPI_COMM_WORLD, mpi_sets);
+    double *xf = calloc((size_t)(p->n > 0 ? p->n : 1), sizeof *xf);
+    CHECK(set_matrix(f, &B) == 0 && gpusolve_solve(f, p->b1, rank == 0 ? xf : NULL, 0) == 0,
+          "%s: fresh setup of the new values", label);
+    CHECK(gpusolve_iterations(f) == its, "%s: %d iterations refactored, %d set up afresh", label, its,
+          gpusolve_iterations(f));
+    if (rank == 0) CHECK(rel_diff(x, xf, p->n) < 1e-12, "%s: refactored and fresh solutions differ", label);
+    gpusolve_destroy(&f);
+    /* another pattern: a setup afresh */
+    CHECK(set_matrix(s, &C) == 0, "%s: another pattern: %s", label, gpusolve_error_message(s));
+    code = gpusolve_solve(s, p->b1, rank == 0 ? x : NULL, 0);
+    CHECK(code == 0, "%s: another pattern: exit %d: %s", label, code, gpusolve_error_message(s));
+    if (rank == 0) {
+        const char *json = gpusolve_report_json(s);
+        CHECK(strstr(json, "\"refactored\":false") && strstr(json, "\"reused\":false"), "%s: report %s", label, json);
+        const int its1 = one_process(one_sets, &C, p->b1, x1);
+        CHECK(abs(gpusolve_iterations(s) - its1) <= 1 && rel_diff(x, x1, p->n) < 1e-8,
+              "%s: another pattern: %d iterations (one process %d)", label, gpusolve_iterations(s), its1);
+    }
+    gpusolve_destroy(&s);
+    gs_csr_free(&B);
+    gs_csr_free(&C);
+    free(x);
+    free(x1);
+    free(xf);
 }
 
 /* The 5-point Laplacian on nx x ny with row z's diagonal zero and its entries left of it dropped: ILU meets
@@ -276,6 +344,8 @@ int main(int argc, char **argv)
     const char *const bicg_p[] = {"solver.type=bicgstab", "preconditioner.type=ilu0", NULL};
     const char *const bicg_1[] = {"solver.type=bicgstab", "preconditioner.type=bilu", blocks, NULL};
     equivalence(&p, "bicgstab ilu0 blocks", bicg_p, bicg_1);
+    refactor(&p, "gmres bilu", bilu, bilu);
+    refactor(&p, "gmres ras(1)", ras_p, ras_1);
     errors(&p);
     interrupt(&p);
     if (rank == 0) one_rank(&p);
