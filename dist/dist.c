@@ -76,19 +76,68 @@ cleanup:
     return st;
 }
 
-/* Rank 0: the rows in the new order, columns in the new numbering: len[k] entries for new row k. */
-static gs_status pack_rows(const gs_csr *A, const gs_int *perm, const gs_int *inew, int *len, gs_int *col,
-                           double *val)
+/* The rows each rank holds (displs: P + 1 row offsets), as counts and displacements for Scatterv. */
+static void row_counts(const gs_int *displs, int P, int *cnt, int *dsp)
 {
+    for (int r = 0; r < P; r++) {
+        cnt[r] = (int)(displs[r + 1] - displs[r]);
+        dsp[r] = (int)displs[r];
+    }
+}
+
+/* Rank 0: the entries each rank's rows hold (len: the packed rows' lengths), as counts and displacements. */
+static void entry_layout(const gs_int *displs, int P, const int *len, int *ncnt, int *ndsp)
+{
+    ndsp[0] = 0;
+    for (int r = 0; r < P; r++) {
+        int64_t s = 0;
+        for (gs_int k = displs[r]; k < displs[r + 1]; k++) s += len[k];
+        ncnt[r] = (int)s;
+        ndsp[r + 1] = ndsp[r] + ncnt[r];
+    }
+}
+
+/* Rank 0's rows packed rank by rank for the scatter: in the new order (perm: new -> original row),
+ * columns in the new numbering (inew: original -> new), len[k] entries for new row k; ncnt/ndsp the
+ * entries of each rank's rows. */
+typedef struct packed_rows {
+    int *len, *ncnt, *ndsp;
+    gs_int *col;
+    double *val;
+} packed_rows;
+
+static void packed_free(packed_rows *pk)
+{
+    gs_free(&pk->len);
+    gs_free(&pk->ncnt);
+    gs_free(&pk->ndsp);
+    gs_free(&pk->col);
+    gs_free(&pk->val);
+}
+
+static gs_status pack_rows(const gs_csr *A, const gs_int *perm, const gs_int *inew, const gs_int *displs, int P,
+                           packed_rows *pk)
+{
+    memset(pk, 0, sizeof *pk);
+    gs_status st = GS_MALLOC(pk->len, A->nrows + 1);
+    if (st == GS_OK) st = GS_MALLOC(pk->col, A->nnz + 1);
+    if (st == GS_OK) st = GS_MALLOC(pk->val, A->nnz + 1);
+    if (st == GS_OK) st = GS_MALLOC(pk->ncnt, P);
+    if (st == GS_OK) st = GS_MALLOC(pk->ndsp, P + 1);
+    if (st != GS_OK) {
+        packed_free(pk);
+        return st;
+    }
     gs_int q = 0;
     for (gs_int k = 0; k < A->nrows; k++) {
         gs_int i = perm[k];
-        len[k] = (int)(A->rowptr[i + 1] - A->rowptr[i]);
+        pk->len[k] = (int)(A->rowptr[i + 1] - A->rowptr[i]);
         for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++, q++) {
-            col[q] = inew[A->colind[p]];
-            val[q] = A->val[p];
+            pk->col[q] = inew[A->colind[p]];
+            pk->val[q] = A->val[p];
         }
     }
+    entry_layout(displs, P, pk->len, pk->ncnt, pk->ndsp);
     return GS_OK;
 }
 
@@ -227,9 +276,9 @@ static gs_status diagonal_block(const gs_csr *L, gs_int n, gs_csr *D)
 gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
 {
     gs_status st = GS_OK;
-    int *cnt = NULL, *dsp = NULL, *ncnt = NULL, *ndsp = NULL, *len = NULL, *mylen = NULL;
-    gs_int *inew = NULL, *col = NULL, hdr[2] = {0, 0}, nh = 0;
-    double *val = NULL;
+    int *cnt = NULL, *dsp = NULL, *mylen = NULL;
+    gs_int *inew = NULL, hdr[2] = {0, 0}, nh = 0;
+    packed_rows pk = {0};
     memset(d, 0, sizeof *d);
     d->comm = comm;
     MPI_Comm_rank(comm, &d->rank);
@@ -246,21 +295,7 @@ gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
         if (st == GS_OK) st = GS_MALLOC(d->perm, A->nrows + 1);
         if (st == GS_OK) st = GS_MALLOC(inew, A->nrows + 1);
         if (st == GS_OK) st = partition(A, P, seed, d->displs, d->perm, inew);
-        if (st == GS_OK) st = GS_MALLOC(len, A->nrows + 1);
-        if (st == GS_OK) st = GS_MALLOC(col, A->nnz + 1);
-        if (st == GS_OK) st = GS_MALLOC(val, A->nnz + 1);
-        if (st == GS_OK) st = pack_rows(A, d->perm, inew, len, col, val);
-        if (st == GS_OK) st = GS_MALLOC(ncnt, P);
-        if (st == GS_OK) st = GS_MALLOC(ndsp, P + 1);
-        if (st == GS_OK) {
-            ndsp[0] = 0;
-            for (int r = 0; r < P; r++) {
-                int64_t s = 0;
-                for (gs_int k = d->displs[r]; k < d->displs[r + 1]; k++) s += len[k];
-                ncnt[r] = (int)s;
-                ndsp[r + 1] = ndsp[r] + ncnt[r];
-            }
-        }
+        if (st == GS_OK) st = pack_rows(A, d->perm, inew, d->displs, P, &pk);
     }
     if (st == GS_OK) st = GS_MALLOC(cnt, P);
     if (st == GS_OK) st = GS_MALLOC(dsp, P + 1);
@@ -269,23 +304,20 @@ gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
     MPI_TRY(MPI_Bcast(d->displs, P + 1, MPI_INT32_T, 0, comm));
     d->n_global = hdr[0];
     d->nnz_global = hdr[1];
-    for (int r = 0; r < P; r++) {
-        cnt[r] = (int)(d->displs[r + 1] - d->displs[r]);
-        dsp[r] = (int)d->displs[r];
-    }
+    row_counts(d->displs, P, cnt, dsp);
     const gs_int n = d->displs[d->rank + 1] - d->displs[d->rank];
     int mynnz = 0;
-    MPI_TRY(MPI_Scatter(ncnt, 1, MPI_INT, &mynnz, 1, MPI_INT, 0, comm));
+    MPI_TRY(MPI_Scatter(pk.ncnt, 1, MPI_INT, &mynnz, 1, MPI_INT, 0, comm));
 
     /* every rank: its rows, in the new numbering */
     st = GS_MALLOC(mylen, n + 1);
     if (st == GS_OK) st = GS_MALLOC(d->rows, n + 1);
     if (st == GS_OK) st = gs_csr_alloc(&d->local, n, d->n_global, mynnz, true);
     GS_TRY(gs_dist_agree(comm, st));
-    MPI_TRY(MPI_Scatterv(len, cnt, dsp, MPI_INT, mylen, (int)n, MPI_INT, 0, comm));
+    MPI_TRY(MPI_Scatterv(pk.len, cnt, dsp, MPI_INT, mylen, (int)n, MPI_INT, 0, comm));
     MPI_TRY(MPI_Scatterv(d->perm, cnt, dsp, MPI_INT32_T, d->rows, (int)n, MPI_INT32_T, 0, comm));
-    MPI_TRY(MPI_Scatterv(col, ncnt, ndsp, MPI_INT32_T, d->local.colind, mynnz, MPI_INT32_T, 0, comm));
-    MPI_TRY(MPI_Scatterv(val, ncnt, ndsp, MPI_DOUBLE, d->local.val, mynnz, MPI_DOUBLE, 0, comm));
+    MPI_TRY(MPI_Scatterv(pk.col, pk.ncnt, pk.ndsp, MPI_INT32_T, d->local.colind, mynnz, MPI_INT32_T, 0, comm));
+    MPI_TRY(MPI_Scatterv(pk.val, pk.ncnt, pk.ndsp, MPI_DOUBLE, d->local.val, mynnz, MPI_DOUBLE, 0, comm));
     d->local.rowptr[0] = 0;
     for (gs_int i = 0; i < n; i++) d->local.rowptr[i + 1] = d->local.rowptr[i] + mylen[i];
 
@@ -298,13 +330,9 @@ gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
 cleanup:
     gs_free(&cnt);
     gs_free(&dsp);
-    gs_free(&ncnt);
-    gs_free(&ndsp);
-    gs_free(&len);
     gs_free(&mylen);
     gs_free(&inew);
-    gs_free(&col);
-    gs_free(&val);
+    packed_free(&pk);
     if (st != GS_OK) gs_dist_free(d);
     return st;
 }
@@ -317,10 +345,7 @@ static gs_status row_layout(const gs_dist *d, int **cnt, int **dsp, double **g)
     if (st == GS_OK) st = GS_MALLOC(*dsp, d->size);
     if (st == GS_OK && d->rank == 0) st = GS_MALLOC(*g, d->n_global + 1);
     GS_CALL(gs_dist_agree(d->comm, st));
-    for (int r = 0; r < d->size; r++) {
-        (*cnt)[r] = (int)(d->displs[r + 1] - d->displs[r]);
-        (*dsp)[r] = (int)d->displs[r];
-    }
+    row_counts(d->displs, d->size, *cnt, *dsp);
     return GS_OK;
 }
 
@@ -379,9 +404,9 @@ gs_status gs_dist_update_values(gs_dist *d, const gs_csr *A)
 {
     gs_status st = GS_OK;
     const int P = d->size, root = d->rank == 0;
-    int *cnt = NULL, *dsp = NULL, *ncnt = NULL, *ndsp = NULL, *len = NULL, *mylen = NULL, mynnz = 0;
-    gs_int *inew = NULL, *col = NULL;
-    double *val = NULL;
+    int *cnt = NULL, *dsp = NULL, *mylen = NULL, mynnz = 0;
+    gs_int *inew = NULL;
+    packed_rows pk = {0};
     gs_csr L = {0};
     const gs_int n = d->halo.n_own;
 
@@ -391,43 +416,26 @@ gs_status gs_dist_update_values(gs_dist *d, const gs_csr *A)
                                       "and %d entries",
                           (int)A->nrows, (int)A->ncols, (int)A->nnz, (int)d->n_global, (int)d->nnz_global);
         if (st == GS_OK) st = GS_MALLOC(inew, d->n_global + 1);
-        if (st == GS_OK) st = GS_MALLOC(len, d->n_global + 1);
-        if (st == GS_OK) st = GS_MALLOC(col, A->nnz + 1);
-        if (st == GS_OK) st = GS_MALLOC(val, A->nnz + 1);
-        if (st == GS_OK) st = GS_MALLOC(ncnt, P);
-        if (st == GS_OK) st = GS_MALLOC(ndsp, P + 1);
         if (st == GS_OK) {
             for (gs_int k = 0; k < d->n_global; k++) inew[d->perm[k]] = k;
-            st = pack_rows(A, d->perm, inew, len, col, val);
-        }
-        if (st == GS_OK) {
-            ndsp[0] = 0;
-            for (int r = 0; r < P; r++) {
-                int64_t s = 0;
-                for (gs_int k = d->displs[r]; k < d->displs[r + 1]; k++) s += len[k];
-                ncnt[r] = (int)s;
-                ndsp[r + 1] = ndsp[r] + ncnt[r];
-            }
+            st = pack_rows(A, d->perm, inew, d->displs, P, &pk);
         }
     }
     if (st == GS_OK) st = GS_MALLOC(cnt, P);
     if (st == GS_OK) st = GS_MALLOC(dsp, P + 1);
     if (st == GS_OK) st = GS_MALLOC(mylen, n + 1);
     GS_TRY(gs_dist_agree(d->comm, st));
-    for (int r = 0; r < P; r++) {
-        cnt[r] = (int)(d->displs[r + 1] - d->displs[r]);
-        dsp[r] = (int)d->displs[r];
-    }
+    row_counts(d->displs, P, cnt, dsp);
     /* the row lengths first: another pattern is refused before its entries travel */
-    MPI_TRY(MPI_Scatter(ncnt, 1, MPI_INT, &mynnz, 1, MPI_INT, 0, d->comm));
-    MPI_TRY(MPI_Scatterv(len, cnt, dsp, MPI_INT, mylen, (int)n, MPI_INT, 0, d->comm));
+    MPI_TRY(MPI_Scatter(pk.ncnt, 1, MPI_INT, &mynnz, 1, MPI_INT, 0, d->comm));
+    MPI_TRY(MPI_Scatterv(pk.len, cnt, dsp, MPI_INT, mylen, (int)n, MPI_INT, 0, d->comm));
     bool same = mynnz == d->local.nnz;
     for (gs_int i = 0; i < n && same; i++) same = mylen[i] == d->local.rowptr[i + 1] - d->local.rowptr[i];
     st = same ? gs_csr_alloc(&L, n, d->n_global, mynnz, true)
               : GS_ERROR(GS_ERR_ARG, "new values: the matrix has another pattern than the distributed one");
     GS_TRY(gs_dist_agree(d->comm, st));
-    MPI_TRY(MPI_Scatterv(col, ncnt, ndsp, MPI_INT32_T, L.colind, mynnz, MPI_INT32_T, 0, d->comm));
-    MPI_TRY(MPI_Scatterv(val, ncnt, ndsp, MPI_DOUBLE, L.val, mynnz, MPI_DOUBLE, 0, d->comm));
+    MPI_TRY(MPI_Scatterv(pk.col, pk.ncnt, pk.ndsp, MPI_INT32_T, L.colind, mynnz, MPI_INT32_T, 0, d->comm));
+    MPI_TRY(MPI_Scatterv(pk.val, pk.ncnt, pk.ndsp, MPI_DOUBLE, L.val, mynnz, MPI_DOUBLE, 0, d->comm));
     memcpy(L.rowptr, d->local.rowptr, ((size_t)n + 1) * sizeof *L.rowptr);
     same = relocalize(d, &L);
     if (same) st = gs_csr_sort_rows(&L);
@@ -445,12 +453,8 @@ cleanup:
     gs_csr_free(&L);
     gs_free(&cnt);
     gs_free(&dsp);
-    gs_free(&ncnt);
-    gs_free(&ndsp);
-    gs_free(&len);
     gs_free(&mylen);
     gs_free(&inew);
-    gs_free(&col);
-    gs_free(&val);
+    packed_free(&pk);
     return st;
 }
