@@ -115,31 +115,6 @@ static gs_status original_residual(const gs_attempt_cache *c, const gs_vector *v
     return GS_OK;
 }
 
-/* Seconds of one preconditioner application: the median of 9 applications to b after the solve,
- * each timed with backend events (CUDA events on the GPU), so the solve itself is not perturbed. */
-static gs_status pc_apply_time(gs_pc *pc, const gs_vector *b, gs_vector *z, double *seconds)
-{
-    enum { REPS = 9 };
-    gs_status st = GS_OK;
-    gs_timer t = {0};
-    double ts[REPS];
-    for (int k = 0; k < REPS; k++) {
-        GS_TRY(gs_timer_start(pc->be, &t));
-        GS_TRY(gs_pc_apply(pc, b, z));
-        GS_TRY(gs_timer_stop(&t, &ts[k]));
-    }
-    for (int a = 1; a < REPS; a++) /* insertion sort of 9 values */
-        for (int k = a; k > 0 && ts[k] < ts[k - 1]; k--) {
-            double tmp = ts[k];
-            ts[k] = ts[k - 1];
-            ts[k - 1] = tmp;
-        }
-    *seconds = ts[REPS / 2];
-cleanup:
-    gs_timer_destroy(&t);
-    return st;
-}
-
 /* The caller's monitor with iteration numbers continuing across re-solves (a re-solve's iteration 0
  * repeats the last iteration of the one before and is not passed on). */
 typedef struct offset_monitor {
@@ -330,7 +305,8 @@ gs_status gs_attempt_solve(gs_attempt_setup *s, const double *b, const double *x
     GS_CALL(gs_vec_download(s->vy, cache->C.rowptr ? host : x));
     if (cache->C.rowptr) gs_transform_solution(&cache->T, host, x);
     if (out->res.iterations > 0) {
-        if (s->time_pc_apply < 0) GS_CALL(pc_apply_time(s->pc, s->vb, s->vr, &s->time_pc_apply));
+        /* after the solve, so that the solve itself is not perturbed */
+        if (s->time_pc_apply < 0) GS_CALL(gs_pc_apply_time(s->pc, s->vb, s->vr, &s->time_pc_apply));
         out->time_pc_apply = s->time_pc_apply;
     }
     return GS_OK;

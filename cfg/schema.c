@@ -131,6 +131,10 @@ const gs_cfg_key gs_cfg_schema[] = {
     /* device */
     CHOICE_KEY("device.backend", "auto", "auto|cuda|host", "where to run (auto: the GPU when present)"),
     INT_KEY("device.id", "0", 0, 1024, "CUDA device number"),
+    CHOICE_KEY("device.transport", "auto", "auto|nccl|mpi",
+               "between the GPUs of mpirun ranks: nccl (the halo and CG's reductions between the devices, no "
+               "host round trip; every rank on a GPU of its own), mpi (through host buffers); auto: nccl where it "
+               "can be had; no effect in one process"),
     CHOICE_KEY("device.spmv", "own", "own|cusparse|cusparse-alg1|cusparse-alg2",
                "GPU sparse matrix-vector product: own (gpusolve's kernels, shaped per matrix), cusparse "
                "(cuSPARSE CSR_ALG2, = cusparse-alg2) or cusparse-alg1; no effect on the host backend"),

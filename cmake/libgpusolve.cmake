@@ -30,6 +30,9 @@ target_include_directories(gpusolve_shared INTERFACE
 if(GS_WITH_MPI)
   target_sources(gpusolve_shared PRIVATE $<TARGET_OBJECTS:gs_mpi>)
   target_link_libraries(gpusolve_shared PRIVATE MPI::MPI_C)
+  if(GS_WITH_NCCL)
+    target_link_libraries(gpusolve_shared PRIVATE ${NCCL_LIBRARY})
+  endif()
 endif()
 
 # The static library: the same objects; its users link gs's dependencies (listed by gpusolve.pc's
@@ -55,6 +58,10 @@ if(GS_WITH_MPI)
   list(APPEND gs_static_deps MPI::MPI_C)
   string(REPLACE ";" " " pc_mpi "${MPI_C_LIBRARIES}")
   string(APPEND pc_private " ${pc_mpi}")
+  if(GS_WITH_NCCL)
+    list(APPEND gs_static_deps ${NCCL_LIBRARY})
+    string(APPEND pc_private " ${NCCL_LIBRARY}")
+  endif()
 endif()
 target_link_libraries(gpusolve_static INTERFACE ${gs_static_deps})
 

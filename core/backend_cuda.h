@@ -43,6 +43,15 @@ void gs_backend_cuda_work_trim(gs_backend *be);
 void gs_backend_cuda_set_analysis_pool(gs_backend *be, bool on);
 bool gs_backend_cuda_analysis_pool(const gs_backend *be);
 
+/* Fused CG across processes (dist/: a GPU per MPI rank): from now on the inner products of the CG state
+ * ks (p'Ap, r'r, r'z, made on a cuda backend) are this process's parts; gather, enqueued on the backend's
+ * stream (cudaStream_t as void *), must make recv[r * count ..] process r's count doubles of send, for r
+ * in 0..nranks-1, with every process calling it in the same order; the parts are then added in process
+ * order on the device, so every process takes the same step, and the host never waits for a reduction.
+ * GS_ERR_ARG for another backend's state or one combined already. */
+typedef gs_status (*gs_cuda_gather_fn)(void *ctx, const double *send, double *recv, size_t count, void *stream);
+gs_status gs_backend_cuda_ks_combine(gs_kstate *ks, int nranks, gs_cuda_gather_fn gather, void *ctx);
+
 /* The CUDA runtime's and the driver's versions (1000 * major + 10 * minor; 0 when unknown or, for the
  * driver, when none is installed). A build without CUDA answers 0 for both. */
 void gs_backend_cuda_versions(int *runtime, int *driver);

@@ -1,12 +1,16 @@
 /* The cuda backend's fused CG (the gs_kstate ops): the scalars stay on the device, each step is one
  * kernel that also reduces its inner product (the last block to finish adds the blocks' partial sums in
  * block order, so the total does not depend on scheduling), and the iteration records go to host-mapped
- * memory read after an event. The scalar steps are kstate_logic.h's, shared with the host backend. */
+ * memory read after an event. The scalar steps are kstate_logic.h's, shared with the host backend.
+ * Across processes (gs_backend_cuda_ks_combine), the reducing kernel leaves this process's part in device
+ * memory, the caller's gather brings every process's part (enqueued on the stream: no host round trip),
+ * and a one-thread kernel adds them in process order and takes the scalar step. */
 #include <cuda_runtime.h>
 
 #include <stddef.h>
 
 #include "core/backend.h"
+#include "core/backend_cuda.h"
 #include "core/backend_cuda_impl.h"
 #include "core/cuda_check.h"
 #include "core/kstate_logic.h"
@@ -20,6 +24,12 @@ typedef struct {
 
 typedef struct {
     ks_dev *d;             /* device */
+    /* across processes (gs_backend_cuda_ks_combine): gather, its context and the processes; mine
+     * (device, 1 double): this process's part of the last inner product; all (device, nranks doubles) */
+    gs_cuda_gather_fn gather;
+    void *gctx;
+    int nranks;
+    double *mine, *all;
     double *partials;      /* device, one per block of the largest grid */
     size_t partials_cap;   /* doubles in partials */
     gs_krec *ring_host;    /* pinned, mapped: written by the kernels, read by the host after the event */
@@ -70,18 +80,24 @@ static __global__ void k_ks_begin(ks_dev *d, int it, gs_ks_start start) { ksl_be
 
 /* The stop code is read once per block at entry: it is only written by the last block of a kernel,
  * after every block has read it, so all blocks agree. */
+/* part: NULL, or where the total goes instead of the scalar step (across processes: k_ks_after takes it). */
 static __global__ void k_cg_pq(gs_int n, ks_dev *d, double *partials, int it, const double *__restrict__ p,
-                               const double *__restrict__ q, gs_krec *ring)
+                               const double *__restrict__ q, gs_krec *ring, double *part)
 {
     if (d->k.stop) return;
     double s = 0.0, tot = 0.0;
     GRID_STRIDE(i, n) s += p[i] * q[i];
-    if (ks_last_block_total(s, partials, &d->count, &tot)) ksl_after_pq(&d->k, it, tot, &ring[it % GS_KS_RING]);
+    if (ks_last_block_total(s, partials, &d->count, &tot)) {
+        if (part)
+            *part = tot;
+        else
+            ksl_after_pq(&d->k, it, tot, &ring[it % GS_KS_RING]);
+    }
 }
 
 static __global__ void k_cg_update(gs_int n, ks_dev *d, double *partials, int it, double *__restrict__ x,
                                    double *__restrict__ r, const double *__restrict__ p,
-                                   const double *__restrict__ q, int rz_is_rr, gs_krec *ring)
+                                   const double *__restrict__ q, int rz_is_rr, gs_krec *ring, double *part)
 {
     if (d->k.stop) return;
     const double alpha = d->k.s[KS_ALPHA];
@@ -93,17 +109,45 @@ static __global__ void k_cg_update(gs_int n, ks_dev *d, double *partials, int it
         r[i] = ri;
         s += ri * ri;
     }
-    if (ks_last_block_total(s, partials, &d->count, &tot))
-        ksl_after_rr(&d->k, it, tot, rz_is_rr, &ring[it % GS_KS_RING]);
+    if (ks_last_block_total(s, partials, &d->count, &tot)) {
+        if (part)
+            *part = tot;
+        else
+            ksl_after_rr(&d->k, it, tot, rz_is_rr, &ring[it % GS_KS_RING]);
+    }
 }
 
 static __global__ void k_cg_rz(gs_int n, ks_dev *d, double *partials, int it, const double *__restrict__ r,
-                               const double *__restrict__ z, gs_krec *ring)
+                               const double *__restrict__ z, gs_krec *ring, double *part)
 {
     if (d->k.stop) return;
     double s = 0.0, tot = 0.0;
     GRID_STRIDE(i, n) s += r[i] * z[i];
-    if (ks_last_block_total(s, partials, &d->count, &tot)) ksl_after_rz(&d->k, it, tot, &ring[it % GS_KS_RING]);
+    if (ks_last_block_total(s, partials, &d->count, &tot)) {
+        if (part)
+            *part = tot;
+        else
+            ksl_after_rz(&d->k, it, tot, &ring[it % GS_KS_RING]);
+    }
+}
+
+enum { AFTER_PQ, AFTER_RR, AFTER_RZ };
+
+/* Across processes: the parts of every process added in process order (the same double on each), then
+ * the scalar step `which` of iteration it. One thread. */
+static __global__ void k_ks_after(ks_dev *d, int which, int it, const double *all, int nranks, int rz_is_rr,
+                                  gs_krec *ring)
+{
+    if (d->k.stop) return;
+    double tot = 0.0;
+    for (int r = 0; r < nranks; r++) tot += all[r];
+    gs_krec *rec = &ring[it % GS_KS_RING];
+    if (which == AFTER_PQ)
+        ksl_after_pq(&d->k, it, tot, rec);
+    else if (which == AFTER_RR)
+        ksl_after_rr(&d->k, it, tot, rz_is_rr, rec);
+    else
+        ksl_after_rz(&d->k, it, tot, rec);
 }
 
 static __global__ void k_cg_direction(gs_int n, const ks_dev *d, int it, const double *__restrict__ z,
@@ -126,6 +170,8 @@ void gs_cuda_be_ks_destroy(gs_kstate *ks)
         if (k->ev[j]) cudaEventDestroy(k->ev[j]);
     if (k->ring_host) cudaFreeHost(k->ring_host);
     gs_cuda_be_free(ks->be, k->partials);
+    gs_cuda_be_free(ks->be, k->mine);
+    gs_cuda_be_free(ks->be, k->all);
     gs_cuda_be_free(ks->be, k->d);
     (void)cudaGetLastError();
     gs_free(&ks->impl);
@@ -155,6 +201,34 @@ cleanup:
     return st;
 }
 
+/* Across processes, after a reducing kernel left this process's part in mine: every process's part
+ * gathered (on the stream) and the scalar step taken on their sum. Nothing for a kstate of one process. */
+static gs_status ks_combine(cuda_ks *k, cuda_ctx *c, int which, int it, int rz_is_rr)
+{
+    if (!k->gather) return GS_OK;
+    GS_CALL(k->gather(k->gctx, k->mine, k->all, 1, c->stream));
+    k_ks_after<<<1, 1, 0, c->stream>>>(k->d, which, it, k->all, k->nranks, rz_is_rr, k->ring_dev);
+    GS_CALL(GS_CUDA_LAUNCHED("k_ks_after"));
+    return GS_OK;
+}
+
+gs_status gs_backend_cuda_ks_combine(gs_kstate *ks, int nranks, gs_cuda_gather_fn gather, void *ctx)
+{
+    if (!ks || ks->be->ops->ks_create != gs_cuda_be_ks_create)
+        return GS_ERROR(GS_ERR_ARG, "gs_backend_cuda_ks_combine: not a cuda backend's CG state");
+    if (nranks < 1 || !gather)
+        return GS_ERROR(GS_ERR_ARG, "gs_backend_cuda_ks_combine: %d processes, gather %s", nranks,
+                        gather ? "given" : "missing");
+    cuda_ks *k = cks(ks);
+    if (k->gather) return GS_ERROR(GS_ERR_ARG, "gs_backend_cuda_ks_combine: the CG state is combined already");
+    GS_CALL(gs_cuda_be_alloc(ks->be, (void **)&k->mine, sizeof(double)));
+    GS_CALL(gs_cuda_be_alloc(ks->be, (void **)&k->all, (size_t)nranks * sizeof(double)));
+    k->gather = gather;
+    k->gctx = ctx;
+    k->nranks = nranks;
+    return GS_OK;
+}
+
 gs_status gs_cuda_be_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start)
 {
     cuda_ctx *c = ctx_of(ks->be);
@@ -167,9 +241,10 @@ gs_status gs_cuda_be_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_v
 {
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
-    k_cg_pq<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, k->d, k->partials, it, p->data, q->data, k->ring_dev);
+    k_cg_pq<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, k->d, k->partials, it, p->data, q->data, k->ring_dev,
+                                                          k->mine);
     GS_CALL(GS_CUDA_LAUNCHED("k_cg_pq"));
-    return GS_OK;
+    return ks_combine(k, c, AFTER_PQ, it, 0);
 }
 
 /* q = A p with p'q and alpha computed by the SpMV kernel itself (core/spmv_cuda.h) when the matrix uses
@@ -181,7 +256,7 @@ gs_status gs_cuda_be_cg_spmv_pq(gs_kstate *ks, int it, const gs_matrix *A, const
     cuda_ks *k = cks(ks);
     const cuda_mat *m = (const cuda_mat *)A->impl;
     size_t need = 0;
-    if (!m->own || !gs_spmv_plan_fuses_cg(m->own, &need)) {
+    if (k->gather || !m->own || !gs_spmv_plan_fuses_cg(m->own, &need)) {
         GS_CALL(gs_cuda_be_spmv(1.0, A, p, 0.0, q));
         return gs_cuda_be_cg_pq(ks, it, p, q);
     }
@@ -205,18 +280,19 @@ gs_status gs_cuda_be_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
     k_cg_update<<<ks_grid(c, x->n), THREADS, 0, c->stream>>>(x->n, k->d, k->partials, it, x->data, r->data, p->data,
-                                                              q->data, rz_is_rr ? 1 : 0, k->ring_dev);
+                                                              q->data, rz_is_rr ? 1 : 0, k->ring_dev, k->mine);
     GS_CALL(GS_CUDA_LAUNCHED("k_cg_update"));
-    return GS_OK;
+    return ks_combine(k, c, AFTER_RR, it, rz_is_rr ? 1 : 0);
 }
 
 gs_status gs_cuda_be_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z)
 {
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
-    k_cg_rz<<<ks_grid(c, r->n), THREADS, 0, c->stream>>>(r->n, k->d, k->partials, it, r->data, z->data, k->ring_dev);
+    k_cg_rz<<<ks_grid(c, r->n), THREADS, 0, c->stream>>>(r->n, k->d, k->partials, it, r->data, z->data, k->ring_dev,
+                                                          k->mine);
     GS_CALL(GS_CUDA_LAUNCHED("k_cg_rz"));
-    return GS_OK;
+    return ks_combine(k, c, AFTER_RZ, it, 0);
 }
 
 gs_status gs_cuda_be_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p)

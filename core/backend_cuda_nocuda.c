@@ -34,6 +34,12 @@ gs_status gs_backend_cuda_make_current(gs_backend *be)
     return GS_OK;
 }
 
+gs_status gs_backend_cuda_ks_combine(gs_kstate *ks, int nranks, gs_cuda_gather_fn gather, void *ctx)
+{
+    (void)ks, (void)nranks, (void)gather, (void)ctx;
+    return GS_ERROR(GS_ERR_ARG, "gs_backend_cuda_ks_combine: " NOCUDA_REASON);
+}
+
 void *gs_backend_cuda_stream(gs_backend *be)
 {
     (void)be;

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/backend_cuda.h"
 #include "core/kstate_logic.h"
 #include "core/mem.h"
+#include "dist/nccl.h"
 
 typedef struct mpi_impl {
     MPI_Comm comm;
@@ -21,6 +23,8 @@ typedef struct mpi_impl {
     double *gbuf;               /* size * gcap doubles: the gathered partial sums */
     size_t gcap;
     gs_mpi_stats stats;
+    gs_nccl *nccl;              /* the NCCL transport (gs_backend_mpi_set_transport), or NULL: MPI */
+    char transport_why[160];    /* why this transport */
 } mpi_impl;
 
 static mpi_impl *IMPL(const gs_backend *be) { return (mpi_impl *)be->impl; }
@@ -402,6 +406,25 @@ static gs_status exchange_end(mpi_impl *m, int nreq, MPI_Request *req)
     return GS_OK;
 }
 
+/* y = alpha A x + beta y over NCCL: the owned entries to send gathered on the device, the messages on the
+ * transport's stream while y = alpha A_own x + beta y runs, then y += alpha A_halo x_halo once they are in;
+ * the host waits for none of it. */
+static gs_status spmv_nccl(mpi_impl *m, dist_mat *d, double alpha, gs_vector *lx, double beta, gs_vector *ly)
+{
+    void *stream = gs_backend_cuda_stream(m->local);
+    const bool messages = d->h.nrecv + d->h.nsend > 0;
+    if (d->send_ix) GS_CALL(m->lops->gather(lx, d->send_ix, d->sendv));
+    if (messages) {
+        GS_CALL(gs_nccl_halo_begin(m->nccl, &d->h, d->sendv ? d->sendv->data : NULL, d->xh ? d->xh->data : NULL,
+                                   stream));
+        m->stats.exchanges++;
+    }
+    GS_CALL(m->lops->spmv(alpha, d->own, lx, beta, ly));
+    if (messages) GS_CALL(gs_nccl_halo_end(m->nccl, stream));
+    if (d->halo) GS_CALL(m->lops->spmv(alpha, d->halo, d->xh, 1.0, ly));
+    return GS_OK;
+}
+
 /* y = alpha A x + beta y: the owned entries to send gathered and brought to the host, the messages
  * posted, y = alpha A_own x + beta y started (on a GPU it runs while the messages travel), then, once the
  * halo is in, y += alpha A_halo x_halo. */
@@ -411,6 +434,7 @@ static gs_status mpi_spmv(double alpha, const gs_matrix *Am, const gs_vector *x,
     dist_mat *d = Am->impl;
     gs_vector lx = LV(x), ly = LV(y);
     int nreq = 0;
+    if (m->nccl) return spmv_nccl(m, d, alpha, &lx, beta, &ly);
     if (d->send_ix) {
         GS_CALL(m->lops->gather(&lx, d->send_ix, d->sendv));
         GS_CALL(gs_vec_download(d->sendv, d->sendbuf));
@@ -438,33 +462,63 @@ gs_status gs_backend_mpi_exchange(gs_backend *be, const gs_halo *h, const double
     return GS_OK;
 }
 
-/* ---- fused CG: the scalar steps of kstate_logic.h on globally reduced values ---- */
+/* ---- fused CG: the scalar steps of kstate_logic.h on globally reduced values ----
+ * Over MPI, each inner product is reduced on the host (mpi_dot) and the step taken there. Over NCCL, the
+ * local backend's own fused state runs with its inner products gathered on the devices
+ * (gs_backend_cuda_ks_combine), so the host never waits for a reduction. */
 
 typedef struct mpi_ks {
     gs_kscalars k;
     gs_krec ring[GS_KS_RING];
+    bool on_device; /* NCCL: lks does the work */
+    gs_kstate lks;  /* the local backend's state (be: the local backend) */
 } mpi_ks;
 
 static mpi_ks *KS(gs_kstate *ks) { return (mpi_ks *)ks->impl; }
 static gs_krec *ks_rec(gs_kstate *ks, int it) { return &KS(ks)->ring[it % GS_KS_RING]; }
+static const gs_backend_ops *KOPS(gs_kstate *ks) { return IMPL(ks->be)->lops; }
 
 static gs_status mpi_ks_create(gs_backend *be, gs_kstate *ks)
 {
+    mpi_impl *m = IMPL(be);
     mpi_ks *h = NULL;
     GS_CALL(gs_calloc(&h, 1, sizeof *h));
     for (int j = 0; j < GS_KS_RING; j++) h->ring[j].it = -1;
     ks->impl = h;
+    if (m->nccl) {
+        h->lks.be = m->local;
+        gs_status st = m->lops->ks_create(m->local, &h->lks);
+        if (st == GS_OK) {
+            h->on_device = true;
+            st = gs_backend_cuda_ks_combine(&h->lks, m->size, gs_nccl_allgather, m->nccl);
+        }
+        if (st != GS_OK) {
+            if (h->on_device) m->lops->ks_destroy(&h->lks);
+            gs_free(&ks->impl);
+            return st;
+        }
+    }
     return GS_OK;
 }
-static void mpi_ks_destroy(gs_kstate *ks) { gs_free(&ks->impl); }
+static void mpi_ks_destroy(gs_kstate *ks)
+{
+    if (ks->impl && KS(ks)->on_device) KOPS(ks)->ks_destroy(&KS(ks)->lks);
+    gs_free(&ks->impl);
+}
 static gs_status mpi_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start)
 {
+    if (KS(ks)->on_device) return KOPS(ks)->ks_begin(&KS(ks)->lks, it, start);
     ksl_begin(&KS(ks)->k, it, start);
     return GS_OK;
 }
 static gs_status mpi_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_vector *q)
 {
     double pq = 0.0;
+    if (KS(ks)->on_device) {
+        gs_vector lp = LV(p), lq = LV(q);
+        IMPL(ks->be)->stats.reductions++;
+        return KOPS(ks)->cg_pq(&KS(ks)->lks, it, &lp, &lq);
+    }
     if (KS(ks)->k.stop) return GS_OK;
     GS_CALL(mpi_dot(p, q, &pq));
     ksl_after_pq(&KS(ks)->k, it, pq, ks_rec(ks, it));
@@ -474,6 +528,11 @@ static gs_status mpi_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r
                                const gs_vector *q, bool rz_is_rr)
 {
     gs_kscalars *k = &KS(ks)->k;
+    if (KS(ks)->on_device) {
+        gs_vector lx = LV(x), lr = LV(r), lp = LV(p), lq = LV(q);
+        IMPL(ks->be)->stats.reductions++;
+        return KOPS(ks)->cg_update(&KS(ks)->lks, it, &lx, &lr, &lp, &lq, rz_is_rr);
+    }
     if (k->stop) return GS_OK;
     const double alpha = k->s[KS_ALPHA];
     double rr = 0.0;
@@ -486,6 +545,11 @@ static gs_status mpi_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r
 static gs_status mpi_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_vector *z)
 {
     double rz = 0.0;
+    if (KS(ks)->on_device) {
+        gs_vector lr = LV(r), lz = LV(z);
+        IMPL(ks->be)->stats.reductions++;
+        return KOPS(ks)->cg_rz(&KS(ks)->lks, it, &lr, &lz);
+    }
     if (KS(ks)->k.stop) return GS_OK;
     GS_CALL(mpi_dot(r, z, &rz));
     ksl_after_rz(&KS(ks)->k, it, rz, ks_rec(ks, it));
@@ -493,12 +557,20 @@ static gs_status mpi_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_v
 }
 static gs_status mpi_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p)
 {
+    if (KS(ks)->on_device) {
+        gs_vector lz = LV(z), lp = LV(p);
+        return KOPS(ks)->cg_direction(&KS(ks)->lks, it, &lz, &lp);
+    }
     if (KS(ks)->k.stop) return GS_OK;
     return mpi_axpby(1.0, z, ksl_beta(&KS(ks)->k, it), p);
 }
-static gs_status mpi_ks_mark(gs_kstate *ks, int it) { return GS_OK; }
+static gs_status mpi_ks_mark(gs_kstate *ks, int it)
+{
+    return KS(ks)->on_device ? KOPS(ks)->ks_mark(&KS(ks)->lks, it) : GS_OK;
+}
 static gs_status mpi_ks_record(gs_kstate *ks, int it, gs_krec *rec)
 {
+    if (KS(ks)->on_device) return KOPS(ks)->ks_record(&KS(ks)->lks, it, rec);
     *rec = *ks_rec(ks, it);
     return GS_OK;
 }
@@ -523,6 +595,7 @@ static void mpi_destroy(gs_backend *be)
 {
     mpi_impl *m = IMPL(be);
     if (m) {
+        gs_nccl_destroy(&m->nccl); /* before the local backend: its device and streams */
         gs_backend_destroy(&m->local);
         gs_free(&m->gbuf);
         int fin = 0;
@@ -627,7 +700,37 @@ void gs_backend_mpi_rank(const gs_backend *be, int *rank, int *size)
 
 gs_backend *gs_backend_mpi_local(gs_backend *be) { return IMPL(be)->local; }
 
-void gs_backend_mpi_stats(const gs_backend *be, gs_mpi_stats *s) { *s = IMPL(be)->stats; }
-void gs_backend_mpi_stats_reset(gs_backend *be) { memset(&IMPL(be)->stats, 0, sizeof IMPL(be)->stats); }
+void gs_backend_mpi_stats(const gs_backend *be, gs_mpi_stats *s)
+{
+    mpi_impl *m = IMPL(be);
+    *s = m->stats;
+    double t = 0.0;
+    if (m->nccl) { /* the devices' time in the transport's operations */
+        if (gs_nccl_time(m->nccl, &t) != GS_OK) gs_error_clear(); /* a fact of the report, not worth failing */
+        s->time_comm += t;
+    }
+}
+void gs_backend_mpi_stats_reset(gs_backend *be)
+{
+    memset(&IMPL(be)->stats, 0, sizeof IMPL(be)->stats);
+    if (IMPL(be)->nccl) gs_nccl_time_reset(IMPL(be)->nccl);
+}
+
+gs_status gs_backend_mpi_set_transport(gs_backend *be, const char *want)
+{
+    if (!gs_backend_is_mpi(be)) return GS_ERROR(GS_ERR_ARG, "gs_backend_mpi_set_transport: not a distributed backend");
+    if (strcmp(want, "auto") != 0 && strcmp(want, "nccl") != 0 && strcmp(want, "mpi") != 0)
+        return GS_ERROR(GS_ERR_ARG, "device.transport = \"%s\": expected auto, nccl or mpi", want);
+    mpi_impl *m = IMPL(be);
+    gs_nccl_destroy(&m->nccl);
+    return gs_nccl_create(m->comm, m->local, want, &m->nccl, m->transport_why, sizeof m->transport_why);
+}
+
+const char *gs_backend_mpi_transport(const gs_backend *be, const char **why)
+{
+    const mpi_impl *m = IMPL(be);
+    if (why) *why = m->transport_why[0] ? m->transport_why : "the default";
+    return m->nccl ? "nccl" : "mpi";
+}
 
 gs_vector gs_backend_mpi_local_view(const gs_vector *v) { return LV(v); }

@@ -1,8 +1,8 @@
 /* The distributed backend: a local backend's (host or cuda: one GPU per rank) vectors and kernels on the
  * rows a rank owns, with every reduction (dot, dot2, nrm2, mdot, mdot2, the fused CG scalars) summed over
  * the ranks of a communicator in rank order, and SpMV on operators that carry a halo plan (the off-rank
- * entries of x they read, exchanged by point-to-point messages through host buffers while the owned
- * columns are multiplied). solver/ runs on it unchanged. */
+ * entries of x they read, exchanged while the owned columns are multiplied: by point-to-point messages
+ * through host buffers, or between the devices by NCCL). solver/ runs on it unchanged. */
 #ifndef GS_DIST_BACKEND_MPI_H
 #define GS_DIST_BACKEND_MPI_H
 
@@ -32,7 +32,8 @@ gs_status gs_halo_copy(const gs_halo *src, gs_halo *dst);
 
 /* Communication facts of a backend since its creation (or the last reset). */
 typedef struct gs_mpi_stats {
-    double time_comm;       /* seconds inside MPI calls: reductions and the halo wait */
+    double time_comm;       /* seconds inside MPI calls (reductions, the halo wait) and, over NCCL, of the
+                               transport's operations on the device */
     long long reductions;   /* collective reductions made */
     long long exchanges;    /* halo exchanges made (one per SpMV with a halo) */
     long long pc_exchanges; /* exchanges made for preconditioners (gs_backend_mpi_exchange) */
@@ -44,6 +45,16 @@ gs_status gs_backend_mpi_create_on(MPI_Comm comm, gs_backend *local, gs_backend 
 /* The same on a new host backend. */
 gs_status gs_backend_mpi_create(MPI_Comm comm, gs_backend **be);
 bool gs_backend_is_mpi(const gs_backend *be);
+/* How the ranks exchange, collective (every rank with the same want): "mpi" (the default of a new backend:
+ * point-to-point messages and reductions through host buffers), "nccl" (the halo between the devices and the
+ * fused CG's reductions gathered on them, NCCL; GS_ERR_UNSUPPORTED on every rank unless each runs on a GPU of
+ * its own in a build with NCCL), or "auto" (nccl where it can be had, else mpi). Reductions whose value the
+ * host takes (dot, nrm2, GMRES's products) stay on MPI either way: the host waits for them regardless, and a
+ * gather of a few doubles through shared memory costs less than NCCL's. Set it before operators and CG
+ * states are made. */
+gs_status gs_backend_mpi_set_transport(gs_backend *be, const char *want);
+/* "nccl" or "mpi", and why (a short phrase). */
+const char *gs_backend_mpi_transport(const gs_backend *be, const char **why);
 /* The rank and size of the backend's communicator. */
 void gs_backend_mpi_rank(const gs_backend *be, int *rank, int *size);
 /* The local backend the kernels run on: a preconditioner built for one rank's rows lives there and

@@ -156,8 +156,14 @@ static gs_status distribute(gs_dist_job *j, const gs_csr *A)
     const double t = gs_wtime();
     GS_CALL(gs_dist_create(j->comm, A, (int)gs_config_int(j->cfg, "preconditioner.seed"), &j->dist));
     const gs_int n = j->dist.halo.n_own;
-    st = local_backend(j, &local);
-    if (st == GS_OK) st = gs_backend_mpi_create_on(j->comm, local, &j->be);
+    /* each step collective: every rank makes it or none goes on */
+    st = gs_dist_agree(j->comm, local_backend(j, &local));
+    if (st != GS_OK) {
+        gs_backend_destroy(&local);
+        return st;
+    }
+    GS_CALL(gs_dist_agree(j->comm, gs_backend_mpi_create_on(j->comm, local, &j->be)));
+    st = gs_backend_mpi_set_transport(j->be, gs_config_string(j->cfg, "device.transport"));
     if (st == GS_OK) st = gs_mpi_mat_create(j->be, &j->dist.local, &j->dist.halo, &j->M);
     if (st == GS_OK) st = gs_vec_create(j->be, n, &j->vb);
     if (st == GS_OK) st = gs_vec_create(j->be, n, &j->vx);
@@ -297,6 +303,7 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
     a->time_solve = gs_wtime() - t;
     gs_ksp_set_monitor(j->ksp, NULL, NULL);
     GS_CALL(gs_dist_agree(j->comm, st));
+    gs_backend_mpi_stats(j->be, &j->solve_stats); /* the solve's: before the timed applications below */
     a->solved = true;
     if (a->res.detail && a->res.detail[0]) { /* the solver's text copied: the attempt keeps it */
         st = gs_strprintf(&a->detail, "%s", a->res.detail);
@@ -308,10 +315,8 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
     if (st == GS_OK) st = gs_vec_download(j->vx, buf);
     st = gs_dist_agree(j->comm, st); /* the application may exchange: every rank makes it or none */
     if (st == GS_OK && a->res.iterations > 0 && j->time_pc_apply < 0) {
-        t = gs_wtime(); /* one application (into x, kept in buf), rank 0's time */
-        st = gs_pc_apply(j->pc, j->vb, j->vx);
-        j->time_pc_apply = gs_wtime() - t;
-        st = gs_dist_agree(j->comm, st);
+        /* into x (kept in buf): rank 0's time, every rank applying */
+        st = gs_dist_agree(j->comm, gs_pc_apply_time(j->pc, j->vb, j->vx, &j->time_pc_apply));
     }
     if (a->res.iterations > 0) a->time_pc_apply = j->time_pc_apply;
     if (st == GS_OK) st = gs_dist_gather(&j->dist, buf, x);
@@ -358,6 +363,9 @@ static json_t *parallel_json(const gs_dist_job *j, const double *all, bool ras, 
     if (obj) {
         json_object_set_new(obj, "ranks", json_integer(j->size));
         json_object_set_new(obj, "partition", json_string("metis"));
+        const char *why = NULL;
+        json_object_set_new(obj, "transport", json_string(gs_backend_mpi_transport(j->be, &why)));
+        json_object_set_new(obj, "transport_note", json_string(why));
         json_object_set_new(obj, "time_distribute", json_real(j->time_distribute));
         json_object_set_new(obj, "reductions", json_integer(ms->reductions));
         json_object_set_new(obj, "halo_exchanges", json_integer(ms->exchanges));
@@ -375,7 +383,7 @@ gs_status gs_dist_job_report_parallel(gs_dist_job *j, gs_report *rep, char *text
     char *js = NULL;
     gs_int ovl = 0, snnz = 0;
     const bool ras = gs_dist_pc_overlap(j->pc, &ovl, &snnz);
-    gs_backend_mpi_stats(j->be, &ms);
+    ms = j->solve_stats;
     mine[0] = j->dist.halo.n_own;
     mine[1] = j->dist.local.nnz;
     mine[2] = j->dist.halo.n_halo;

@@ -36,6 +36,7 @@ typedef struct gs_dist_job {
     gs_ksp_params prm;
     gs_attempt att;        /* the setup's part (view, times, a failed setup's reason) and the last solve's */
     bool ready;            /* set up on every rank: solves may run */
+    gs_mpi_stats solve_stats; /* communication during the last solve */
     double time_distribute; /* partition, scatter of the rows, operator and vectors */
     double time_pc_apply;  /* one application, measured by the first solve (< 0 before) */
 } gs_dist_job;

@@ -145,6 +145,29 @@ gs_status gs_pc_apply(gs_pc *pc, const gs_vector *r, gs_vector *z)
     return pc->ops->apply(pc, r, z);
 }
 
+gs_status gs_pc_apply_time(gs_pc *pc, const gs_vector *r, gs_vector *z, double *seconds)
+{
+    enum { REPS = 9 };
+    gs_status st = GS_OK;
+    gs_timer t = {0};
+    double ts[REPS];
+    for (int k = 0; k < REPS; k++) {
+        GS_TRY(gs_timer_start(pc->be, &t));
+        GS_TRY(gs_pc_apply(pc, r, z));
+        GS_TRY(gs_timer_stop(&t, &ts[k]));
+    }
+    for (int a = 1; a < REPS; a++) /* insertion sort of 9 values */
+        for (int k = a; k > 0 && ts[k] < ts[k - 1]; k--) {
+            double tmp = ts[k];
+            ts[k] = ts[k - 1];
+            ts[k - 1] = tmp;
+        }
+    *seconds = ts[REPS / 2];
+cleanup:
+    gs_timer_destroy(&t);
+    return st;
+}
+
 void gs_pc_view(const gs_pc *pc, gs_report *rep)
 {
     gs_report_string(rep, "preconditioner.type", pc->type);

@@ -74,6 +74,9 @@ gs_status gs_pc_set_operator(gs_pc *pc, const gs_matrix *M);
  * those. names is borrowed, read during the setups, and must outlive them; NULL: A's own numbering. */
 void gs_pc_set_row_names(gs_pc *pc, const gs_int *names);
 gs_status gs_pc_apply(gs_pc *pc, const gs_vector *r, gs_vector *z);
+/* The time of one application z = M^{-1} r: the median of 9, each timed on pc's backend (its work
+ * finished at both ends). Over MPI ranks every rank must call it (an application may exchange). */
+gs_status gs_pc_apply_time(gs_pc *pc, const gs_vector *r, gs_vector *z, double *seconds);
 void gs_pc_view(const gs_pc *pc, gs_report *rep);
 void gs_pc_destroy(gs_pc **pc);
 

@@ -4,9 +4,12 @@
  * with no rows); the distribution's rows are BILU's blocks (the same METIS parts, in order). Each
  * rank's RAS subdomain with 0..3 overlap layers is the set one process grows from the same part
  * (gs_grow_overlap on the whole graph), its matrix is A(S, S) in the order of the original rows, and
- * its exchange brings the overlap rows' entries of a vector. With --cuda the distributed backend's local
- * backend is a GPU's (rank modulo the devices; exit 77 without one): the same checks on device vectors.
- * Exit 0 on success, 1 on a failed check. */
+ * its exchange brings the overlap rows' entries of a vector. CG (GMRES on the nonsymmetric case) on the
+ * distributed backend takes the iterations (+-1) and reaches the solution of one process; its fused CG
+ * state is used. With --cuda the distributed backend's local backend is a GPU's (rank modulo the devices;
+ * exit 77 without one): the same checks on device vectors; --nccl: also over the NCCL transport (a GPU
+ * per rank; exit 77 with fewer GPUs than ranks). Without --cuda: asking for NCCL is refused on every rank,
+ * and "auto" stays on MPI. Exit 0 on success, 1 on a failed check. */
 #include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -14,24 +17,116 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/config.h"
 #include "core/generate.h"
 #include "core/mem.h"
 #include "dist/dist.h"
+#include "dist/nccl.h"
 #include "dist/subdomain.h"
 #include "precond/ordering.h"
+#include "solver/solver.h"
 
 #include "mpi_check.h"
 
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
 
 static bool use_cuda; /* --cuda: the local backend is a GPU's */
+static bool use_nccl; /* --nccl: and the ranks exchange through NCCL */
 
 static gs_status make_backend(gs_backend **be)
 {
     if (!use_cuda) return gs_backend_mpi_create(MPI_COMM_WORLD, be);
     gs_backend *local = NULL;
     GS_CALL(gs_backend_cuda_create(rank % gs_backend_cuda_device_count(), &local));
-    return gs_backend_mpi_create_on(MPI_COMM_WORLD, local, be);
+    GS_CALL(gs_backend_mpi_create_on(MPI_COMM_WORLD, local, be));
+    if (use_nccl) GS_CALL(gs_backend_mpi_set_transport(*be, "nccl"));
+    return GS_OK;
+}
+
+/* CG (case 1: GMRES) without a preconditioner, b = A 1, x0 = 0, rtol 1e-10: distributed (d, M on be)
+ * against rank 0's solve on the whole matrix A on the host. */
+static void check_solve(int k, const gs_csr *A, const gs_dist *d, gs_matrix *M, gs_backend *be)
+{
+    const char *type = k == 1 ? "gmres" : "cg";
+    const gs_int n = d->n_global, nl = d->halo.n_own;
+    gs_config *cfg = NULL;
+    gs_ksp_params prm;
+    gs_ksp *ksp = NULL;
+    gs_vector *vb = NULL, *vx = NULL;
+    gs_solve_result res, ref;
+    double *b = NULL, *bl = NULL, *xl = NULL, *xg = NULL;
+    if (gs_config_create(&cfg) || gs_ksp_params_from_config(cfg, &prm)) abort();
+    prm.rtol = 1e-10;
+    prm.max_iterations = 500;
+    if (GS_MALLOC(b, n + 1) || GS_MALLOC(bl, nl + 1) || GS_MALLOC(xl, nl + 1) || GS_MALLOC(xg, n + 1)) abort();
+    int ref_it = -1;
+    if (rank == 0) { /* b = A 1 and the one-process solve */
+        gs_backend *host = NULL;
+        gs_matrix *Mh = NULL;
+        gs_vector *hb = NULL, *hx = NULL;
+        gs_ksp *kh = NULL;
+        for (gs_int i = 0; i < n; i++) xg[i] = 1.0;
+        gs_csr_spmv(1.0, A, xg, 0.0, b);
+        if (gs_backend_host_create(&host) || gs_mat_create(host, A, &Mh) || gs_vec_create(host, n, &hb) ||
+            gs_vec_create(host, n, &hx) || gs_vec_upload(hb, b) || gs_vec_set(hx, 0.0) ||
+            gs_ksp_create(type, host, &prm, &kh) || gs_ksp_solve(kh, Mh, NULL, hb, hx, &ref))
+            abort();
+        ref_it = ref.iterations;
+        if (gs_vec_download(hx, xg)) abort();
+        gs_ksp_destroy(&kh);
+        gs_vec_destroy(&hb);
+        gs_vec_destroy(&hx);
+        gs_mat_destroy(&Mh);
+        gs_backend_destroy(&host);
+    }
+    MPI_Bcast(&ref_it, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(b, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(xg, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD); /* the reference solution */
+    if (gs_dist_scatter(d, b, bl) || gs_vec_create(be, nl, &vb) || gs_vec_create(be, nl, &vx) ||
+        gs_vec_upload(vb, bl) || gs_vec_set(vx, 0.0) || gs_ksp_create(type, be, &prm, &ksp))
+        abort();
+    gs_status st = gs_ksp_solve(ksp, M, NULL, vb, vx, &res);
+    CHECK(st == GS_OK, "case %d: distributed %s failed: %s", k, type, gs_error_message());
+    CHECK(gs_reason_converged(res.reason), "case %d: distributed %s did not converge (%d)", k, type, (int)res.reason);
+    CHECK(abs(res.iterations - ref_it) <= 1, "case %d: %s took %d iterations, one process %d", k, type,
+          res.iterations, ref_it);
+    double *x = NULL;
+    if (GS_MALLOC(x, n + 1) || gs_vec_download(vx, xl) || gs_dist_gather(d, xl, x)) abort();
+    if (rank == 0) {
+        double num = 0.0, den = 0.0;
+        for (gs_int i = 0; i < n; i++) {
+            num += (x[i] - xg[i]) * (x[i] - xg[i]);
+            den += xg[i] * xg[i];
+        }
+        CHECK(sqrt(num) <= 1e-8 * sqrt(den), "case %d: %s solutions differ by %.3g", k, type, sqrt(num / den));
+    }
+    free(x);
+    gs_ksp_destroy(&ksp);
+    gs_vec_destroy(&vb);
+    gs_vec_destroy(&vx);
+    gs_config_destroy(&cfg);
+    free(b);
+    free(bl);
+    free(xl);
+    free(xg);
+}
+
+/* Without GPUs: "nccl" is refused on every rank (the same status), "auto" and "mpi" stay on MPI. */
+static void check_transport_choice(void)
+{
+    gs_backend *be = NULL;
+    const char *why = NULL;
+    if (gs_backend_mpi_create(MPI_COMM_WORLD, &be)) abort();
+    gs_status st = gs_backend_mpi_set_transport(be, "nccl");
+    CHECK(st == GS_ERR_UNSUPPORTED, "nccl on the host: status %d (%s)", (int)st, gs_error_message());
+    CHECK(strstr(gs_error_message(), gs_nccl_built() ? "runs on the host" : "without NCCL") != NULL,
+          "nccl on the host: message %s", gs_error_message());
+    gs_error_clear();
+    CHECK(gs_backend_mpi_set_transport(be, "auto") == GS_OK, "auto on the host: %s", gs_error_message());
+    CHECK(strcmp(gs_backend_mpi_transport(be, &why), "mpi") == 0 && why && why[0], "auto on the host: not mpi");
+    CHECK(gs_backend_mpi_set_transport(be, "fast") == GS_ERR_ARG, "an unknown transport is accepted");
+    gs_error_clear();
+    gs_backend_destroy(&be);
 }
 
 /* Rank 0's matrix for case k (others get an empty struct). */
@@ -203,6 +298,8 @@ static void run_case(int k)
     gs_csr_free(&W);
     gs_csr_free(&G);
 
+    check_solve(k, &A, &d, M, be);
+
     gs_mvec_destroy(&V);
     gs_vec_destroy(&vx);
     gs_vec_destroy(&vy);
@@ -228,16 +325,22 @@ int main(int argc, char **argv)
         return 1;
     }
     use_cuda = argc > 1 && strcmp(argv[1], "--cuda") == 0;
-    if (use_cuda && gs_backend_cuda_device_count() < 1) {
-        if (rank == 0) printf("dist_test --cuda: no GPU: skipped\n");
+    use_nccl = use_cuda && argc > 2 && strcmp(argv[2], "--nccl") == 0;
+    const int gpus = gs_backend_cuda_device_count();
+    if ((use_cuda && gpus < 1) || (use_nccl && (gpus < size || !gs_nccl_built()))) {
+        if (rank == 0)
+            printf("dist_test %s: %d GPUs for %d ranks%s: skipped\n", use_nccl ? "--cuda --nccl" : "--cuda", gpus,
+                   size, gs_nccl_built() ? "" : ", built without NCCL");
         MPI_Finalize();
         return 77;
     }
+    if (!use_cuda) check_transport_choice();
     for (int k = 0; k < 4; k++) run_case(k);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("dist_test on %d ranks%s: %s (%d failed checks)\n", size, use_cuda ? " (cuda)" : "",
+        printf("dist_test on %d ranks%s: %s (%d failed checks)\n", size,
+               use_nccl ? " (cuda, nccl)" : use_cuda ? " (cuda)" : "",
                total ? "FAILED" : "ok", total);
     MPI_Finalize();
     return total ? 1 : 0;

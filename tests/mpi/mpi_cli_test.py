@@ -5,7 +5,7 @@ the one-process RAS with P parts, subdomain sizes included; a rank without rows;
 couplings between parts; a zero pivot in one rank's block or subdomain ends every rank with the
 numerical-failure exit code and one report whose message names the row as the input numbers it (as one
 process does); an unreadable file and an unsupported option end every rank with one message and their
-exit code.
+exit code; the report names the transport (MPI without GPUs or when asked, refusing NCCL on the host).
 
 usage: mpi_cli_test.py GPUSOLVE MPIEXEC [SKIP-REASON]"""
 import json
@@ -173,6 +173,9 @@ def equivalence(gpusolve, mpiexec, tmp, matrix, np, mpi_sets, single_sets, label
     par = rp.get("parallel", {})
     check(par.get("ranks") == np and len(par.get("rows", [])) == np, f"{label}: parallel object {par}")
     check(sum(par.get("rows", [])) == rs["matrix"]["rows"], f"{label}: the ranks' rows do not add up")
+    check(par.get("transport") in ("nccl", "mpi") and par.get("transport_note"), f"{label}: transport {par}")
+    if rp["backend"]["name"] == "host+mpi" or "device.transport=mpi" in mpi_sets:
+        check(par.get("transport") == "mpi", f"{label}: transport {par.get('transport')} without GPUs or asked mpi")
     for k in same_keys:
         a, b = rs["preconditioner"].get(k), rp["preconditioner"].get(k)
         check(a is not None and a == b, f"{label}: preconditioner.{k} {b} on {np} ranks, {a} on one process")
@@ -205,6 +208,12 @@ def main():
         equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:25", 2,
                     ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2"],
                     ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2"], "cg bilu np2")
+        # the fused CG through host buffers (on GPUs the default is NCCL where each rank has its own)
+        equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:25", 2,
+                    ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2",
+                     "-s", "device.transport=mpi"],
+                    ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2"],
+                    "cg bilu np2 transport mpi")
         # a rank without rows: 2 rows on 3 ranks
         rp = equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:2x1", 3,
                          ["-s", "solver.type=gmres", "-s", "preconditioner.type=ilu0"],
@@ -254,6 +263,11 @@ def main():
                                      "-s", "preconditioner.blocks=4"])
         msgs = [l for l in p.stderr.splitlines() if l.startswith("gpusolve:")]
         check(p.returncode == 2 and len(msgs) == 1, f"blocks not a multiple: exit {p.returncode}, {msgs}")
+        p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:8", "-s", "device.backend=host", "-s",
+                                     "device.transport=nccl"])
+        msgs = [l for l in p.stderr.splitlines() if l.startswith("gpusolve:")]
+        check(p.returncode == 2 and len(msgs) == 1 and "device.transport" in p.stderr,
+              f"nccl on the host: exit {p.returncode}, {msgs}")
         p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:8", "-s", "system.reorder=rcm"])
         check(p.returncode == 2 and "system.reorder" in p.stderr, f"reorder: exit {p.returncode}")
         # --monitor: rank 0's lines, every 5th iteration and the last, the same norms as one process
