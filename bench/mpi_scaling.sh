@@ -2,12 +2,13 @@
 # Distributed scaling: `mpirun -np P gpusolve` (each rank on its own GPU where there are GPUs; P = 1 is a
 # plain single-process run) for P in the list given.
 #   strong: 3D Poisson 200^3 (8.0e6 rows) and the 27-point Laplacian 150^3 (3.4e6 rows), CG + IC(0) and
-#           GMRES(30) + ILU(0) (block Jacobi: one block per rank) and GMRES(30) + RAS(1) with ILU(0)
-#           subdomains;
+#           GMRES(30) + ILU(0) (block Jacobi: one block per rank), GMRES(30) + RAS(1) with ILU(0)
+#           subdomains, and CG + Jacobi (no triangular solve: how the rest of an iteration scales);
 #   weak:   3D Poisson with about 2e6 rows per rank, CG + IC(0).
 # b = A 1, x0 = 0, rtol 1e-8, no fallback. One line per run: iterations, ms per iteration, solve and setup
-# seconds, seconds inside MPI (the slowest rank), and the per-iteration efficiency t_1 / (P t_P) against
-# the run on one process of the same problem and method.
+# seconds, seconds in communication (the slowest rank), the transport (device.transport = auto: NCCL
+# between GPUs), and the per-iteration efficiency t_1 / (P t_P) against the run on one process of the
+# same problem and method.
 #
 #   bench/mpi_scaling.sh BUILD_DIR [--small] [P ...]     # P defaults to 1 2 4; --small: tiny problems
 #
@@ -35,7 +36,7 @@ else
   strong=(gen:poisson3d:200 gen:laplace27:150)
   per_rank=2000000
 fi
-methods=("cg ic0" "gmres ilu0" "gmres ras")
+methods=("cg ic0" "gmres ilu0" "gmres ras" "cg jacobi")
 
 run() { # KIND P MATRIX SOLVER PC
   local kind=$1 p=$2 m=$3 s=$4 pc=$5 extra=()
@@ -53,10 +54,10 @@ except ValueError:
     print('$kind $m $s+$pc P=$p failed'); sys.exit(0)
 t, v, par = d.get('time', {}), d.get('solve', {}), d.get('parallel', {})
 comm = max(par.get('time_comm', [0.0]) or [0.0])
-print('$kind %s %s+%s P=%d rows=%d it=%s ms_per_it=%.4f solve=%.4f setup=%.4f comm=%.4f backend=%s reason=%s' % (
+print('$kind %s %s+%s P=%d rows=%d it=%s ms_per_it=%.4f solve=%.4f setup=%.4f comm=%.4f backend=%s transport=%s reason=%s' % (
     '$m', '$s', '$pc', $p, d.get('matrix', {}).get('rows', 0), v.get('iterations'),
     1e3 * t.get('per_iteration', 0.0), t.get('solve', 0.0), t.get('setup_symbolic', 0.0) + t.get('setup_numeric', 0.0),
-    comm, d.get('backend', {}).get('name'), v.get('reason')))"
+    comm, d.get('backend', {}).get('name'), par.get('transport', '-'), v.get('reason')))"
 }
 
 out=$(mktemp)
@@ -85,13 +86,14 @@ base = {}
 for kind, m, meth, p, kv in rows:
     if p == 1:
         base[(kind, m if kind == 'strong' else '', meth)] = float(kv['ms_per_it'])
-print('\n%-6s %-20s %-12s %3s %9s %6s %10s %8s %8s %6s' % ('kind', 'matrix', 'method', 'P', 'rows', 'it', 'ms/it',
-                                                         'solve', 'comm', 'eff'))
+print('\n%-6s %-20s %-12s %3s %9s %6s %10s %8s %8s %6s %s' % ('kind', 'matrix', 'method', 'P', 'rows', 'it', 'ms/it',
+                                                            'solve', 'comm', 'eff', 'transport'))
 for kind, m, meth, p, kv in rows:
     t1 = base.get((kind, m if kind == 'strong' else '', meth))
     t = float(kv['ms_per_it'])
     eff = (t1 / (p * t) if kind == 'strong' else t1 / t) if t1 and t > 0 else float('nan')
-    print('%-6s %-20s %-12s %3d %9s %6s %10.4f %8.3f %8.3f %5.0f%%' % (kind, m, meth, p, kv['rows'], kv['it'], t,
-                                                                     float(kv['solve']), float(kv['comm']), 100 * eff))
+    print('%-6s %-20s %-12s %3d %9s %6s %10.4f %8.3f %8.3f %5.0f%% %s' % (kind, m, meth, p, kv['rows'], kv['it'], t,
+                                                                        float(kv['solve']), float(kv['comm']), 100 * eff,
+                                                                        kv.get('transport', '-')))
 PY
 rm -f "$out"
