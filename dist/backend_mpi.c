@@ -462,6 +462,18 @@ gs_status gs_backend_mpi_exchange(gs_backend *be, const gs_halo *h, const double
     return GS_OK;
 }
 
+gs_status gs_backend_mpi_exchange_device(gs_backend *be, const gs_halo *h, const gs_vector *sendv, gs_vector *out)
+{
+    if (!gs_backend_is_mpi(be) || !IMPL(be)->nccl)
+        return GS_ERROR(GS_ERR_ARG, "gs_backend_mpi_exchange_device: not a distributed backend over NCCL");
+    mpi_impl *m = IMPL(be);
+    if (h->nrecv + h->nsend == 0) return GS_OK;
+    void *stream = gs_backend_cuda_stream(m->local);
+    GS_CALL(gs_nccl_halo_begin(m->nccl, h, sendv ? sendv->data : NULL, out ? out->data : NULL, stream));
+    m->stats.pc_exchanges++;
+    return gs_nccl_halo_end(m->nccl, stream);
+}
+
 /* ---- fused CG: the scalar steps of kstate_logic.h on globally reduced values ----
  * Over MPI, each inner product is reduced on the host (mpi_dot) and the step taken there. Over NCCL, the
  * local backend's own fused state runs with its inner products gathered on the devices

@@ -75,6 +75,12 @@ gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo
 gs_status gs_backend_mpi_exchange(gs_backend *be, const gs_halo *h, const double *x, double *out, double *sendbuf,
                                   MPI_Request *req);
 
+/* Over NCCL (gs_backend_mpi_transport "nccl"): the exchange of h between device vectors of the local
+ * backend, out (h->n_halo entries) from the owners' sendv (h->send_off[nsend] entries each rank gathered
+ * for its partners); enqueued on the local backend's stream, no host wait. Same calling rules as
+ * gs_backend_mpi_exchange. GS_ERR_ARG over MPI. */
+gs_status gs_backend_mpi_exchange_device(gs_backend *be, const gs_halo *h, const gs_vector *sendv, gs_vector *out);
+
 /* v as a vector of the local backend (no copy: the same memory), for the local kernels. */
 gs_vector gs_backend_mpi_local_view(const gs_vector *v);
 

@@ -25,6 +25,10 @@ typedef struct dist_pc {
     double *ovl, *sendbuf;
     double *rbuf, *rebuf; /* a local backend that is not the host's: r (then z) and R_r r (then M^{-1} R_r r) */
     MPI_Request *req;
+    /* over NCCL (on_devices): the exchange and the restriction on the local backend, no host copy */
+    bool on_devices;
+    gs_ivec *send_ix, *own_pos, *ovl_pos; /* xchg.send_idx, sub.own_pos, sub.ovl_pos */
+    gs_vector *sendv, *ovl_dev;           /* the entries sent, the overlap entries received */
     long long nonempty, ext_total, ext_nnz, ext_max; /* over the ranks */
     double time_overlap;                             /* the slowest rank's */
     /* the local factors over the ranks (gs_dist_pc_summarize) */
@@ -75,13 +79,22 @@ static void release(dist_pc *d)
     gs_free(&d->rbuf);
     gs_free(&d->rebuf);
     gs_free(&d->req);
+    gs_ivec_destroy(&d->send_ix);
+    gs_ivec_destroy(&d->own_pos);
+    gs_ivec_destroy(&d->ovl_pos);
+    gs_vec_destroy(&d->sendv);
+    gs_vec_destroy(&d->ovl_dev);
+    d->on_devices = false;
 }
 
 /* z = R_own (M^{-1} R r): the overlap entries of r from their owners, the local solve on the subdomain,
  * the owned rows of its solution. Every rank exchanges, also one without rows (it has no partners). On a
  * local backend that is not the host's, r, R_r r, M^{-1} R_r r and z pass through host buffers. */
+static gs_status ras_apply_devices(dist_pc *d, const gs_vector *r, gs_vector *z);
+
 static gs_status ras_apply(dist_pc *d, const gs_vector *r, gs_vector *z)
 {
+    if (d->on_devices) return ras_apply_devices(d, r, z);
     const gs_dist_subdomain *s = &d->sub;
     const bool host = d->local->kind == GS_BACKEND_HOST;
     const double *rh = r->data;
@@ -103,6 +116,23 @@ static gs_status ras_apply(dist_pc *d, const gs_vector *r, gs_vector *z)
     GS_CALL(gs_vec_download(d->ze, d->rebuf));
     for (gs_int i = 0; i < s->n_own; i++) d->rbuf[i] = d->rebuf[s->own_pos[i]];
     return gs_vec_upload(z, d->rbuf);
+}
+
+/* ras_apply over NCCL: the entries to send gathered, the exchange between the devices, r's owned and
+ * overlap entries scattered into R_r r, the local solve, and its owned rows gathered into z, all on the
+ * local backend. */
+static gs_status ras_apply_devices(dist_pc *d, const gs_vector *r, gs_vector *z)
+{
+    const gs_dist_subdomain *s = &d->sub;
+    gs_vector rl = gs_backend_mpi_local_view(r), zl = gs_backend_mpi_local_view(z);
+    if (d->send_ix) GS_CALL(gs_vec_gather(&rl, d->send_ix, d->sendv));
+    GS_CALL(gs_backend_mpi_exchange_device(d->be, &s->xchg, d->sendv, d->ovl_dev));
+    if (!d->inner) return GS_OK;
+    if (d->own_pos) GS_CALL(gs_vec_scatter(&rl, d->own_pos, d->re));
+    if (d->ovl_pos) GS_CALL(gs_vec_scatter(d->ovl_dev, d->ovl_pos, d->re));
+    GS_CALL(gs_pc_apply(d->inner, d->re, d->ze));
+    if (d->own_pos) GS_CALL(gs_vec_gather(d->ze, d->own_pos, &zl));
+    return GS_OK;
 }
 
 static gs_status dist_apply(gs_pc *pc, const gs_vector *r, gs_vector *z)
@@ -220,6 +250,20 @@ static gs_status ras_subdomain(dist_pc *d, const gs_dist *dist)
     d->nonempty = sum[2];
     d->ext_max = (long long)top[0];
     d->time_overlap = top[1];
+    if (strcmp(gs_backend_mpi_transport(d->be, NULL), "nccl") == 0) { /* device arrays: no host copy */
+        const gs_int nsend = s->xchg.send_off[s->xchg.nsend];
+        d->on_devices = true;
+        if (nsend > 0) {
+            GS_CALL(gs_ivec_create(d->local, nsend, s->xchg.send_idx, &d->send_ix));
+            GS_CALL(gs_vec_create(d->local, nsend, &d->sendv));
+        }
+        if (s->n_own > 0) GS_CALL(gs_ivec_create(d->local, s->n_own, s->own_pos, &d->own_pos));
+        if (s->n_overlap > 0) {
+            GS_CALL(gs_ivec_create(d->local, s->n_overlap, s->ovl_pos, &d->ovl_pos));
+            GS_CALL(gs_vec_create(d->local, s->n_overlap, &d->ovl_dev));
+        }
+        return GS_OK;
+    }
     GS_CALL(GS_MALLOC(d->ovl, s->n_overlap + 1));
     if (d->local->kind != GS_BACKEND_HOST) {
         GS_CALL(GS_MALLOC(d->rbuf, s->n_own + 1));

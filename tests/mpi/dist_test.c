@@ -7,9 +7,10 @@
  * its exchange brings the overlap rows' entries of a vector. CG (GMRES on the nonsymmetric case) on the
  * distributed backend takes the iterations (+-1) and reaches the solution of one process; its fused CG
  * state is used. With --cuda the distributed backend's local backend is a GPU's (rank modulo the devices;
- * exit 77 without one): the same checks on device vectors; --nccl: also over the NCCL transport (a GPU
- * per rank; exit 77 with fewer GPUs than ranks). Without --cuda: asking for NCCL is refused on every rank,
- * and "auto" stays on MPI. Exit 0 on success, 1 on a failed check. */
+ * exit 77 without one): the same checks on device vectors; --cuda --nccl: over the NCCL transport (a GPU
+ * per rank; exit 77 with fewer GPUs than ranks), and the subdomains' exchange between the devices too.
+ * Without --cuda: asking for NCCL is refused on every rank, and "auto" stays on MPI. Exit 0 on success,
+ * 1 on a failed check. */
 #include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -201,6 +202,28 @@ static void check_subdomain(int k, const gs_dist *d, const gs_csr *W, const gs_c
     for (gs_int q = 0; q < s.n_overlap; q++)
         CHECK(ovl[q] == 1.0 + s.names[s.ovl_pos[q]], "case %d delta %d: overlap entry %d is %g, expected %g", k, delta,
               (int)q, ovl[q], 1.0 + s.names[s.ovl_pos[q]]);
+    if (use_nccl) { /* the same between the devices: the entries to send gathered there first */
+        const gs_int nsend = s.xchg.send_off[s.xchg.nsend];
+        gs_backend *local = gs_backend_mpi_local(be);
+        gs_ivec *ix = NULL;
+        gs_vector *vx = NULL, *vs = NULL, *vo = NULL;
+        double *got = NULL;
+        if (gs_vec_create(local, s.n_own, &vx) || gs_vec_upload(vx, x) || gs_vec_create(local, nsend, &vs) ||
+            gs_ivec_create(local, nsend, s.xchg.send_idx, &ix) || gs_vec_create(local, s.n_overlap, &vo) ||
+            gs_vec_set(vo, NAN) || (nsend > 0 && gs_vec_gather(vx, ix, vs)) || GS_MALLOC(got, s.n_overlap + 1))
+            abort();
+        CHECK(gs_backend_mpi_exchange_device(be, &s.xchg, vs, vo) == GS_OK, "case %d: device exchange failed: %s", k,
+              gs_error_message());
+        if (gs_vec_download(vo, got)) abort();
+        for (gs_int q = 0; q < s.n_overlap; q++)
+            CHECK(got[q] == ovl[q], "case %d delta %d: device overlap entry %d is %g, expected %g", k, delta, (int)q,
+                  got[q], ovl[q]);
+        gs_free(&got);
+        gs_ivec_destroy(&ix);
+        gs_vec_destroy(&vx);
+        gs_vec_destroy(&vs);
+        gs_vec_destroy(&vo);
+    }
     gs_free(&x);
     gs_free(&ovl);
     gs_free(&buf);
