@@ -48,7 +48,9 @@ bool gs_backend_cuda_analysis_pool(const gs_backend *be);
  * stream (cudaStream_t as void *), must make recv[r * count ..] process r's count doubles of send, for r
  * in 0..nranks-1, with every process calling it in the same order; the parts are then added in process
  * order on the device, so every process takes the same step, and the host never waits for a reduction.
- * GS_ERR_ARG for another backend's state or one combined already. */
+ * One gather per p'Ap (count 1); r'r of a cg_update with rz_is_rr false waits for the cg_rz of the same
+ * iteration and goes with it (count 2; another step first sends it alone). GS_ERR_ARG for another
+ * backend's state or one combined already. */
 typedef gs_status (*gs_cuda_gather_fn)(void *ctx, const double *send, double *recv, size_t count, void *stream);
 gs_status gs_backend_cuda_ks_combine(gs_kstate *ks, int nranks, gs_cuda_gather_fn gather, void *ctx);
 

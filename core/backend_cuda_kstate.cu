@@ -4,7 +4,10 @@
  * memory read after an event. The scalar steps are kstate_logic.h's, shared with the host backend.
  * Across processes (gs_backend_cuda_ks_combine), the reducing kernel leaves this process's part in device
  * memory, the caller's gather brings every process's part (enqueued on the stream: no host round trip),
- * and a one-thread kernel adds them in process order and takes the scalar step. */
+ * and a one-thread kernel adds them in process order and takes the scalar step. With a preconditioner,
+ * r'r waits for r'z of the same iteration and both travel in one gather (two per iteration, not three):
+ * the steps taken are the same, since nothing between them reads what the r'r step decides (the
+ * preconditioner and r'z kernel run either way, and a stop found by r'r skips the r'z step). */
 #include <cuda_runtime.h>
 
 #include <stddef.h>
@@ -25,10 +28,11 @@ typedef struct {
 typedef struct {
     ks_dev *d;             /* device */
     /* across processes (gs_backend_cuda_ks_combine): gather, its context and the processes; mine
-     * (device, 1 double): this process's part of the last inner product; all (device, nranks doubles) */
+     * (device, 2 doubles): this process's parts of the pending inner products; all (device, 2 nranks);
+     * deferred: the iteration whose r'r waits in mine[0] for r'z (-1: none) */
     gs_cuda_gather_fn gather;
     void *gctx;
-    int nranks;
+    int nranks, deferred;
     double *mine, *all;
     double *partials;      /* device, one per block of the largest grid */
     size_t partials_cap;   /* doubles in partials */
@@ -131,23 +135,28 @@ static __global__ void k_cg_rz(gs_int n, ks_dev *d, double *partials, int it, co
     }
 }
 
-enum { AFTER_PQ, AFTER_RR, AFTER_RZ };
+enum { AFTER_PQ, AFTER_RR, AFTER_RZ, AFTER_RR_RZ };
 
-/* Across processes: the parts of every process added in process order (the same double on each), then
- * the scalar step `which` of iteration it. One thread. */
+/* Across processes: the count (1, or 2 for AFTER_RR_RZ) parts of every process (all[r * count + j])
+ * added in process order (the same doubles on each), then the scalar step(s) `which` of iteration it.
+ * One thread. */
 static __global__ void k_ks_after(ks_dev *d, int which, int it, const double *all, int nranks, int rz_is_rr,
                                   gs_krec *ring)
 {
     if (d->k.stop) return;
-    double tot = 0.0;
-    for (int r = 0; r < nranks; r++) tot += all[r];
+    const int count = which == AFTER_RR_RZ ? 2 : 1;
+    double tot[2] = {0.0, 0.0};
+    for (int r = 0; r < nranks; r++)
+        for (int j = 0; j < count; j++) tot[j] += all[r * count + j];
     gs_krec *rec = &ring[it % GS_KS_RING];
-    if (which == AFTER_PQ)
-        ksl_after_pq(&d->k, it, tot, rec);
-    else if (which == AFTER_RR)
-        ksl_after_rr(&d->k, it, tot, rz_is_rr, rec);
-    else
-        ksl_after_rz(&d->k, it, tot, rec);
+    if (which == AFTER_PQ) {
+        ksl_after_pq(&d->k, it, tot[0], rec);
+    } else if (which == AFTER_RZ) {
+        ksl_after_rz(&d->k, it, tot[0], rec);
+    } else {
+        ksl_after_rr(&d->k, it, tot[0], rz_is_rr, rec);
+        if (which == AFTER_RR_RZ && !d->k.stop) ksl_after_rz(&d->k, it, tot[1], rec);
+    }
 }
 
 static __global__ void k_cg_direction(gs_int n, const ks_dev *d, int it, const double *__restrict__ z,
@@ -206,10 +215,20 @@ cleanup:
 static gs_status ks_combine(cuda_ks *k, cuda_ctx *c, int which, int it, int rz_is_rr)
 {
     if (!k->gather) return GS_OK;
-    GS_CALL(k->gather(k->gctx, k->mine, k->all, 1, c->stream));
+    const int count = which == AFTER_RR_RZ ? 2 : 1;
+    GS_CALL(k->gather(k->gctx, k->mine, k->all, (size_t)count, c->stream));
     k_ks_after<<<1, 1, 0, c->stream>>>(k->d, which, it, k->all, k->nranks, rz_is_rr, k->ring_dev);
     GS_CALL(GS_CUDA_LAUNCHED("k_ks_after"));
     return GS_OK;
+}
+
+/* A r'r still waiting for its r'z (a step other than cg_rz came first): its step taken alone. */
+static gs_status ks_flush(cuda_ks *k, cuda_ctx *c)
+{
+    if (k->deferred < 0) return GS_OK;
+    const int it = k->deferred;
+    k->deferred = -1;
+    return ks_combine(k, c, AFTER_RR, it, 0);
 }
 
 gs_status gs_backend_cuda_ks_combine(gs_kstate *ks, int nranks, gs_cuda_gather_fn gather, void *ctx)
@@ -221,8 +240,9 @@ gs_status gs_backend_cuda_ks_combine(gs_kstate *ks, int nranks, gs_cuda_gather_f
                         gather ? "given" : "missing");
     cuda_ks *k = cks(ks);
     if (k->gather) return GS_ERROR(GS_ERR_ARG, "gs_backend_cuda_ks_combine: the CG state is combined already");
-    GS_CALL(gs_cuda_be_alloc(ks->be, (void **)&k->mine, sizeof(double)));
-    GS_CALL(gs_cuda_be_alloc(ks->be, (void **)&k->all, (size_t)nranks * sizeof(double)));
+    GS_CALL(gs_cuda_be_alloc(ks->be, (void **)&k->mine, 2 * sizeof(double)));
+    GS_CALL(gs_cuda_be_alloc(ks->be, (void **)&k->all, 2 * (size_t)nranks * sizeof(double)));
+    k->deferred = -1;
     k->gather = gather;
     k->gctx = ctx;
     k->nranks = nranks;
@@ -232,6 +252,7 @@ gs_status gs_backend_cuda_ks_combine(gs_kstate *ks, int nranks, gs_cuda_gather_f
 gs_status gs_cuda_be_ks_begin(gs_kstate *ks, int it, const gs_ks_start *start)
 {
     cuda_ctx *c = ctx_of(ks->be);
+    GS_CALL(ks_flush(cks(ks), c));
     k_ks_begin<<<1, 1, 0, c->stream>>>(cks(ks)->d, it, *start);
     GS_CALL(GS_CUDA_LAUNCHED("k_ks_begin"));
     return GS_OK;
@@ -241,6 +262,7 @@ gs_status gs_cuda_be_cg_pq(gs_kstate *ks, int it, const gs_vector *p, const gs_v
 {
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
+    GS_CALL(ks_flush(k, c));
     k_cg_pq<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, k->d, k->partials, it, p->data, q->data, k->ring_dev,
                                                           k->mine);
     GS_CALL(GS_CUDA_LAUNCHED("k_cg_pq"));
@@ -279,9 +301,14 @@ gs_status gs_cuda_be_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r
 {
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
+    GS_CALL(ks_flush(k, c));
     k_cg_update<<<ks_grid(c, x->n), THREADS, 0, c->stream>>>(x->n, k->d, k->partials, it, x->data, r->data, p->data,
                                                               q->data, rz_is_rr ? 1 : 0, k->ring_dev, k->mine);
     GS_CALL(GS_CUDA_LAUNCHED("k_cg_update"));
+    if (k->gather && !rz_is_rr) { /* r'z follows: r'r travels with it */
+        k->deferred = it;
+        return GS_OK;
+    }
     return ks_combine(k, c, AFTER_RR, it, rz_is_rr ? 1 : 0);
 }
 
@@ -289,15 +316,19 @@ gs_status gs_cuda_be_cg_rz(gs_kstate *ks, int it, const gs_vector *r, const gs_v
 {
     cuda_ctx *c = ctx_of(ks->be);
     cuda_ks *k = cks(ks);
+    const bool with_rr = k->deferred == it; /* r'z beside this iteration's r'r, one gather for both */
+    if (!with_rr) GS_CALL(ks_flush(k, c));
+    k->deferred = -1;
     k_cg_rz<<<ks_grid(c, r->n), THREADS, 0, c->stream>>>(r->n, k->d, k->partials, it, r->data, z->data, k->ring_dev,
-                                                          k->mine);
+                                                          k->mine ? k->mine + (with_rr ? 1 : 0) : NULL);
     GS_CALL(GS_CUDA_LAUNCHED("k_cg_rz"));
-    return ks_combine(k, c, AFTER_RZ, it, 0);
+    return ks_combine(k, c, with_rr ? AFTER_RR_RZ : AFTER_RZ, it, 0);
 }
 
 gs_status gs_cuda_be_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_vector *p)
 {
     cuda_ctx *c = ctx_of(ks->be);
+    GS_CALL(ks_flush(cks(ks), c));
     k_cg_direction<<<ks_grid(c, p->n), THREADS, 0, c->stream>>>(p->n, cks(ks)->d, it, z->data, p->data);
     GS_CALL(GS_CUDA_LAUNCHED("k_cg_direction"));
     return GS_OK;
@@ -306,6 +337,7 @@ gs_status gs_cuda_be_cg_direction(gs_kstate *ks, int it, const gs_vector *z, gs_
 gs_status gs_cuda_be_ks_mark(gs_kstate *ks, int it)
 {
     cuda_ctx *c = ctx_of(ks->be);
+    GS_CALL(ks_flush(cks(ks), c));
     GS_CALL(GS_CUDA(cudaEventRecord(cks(ks)->ev[it % GS_KS_RING], c->stream)));
     return GS_OK;
 }

@@ -542,7 +542,7 @@ static gs_status mpi_cg_update(gs_kstate *ks, int it, gs_vector *x, gs_vector *r
     gs_kscalars *k = &KS(ks)->k;
     if (KS(ks)->on_device) {
         gs_vector lx = LV(x), lr = LV(r), lp = LV(p), lq = LV(q);
-        IMPL(ks->be)->stats.reductions++;
+        if (rz_is_rr) IMPL(ks->be)->stats.reductions++; /* else r'r goes with the r'z that follows */
         return KOPS(ks)->cg_update(&KS(ks)->lks, it, &lx, &lr, &lp, &lq, rz_is_rr);
     }
     if (k->stop) return GS_OK;

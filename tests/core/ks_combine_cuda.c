@@ -2,8 +2,10 @@
  * stand in for other processes: (a) three "processes" where the others contribute zeros, so every total
  * is this process's exactly: records and vectors bitwise those of the plain fused state; (b) two
  * identical "processes", so every total doubles exactly: with r'z started doubled, alpha and beta are
- * bitwise the plain ones, the vectors too, and ||r|| is sqrt(2) times; (c) a stop (p'Ap <= 0) taken on
- * the gathered total leaves x and r untouched; (d) argument errors. Sizes 31, 33, 1000, 100003 (not
+ * bitwise the plain ones, the vectors too, and ||r|| is sqrt(2) times; two gathers per iteration (r'r
+ * travels with r'z), and r'r sent alone when no r'z follows; (c) a stop (p'Ap <= 0) taken on the gathered
+ * total leaves x and r untouched, and a convergence found by r'r skips the r'z step that came with it;
+ * (d) argument errors. Sizes 31, 33, 1000, 100003 (not
  * multiples of 32, larger than a warp); outputs are the plain run's own, compared after the same steps. */
 #include <math.h>
 #include <string.h>
@@ -21,20 +23,22 @@
 typedef struct fake_ranks {
     int nranks, me;
     bool twice;
-    gs_vector *zeros;
-    int calls;
+    gs_vector *zeros; /* 2 zeros */
+    int calls, values;
 } fake_ranks;
 
 static gs_status fake_gather(void *ctx, const double *send, double *recv, size_t count, void *stream)
 {
     fake_ranks *f = ctx;
     assert_ptr_equal(stream, gs_backend_cuda_stream(C));
-    assert_int_equal((int)count, 1);
+    assert_true(count == 1 || count == 2);
     f->calls++;
+    f->values += (int)count;
     gs_vector src = {(gs_int)count, (double *)send, C, false};
+    gs_vector zeros = {(gs_int)count, f->zeros->data, C, false};
     for (int r = 0; r < f->nranks; r++) {
         gs_vector dst = {(gs_int)count, recv + (size_t)r * count, C, false};
-        GS_CALL(gs_vec_copy(r == f->me || f->twice ? &src : f->zeros, &dst));
+        GS_CALL(gs_vec_copy(r == f->me || f->twice ? &src : &zeros, &dst));
     }
     return GS_OK;
 }
@@ -90,7 +94,7 @@ static void expect_same_vec(const gs_vector *a, const gs_vector *b, const char *
 
 static void test_combined_equals_plain(void **state)
 {
-    gs_vector *zeros = vec_from(C, 1, NULL);
+    gs_vector *zeros = vec_from(C, 2, NULL);
     GS_ASSERT_OK(gs_vec_set(zeros, 0.0));
     for (int si = 1; si < NSIZES; si++) {
         const gs_int n = twin_sizes[si];
@@ -102,7 +106,7 @@ static void test_combined_equals_plain(void **state)
                     d[3][i] = 2.0 * d[2][i] + 0.1 * d[3][i];
                     d[4][i] = 1.5 * d[1][i] + 0.1 * d[4][i];
                 }
-                fake_ranks f = {mode ? 2 : 3, mode ? 0 : 1, mode == 1, zeros, 0};
+                fake_ranks f = {mode ? 2 : 3, mode ? 0 : 1, mode == 1, zeros, 0, 0};
                 side P = {0}, X = {0};
                 side_make(&P, n, d, NULL);
                 side_make(&X, n, d, &f);
@@ -112,7 +116,8 @@ static void test_combined_equals_plain(void **state)
                 gs_krec pr[2], xr[2];
                 two_iterations(&P, 7, with_pc != 0, &start, pr);
                 two_iterations(&X, 7, with_pc != 0, &startx, xr);
-                assert_int_equal(f.calls, with_pc ? 6 : 4); /* p'q, r'r (and r'z) per iteration */
+                assert_int_equal(f.calls, 4);                 /* p'q, r'r (with r'z) per iteration */
+                assert_int_equal(f.values, with_pc ? 6 : 4); /* r'r and r'z in one gather */
                 for (int k = 0; k < 2; k++) {
                     assert_int_equal(xr[k].it, 7 + k);
                     assert_int_equal(xr[k].code, pr[k].code);
@@ -138,11 +143,11 @@ static void test_combined_equals_plain(void **state)
 static void test_combined_stop(void **state)
 {
     const gs_int n = 1000;
-    gs_vector *zeros = vec_from(C, 1, NULL);
+    gs_vector *zeros = vec_from(C, 2, NULL);
     GS_ASSERT_OK(gs_vec_set(zeros, 0.0));
     double *d[5];
     for (int k = 0; k < 5; k++) d[k] = rand_array(n, 40 + (uint64_t)k);
-    fake_ranks f = {3, 2, false, zeros, 0};
+    fake_ranks f = {3, 2, false, zeros, 0, 0};
     side X = {0};
     side_make(&X, n, d, &f);
     GS_ASSERT_OK(gs_vec_scale(X.q, 0.0));
@@ -165,9 +170,54 @@ static void test_combined_stop(void **state)
     gs_vec_destroy(&zeros);
 }
 
+/* cg_update without z = r, then no cg_rz: r'r goes alone at the next step, the same as the plain state;
+ * a bound above ||r|| stops at r'r, and the r'z that travelled with it is not taken: the same record as
+ * the plain state's. */
+static void test_combined_rr_alone_and_converged(void **state)
+{
+    const gs_int n = 1000;
+    gs_vector *zeros = vec_from(C, 2, NULL);
+    GS_ASSERT_OK(gs_vec_set(zeros, 0.0));
+    double *d[5];
+    for (int k = 0; k < 5; k++) d[k] = rand_array(n, 60 + (uint64_t)k);
+    for (gs_int i = 0; i < n; i++) {
+        d[3][i] = 2.0 * d[2][i] + 0.1 * d[3][i];
+        d[4][i] = 1.5 * d[1][i] + 0.1 * d[4][i];
+    }
+    for (int conv = 0; conv < 2; conv++) {
+        fake_ranks f = {3, 0, false, zeros, 0, 0};
+        side P = {0}, X = {0};
+        side_make(&P, n, d, NULL);
+        side_make(&X, n, d, &f);
+        const gs_ks_start start = {1e-3, conv ? 1e300 : 1e-300, INFINITY, 0, 0, INFINITY};
+        gs_krec pr, xr;
+        for (int k = 0; k < 2; k++) {
+            side *S = k ? &X : &P;
+            GS_ASSERT_OK(gs_ks_begin(S->ks, 5, &start));
+            GS_ASSERT_OK(gs_ks_cg_pq(S->ks, 5, S->p, S->q));
+            GS_ASSERT_OK(gs_ks_cg_update(S->ks, 5, S->x, S->r, S->p, S->q, false));
+            if (conv) GS_ASSERT_OK(gs_ks_cg_rz(S->ks, 5, S->r, S->z));
+            GS_ASSERT_OK(gs_ks_cg_direction(S->ks, 5, S->z, S->p));
+            GS_ASSERT_OK(gs_ks_mark(S->ks, 5));
+            GS_ASSERT_OK(gs_ks_record(S->ks, 5, k ? &xr : &pr));
+        }
+        assert_int_equal(f.calls, 2);
+        assert_int_equal(f.values, conv ? 3 : 2);
+        assert_int_equal(xr.code, pr.code);
+        assert_int_equal(pr.code, conv ? GS_KC_CONVERGED : GS_KC_RUNNING);
+        assert_true(xr.rnorm == pr.rnorm && xr.value == pr.value);
+        expect_same_vec(X.x, P.x, "x");
+        expect_same_vec(X.p, P.p, "p");
+        side_free(&P);
+        side_free(&X);
+    }
+    for (int k = 0; k < 5; k++) gs_free(&d[k]);
+    gs_vec_destroy(&zeros);
+}
+
 static void test_combine_arguments(void **state)
 {
-    fake_ranks f = {2, 0, false, NULL, 0};
+    fake_ranks f = {2, 0, false, NULL, 0, 0};
     gs_kstate *hk = NULL, *ck = NULL;
     GS_ASSERT_OK(gs_ks_create(H, &hk));
     GS_ASSERT_FAILS(gs_backend_cuda_ks_combine(hk, 2, fake_gather, &f), GS_ERR_ARG, "not a cuda");
@@ -186,6 +236,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_combined_equals_plain),
         cmocka_unit_test(test_combined_stop),
+        cmocka_unit_test(test_combined_rr_alone_and_converged),
         cmocka_unit_test(test_combine_arguments),
     };
     return cmocka_run_group_tests(tests, twin_setup, twin_teardown);
