@@ -522,31 +522,6 @@ static void test_spmv_rectangular_and_empty(void **state)
 
 /* ---- fused CG steps (gs_kstate): one step of each kind on both backends ---- */
 
-typedef struct ks_side {
-    gs_kstate *ks;
-    gs_vector *x, *r, *p, *q, *z;
-} ks_side;
-
-static void ks_side_make(ks_side *S, gs_backend *be, gs_int n, double *const data[5])
-{
-    GS_ASSERT_OK(gs_ks_create(be, &S->ks));
-    S->x = vec_from(be, n, data[0]);
-    S->r = vec_from(be, n, data[1]);
-    S->p = vec_from(be, n, data[2]);
-    S->q = vec_from(be, n, data[3]);
-    S->z = vec_from(be, n, data[4]);
-}
-
-static void ks_side_free(ks_side *S)
-{
-    gs_ks_destroy(&S->ks);
-    gs_vec_destroy(&S->x);
-    gs_vec_destroy(&S->r);
-    gs_vec_destroy(&S->p);
-    gs_vec_destroy(&S->q);
-    gs_vec_destroy(&S->z);
-}
-
 /* begin, p'q, update (with and without z = r), r'z, direction, mark, record: cuda vs host. */
 static void ks_one_iteration(ks_side *S, int it, bool with_pc, const gs_ks_start *start, gs_krec *rec)
 {

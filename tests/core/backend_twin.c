@@ -71,6 +71,26 @@ double abs_dot(gs_int n, const double *x, const double *y)
     return s;
 }
 
+void ks_side_make(ks_side *S, gs_backend *be, gs_int n, double *const data[5])
+{
+    GS_ASSERT_OK(gs_ks_create(be, &S->ks));
+    S->x = vec_from(be, n, data[0]);
+    S->r = vec_from(be, n, data[1]);
+    S->p = vec_from(be, n, data[2]);
+    S->q = vec_from(be, n, data[3]);
+    S->z = vec_from(be, n, data[4]);
+}
+
+void ks_side_free(ks_side *S)
+{
+    gs_ks_destroy(&S->ks);
+    gs_vec_destroy(&S->x);
+    gs_vec_destroy(&S->r);
+    gs_vec_destroy(&S->p);
+    gs_vec_destroy(&S->q);
+    gs_vec_destroy(&S->z);
+}
+
 int twin_setup(void **state)
 {
     if (gs_backend_create("host", 0, &H) != GS_OK) return -1;

@@ -30,4 +30,12 @@ void expect_vec_close(const gs_vector *cv, const gs_vector *hv, const char *what
 void expect_sum_close(double a, double b, gs_int n, double scale, const char *what);
 double abs_dot(gs_int n, const double *x, const double *y); /* sum |x_i y_i| */
 
+/* A fused CG state (gs_kstate) and its vectors x, r, p, q, z on be, filled from data[0..4]. */
+typedef struct ks_side {
+    gs_kstate *ks;
+    gs_vector *x, *r, *p, *q, *z;
+} ks_side;
+void ks_side_make(ks_side *S, gs_backend *be, gs_int n, double *const data[5]);
+void ks_side_free(ks_side *S);
+
 #endif

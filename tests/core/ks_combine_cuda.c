@@ -43,34 +43,15 @@ static gs_status fake_gather(void *ctx, const double *send, double *recv, size_t
     return GS_OK;
 }
 
-typedef struct side {
-    gs_kstate *ks;
-    gs_vector *x, *r, *p, *q, *z;
-} side;
-
-static void side_make(side *S, gs_int n, double *const data[5], fake_ranks *f)
+/* A fused CG state on the cuda backend (combined across the fake processes f unless NULL). */
+static void side_make(ks_side *S, gs_int n, double *const data[5], fake_ranks *f)
 {
-    GS_ASSERT_OK(gs_ks_create(C, &S->ks));
+    ks_side_make(S, C, n, data);
     if (f) GS_ASSERT_OK(gs_backend_cuda_ks_combine(S->ks, f->nranks, fake_gather, f));
-    S->x = vec_from(C, n, data[0]);
-    S->r = vec_from(C, n, data[1]);
-    S->p = vec_from(C, n, data[2]);
-    S->q = vec_from(C, n, data[3]);
-    S->z = vec_from(C, n, data[4]);
-}
-
-static void side_free(side *S)
-{
-    gs_ks_destroy(&S->ks);
-    gs_vec_destroy(&S->x);
-    gs_vec_destroy(&S->r);
-    gs_vec_destroy(&S->p);
-    gs_vec_destroy(&S->q);
-    gs_vec_destroy(&S->z);
 }
 
 /* Iterations it and it + 1 of fused CG (with or without z), q = p + small: p'q > 0. */
-static void two_iterations(side *S, int it, bool with_pc, const gs_ks_start *start, gs_krec rec[2])
+static void two_iterations(ks_side *S, int it, bool with_pc, const gs_ks_start *start, gs_krec rec[2])
 {
     GS_ASSERT_OK(gs_ks_begin(S->ks, it, start));
     for (int k = 0; k < 2; k++) {
@@ -107,7 +88,7 @@ static void test_combined_equals_plain(void **state)
                     d[4][i] = 1.5 * d[1][i] + 0.1 * d[4][i];
                 }
                 fake_ranks f = {mode ? 2 : 3, mode ? 0 : 1, mode == 1, zeros, 0, 0};
-                side P = {0}, X = {0};
+                ks_side P = {0}, X = {0};
                 side_make(&P, n, d, NULL);
                 side_make(&X, n, d, &f);
                 const gs_ks_start start = {1e-3, 1e-300, INFINITY, 0, 0, INFINITY};
@@ -131,8 +112,8 @@ static void test_combined_equals_plain(void **state)
                 expect_same_vec(X.x, P.x, "x");
                 expect_same_vec(X.r, P.r, "r");
                 expect_same_vec(X.p, P.p, "p");
-                side_free(&P);
-                side_free(&X);
+                ks_side_free(&P);
+                ks_side_free(&X);
                 for (int k = 0; k < 5; k++) gs_free(&d[k]);
             }
     }
@@ -148,7 +129,7 @@ static void test_combined_stop(void **state)
     double *d[5];
     for (int k = 0; k < 5; k++) d[k] = rand_array(n, 40 + (uint64_t)k);
     fake_ranks f = {3, 2, false, zeros, 0, 0};
-    side X = {0};
+    ks_side X = {0};
     side_make(&X, n, d, &f);
     GS_ASSERT_OK(gs_vec_scale(X.q, 0.0));
     const gs_ks_start start = {1.0, 1e-300, INFINITY, 0, 0, INFINITY};
@@ -165,7 +146,7 @@ static void test_combined_stop(void **state)
     assert_memory_equal(r, d[1], (size_t)n * sizeof(double));
     gs_free(&x);
     gs_free(&r);
-    side_free(&X);
+    ks_side_free(&X);
     for (int k = 0; k < 5; k++) gs_free(&d[k]);
     gs_vec_destroy(&zeros);
 }
@@ -186,13 +167,13 @@ static void test_combined_rr_alone_and_converged(void **state)
     }
     for (int conv = 0; conv < 2; conv++) {
         fake_ranks f = {3, 0, false, zeros, 0, 0};
-        side P = {0}, X = {0};
+        ks_side P = {0}, X = {0};
         side_make(&P, n, d, NULL);
         side_make(&X, n, d, &f);
         const gs_ks_start start = {1e-3, conv ? 1e300 : 1e-300, INFINITY, 0, 0, INFINITY};
         gs_krec pr, xr;
         for (int k = 0; k < 2; k++) {
-            side *S = k ? &X : &P;
+            ks_side *S = k ? &X : &P;
             GS_ASSERT_OK(gs_ks_begin(S->ks, 5, &start));
             GS_ASSERT_OK(gs_ks_cg_pq(S->ks, 5, S->p, S->q));
             GS_ASSERT_OK(gs_ks_cg_update(S->ks, 5, S->x, S->r, S->p, S->q, false));
@@ -208,8 +189,8 @@ static void test_combined_rr_alone_and_converged(void **state)
         assert_true(xr.rnorm == pr.rnorm && xr.value == pr.value);
         expect_same_vec(X.x, P.x, "x");
         expect_same_vec(X.p, P.p, "p");
-        side_free(&P);
-        side_free(&X);
+        ks_side_free(&P);
+        ks_side_free(&X);
     }
     for (int k = 0; k < 5; k++) gs_free(&d[k]);
     gs_vec_destroy(&zeros);
