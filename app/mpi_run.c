@@ -20,6 +20,7 @@
 #include "app/run.h"
 #include "app/system.h"
 #include "core/mem.h"
+#include "core/signal.h"
 #include "core/threads.h"
 #include "dist/job.h"
 #include "io/mmio.h"
@@ -134,7 +135,7 @@ static gs_status report_run(mpi_run *r, gs_report *rep, gs_strategy_result *sr)
 /* Rank 0: the solution and history files when the solve ran. */
 static gs_status write_outputs(mpi_run *r, gs_report *rep, const char *path)
 {
-    if (!r->job.att.solved || r->rank != 0) return GS_OK;
+    if (!r->job.att.solved || r->rank != 0 || r->job.interrupted) return GS_OK; /* interrupted: nothing */
     if (path[0]) {
         GS_CALL(gs_mm_write_vector(path, r->job.dist.n_global, r->x));
         GS_CALL(gs_report_string(rep, "output.solution", path));
@@ -212,6 +213,10 @@ int gs_app_mpi_run(const gs_app_opts *o, const gs_config *cfg)
     } else {
         code = gs_dist_job_exit_code(&r.job);
         if (r.rank == 0) code = print_report(&r, rep, &sr, code, t_start);
+        if (r.rank == 0 && r.job.interrupted)
+            fprintf(stderr, "gpusolve: interrupted by %s after %d iterations; nothing written\n",
+                    gs_interrupt_signal() ? gs_interrupt_name(gs_interrupt_signal()) : "a signal to another rank",
+                    r.job.att.res.iterations);
         int c = code; /* rank 0's printing may fail: its code is the job's */
         MPI_Bcast(&c, 1, MPI_INT, 0, MPI_COMM_WORLD);
         code = c;

@@ -37,6 +37,7 @@ static _Thread_local struct {
     bool (*poll)(const void *ctx);
     const void *ctx;
     const char *name;
+    bool exclusive; /* gs_interrupt_watch_agreed: the signal flag is read by poll only */
 } watch;
 
 void gs_interrupt_watch(bool (*poll)(const void *ctx), const void *ctx, const char *name)
@@ -44,17 +45,30 @@ void gs_interrupt_watch(bool (*poll)(const void *ctx), const void *ctx, const ch
     watch.poll = poll;
     watch.ctx = ctx;
     watch.name = name ? name : "an interrupt request";
+    watch.exclusive = false;
 }
 
-bool gs_interrupt_requested(void) { return interrupted != 0 || (watch.poll && watch.poll(watch.ctx)); }
+void gs_interrupt_watch_agreed(bool (*poll)(const void *ctx), const void *ctx, const char *name)
+{
+    gs_interrupt_watch(poll, ctx, name);
+    watch.exclusive = poll != NULL;
+}
+
+bool gs_interrupt_requested(void)
+{
+    if (watch.exclusive) return watch.poll(watch.ctx);
+    return interrupted != 0 || (watch.poll && watch.poll(watch.ctx));
+}
 
 const char *gs_interrupt_cause(void)
 {
     static _Thread_local char buf[32];
+    /* agreed: asked only after a stop (poll is collective: it is not called here) */
     if (interrupted) {
         snprintf(buf, sizeof buf, "signal %d", (int)interrupted);
         return buf;
     }
+    if (watch.exclusive) return watch.name;
     return watch.poll && watch.poll(watch.ctx) ? watch.name : "";
 }
 int gs_interrupt_signal(void) { return (int)interrupted; }

@@ -28,6 +28,11 @@ const char *gs_interrupt_name(int sig);
  * one is set, gs_interrupt_requested() is also true when poll(ctx) is. poll must be cheap and safe to call
  * once per iteration; name says what stopped the work ("gpusolve_interrupt"). poll NULL: none. */
 void gs_interrupt_watch(bool (*poll)(const void *ctx), const void *ctx, const char *name);
+/* The same, exclusive (ranks of a distributed solve): while set, gs_interrupt_requested() answers poll(ctx)
+ * alone and the signal flag is not read directly, so that ranks a signal reached at different moments
+ * stop together: poll reads gs_interrupt_signal() itself and agrees with the other ranks (it may be
+ * collective: gs_interrupt_cause() does not call it). */
+void gs_interrupt_watch_agreed(bool (*poll)(const void *ctx), const void *ctx, const char *name);
 /* What stopped the work, for messages: "signal N" for a signal, else the watch's name ("" when nothing
  * did). */
 const char *gs_interrupt_cause(void);

@@ -15,6 +15,7 @@
 #include "core/csr_stats.h"
 #include "core/json.h"
 #include "core/mem.h"
+#include "core/signal.h"
 #include "dist/pc_dist.h"
 
 /* 64-bit FNV-1a of the values of every key outside device.* (each rank may drive its own device) and
@@ -289,6 +290,28 @@ static gs_status residuals(gs_dist_job *j, double r0)
     return GS_OK;
 }
 
+/* The solve's interrupt, agreed over the ranks (see gs_dist_job_solve): polled once per iteration, at
+ * the same iterations on every rank (their norms are the same), so the reduction is collective. */
+typedef struct agreed_stop {
+    MPI_Comm comm;
+    long polls;
+    bool stop;
+    const atomic_int *request;
+} agreed_stop;
+
+static bool agreed_interrupt(const void *ctx)
+{
+    agreed_stop *a = (agreed_stop *)ctx;
+    if (a->stop) return true;
+    if (a->polls++ % GS_DIST_INTERRUPT_EVERY != 0) return false;
+    int mine = gs_interrupt_signal() != 0 ||
+               (a->request && atomic_load_explicit(a->request, memory_order_relaxed) != 0),
+        any = 0;
+    if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, a->comm) != MPI_SUCCESS) return false;
+    a->stop = any != 0;
+    return a->stop;
+}
+
 gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, double *x)
 {
     gs_status st = GS_OK;
@@ -298,9 +321,14 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
     a->r0norm_original = r0;
     gs_ksp_set_monitor(j->ksp, fn, ctx);
     gs_backend_mpi_stats_reset(j->be);
+    agreed_stop ag = {j->comm, 0, false, j->interrupt_request};
+    gs_interrupt_watch_agreed(agreed_interrupt, &ag,
+                              j->interrupt_request ? "gpusolve_interrupt" : "a signal to another rank");
     t = gs_wtime();
     st = gs_ksp_solve(j->ksp, j->M, j->pc, j->vb, j->vx, &a->res);
     a->time_solve = gs_wtime() - t;
+    gs_interrupt_watch(NULL, NULL, NULL);
+    j->interrupted = ag.stop;
     gs_ksp_set_monitor(j->ksp, NULL, NULL);
     GS_CALL(gs_dist_agree(j->comm, st));
     gs_backend_mpi_stats(j->be, &j->solve_stats); /* the solve's: before the timed applications below */

@@ -9,6 +9,7 @@
 #define GS_DIST_JOB_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 
 #include "api/strategy.h"
 #include "cfg/config.h"
@@ -39,6 +40,8 @@ typedef struct gs_dist_job {
     gs_mpi_stats solve_stats; /* communication during the last solve */
     double time_distribute; /* partition, scatter of the rows, operator and vectors */
     double time_pc_apply;  /* one application, measured by the first solve (< 0 before) */
+    const atomic_int *interrupt_request; /* besides signals, a request that interrupts solves (NULL: none) */
+    bool interrupted;                    /* the ranks agreed to stop the last solve */
 } gs_dist_job;
 
 /* The job of the configuration `user` (copied) on comm's ranks, checked for what distributes: no sweep
@@ -65,7 +68,12 @@ gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A);
 gs_status gs_dist_job_load(gs_dist_job *j, const double *b, const double *x0);
 /* The Krylov solve of the loaded system, fn(ctx, iteration, ||r||) called on this rank at every iteration
  * (fn NULL: none; every rank sees the same norms); the true residual ||b - A x||; the solution gathered
- * into x on rank 0 (n_global entries; ignored elsewhere). Fills att's solve part. Collective. */
+ * into x on rank 0 (n_global entries; ignored elsewhere). Fills att's solve part. Collective.
+ * Interrupts are agreed: every GS_DIST_INTERRUPT_EVERY iterations the ranks reduce "a SIGINT/SIGTERM
+ * arrived here, or *interrupt_request is set", and all stop at the same iteration once any rank says so
+ * (reason GS_DIVERGED_INTERRUPTED, interrupted set); a rank never stops on its own signal alone, which
+ * would leave the others waiting in a reduction. */
+#define GS_DIST_INTERRUPT_EVERY 4
 gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, double *x);
 /* The exit code of the outcome in att (the same on every rank). */
 int gs_dist_job_exit_code(const gs_dist_job *j);

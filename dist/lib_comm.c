@@ -17,9 +17,6 @@
 #include "core/signal.h"
 #include "dist/job.h"
 
-/* Iterations between two agreements on gpusolve_interrupt's requests (one reduction each). */
-#define INTERRUPT_EVERY 4
-
 typedef struct lib_comm {
     MPI_Comm comm; /* the caller's, duplicated */
     int rank, size;
@@ -28,8 +25,6 @@ typedef struct lib_comm {
     bool built;    /* job set up for the current matrix and configuration (ready, or its setup failed) */
     bool unsolved; /* built by gpusolve_setup, not solved yet */
     bool refactored; /* took new values of its pattern since its last solve */
-    long polls;    /* of the running solve's interrupt checks */
-    bool stop;     /* the ranks agreed to stop the running solve */
     char par_text[400];
 } lib_comm;
 
@@ -191,20 +186,6 @@ static int comm_setup(gpusolve_solver *s)
     return gs_lib_succeed(s);
 }
 
-/* gpusolve_interrupt's requests on any rank, agreed every INTERRUPT_EVERY checks: the Krylov methods
- * check at the same iterations on every rank (their norms are the same), so the reduction is collective. */
-static bool agreed_interrupt(const void *ctx)
-{
-    gpusolve_solver *s = (gpusolve_solver *)ctx;
-    lib_comm *c = COMM(s);
-    if (c->stop) return true;
-    if (c->polls++ % INTERRUPT_EVERY != 0) return false;
-    int mine = atomic_load_explicit(&s->interrupt, memory_order_relaxed) != 0, any = 0;
-    if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, c->comm) != MPI_SUCCESS) return false;
-    c->stop = any != 0;
-    return c->stop;
-}
-
 /* The solution (n entries, rank 0's x) also into the x of every other rank that passed one. */
 static gs_status share_solution(lib_comm *c, double *x)
 {
@@ -225,14 +206,11 @@ static gs_status share_solution(lib_comm *c, double *x)
 /* The loaded system solved with the monitor and the agreed interrupt, the solution shared. */
 static gs_status solve_loaded(gpusolve_solver *s, lib_comm *c, double *x)
 {
-    c->polls = 0;
-    c->stop = false;
-    gs_interrupt_watch(agreed_interrupt, s, "gpusolve_interrupt");
+    c->job.interrupt_request = &s->interrupt; /* agreed over the ranks with their signals */
     gs_status st = gs_dist_job_solve(&c->job, s->monitor, s->monitor_ctx, c->rank == 0 ? x : NULL);
-    gs_interrupt_watch(NULL, NULL, NULL);
     c->unsolved = false;
     if (st == GS_OK) st = share_solution(c, x);
-    if (c->stop) atomic_store(&s->interrupt, 0); /* the request was taken */
+    if (c->job.interrupted) atomic_store(&s->interrupt, 0); /* the request was taken */
     return st;
 }
 

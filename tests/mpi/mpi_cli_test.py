@@ -5,14 +5,17 @@ the one-process RAS with P parts, subdomain sizes included; a rank without rows;
 couplings between parts; a zero pivot in one rank's block or subdomain ends every rank with the
 numerical-failure exit code and one report whose message names the row as the input numbers it (as one
 process does); an unreadable file and an unsupported option end every rank with one message and their
-exit code; the report names the transport (MPI without GPUs or when asked, refusing NCCL on the host).
+exit code; the report names the transport (MPI without GPUs or when asked, refusing NCCL on the host); a
+SIGINT or SIGTERM to one rank alone stops every rank at the same iteration with exit 6 and nothing written.
 
 usage: mpi_cli_test.py GPUSOLVE MPIEXEC [SKIP-REASON]"""
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -149,6 +152,59 @@ def row_names(gpusolve, mpiexec, tmp):
         s = single(gpusolve, [m] + base + one_sets + ["-s", "solver.fallback=none"])
         one = failure_detail(s, label + " (one process)")
         check(named in one, f"{label}: one process names another row: {one}")
+
+
+def rank_pids(token):
+    """The pids of the processes whose command line holds token (the ranks of one run), lowest first."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if token.encode() in argv and not any(b"mpirun" in a or b"mpiexec" in a or b"orterun" in a for a in argv[:1]):
+            pids.append(int(d))
+    return sorted(pids)
+
+
+def interrupt_one_rank(gpusolve, mpiexec, tmp, which, sig):
+    """SIGINT or SIGTERM to one rank alone in the middle of a long solve: every rank stops at the same
+    iteration (the ranks agree on interrupts), exit 6 everywhere, one message, nothing written, no hang."""
+    label = f"{signal.Signals(sig).name} to rank pid #{which}"
+    out = os.path.join(tmp, f"x_int{which}.mtx")
+    token = f"system.seed={4711 + which}"  # marks this run's ranks in /proc
+    cmd = [mpiexec, "-np", "2", gpusolve, "gen:poisson3d:40", "-s", "solver.type=cg", "-s",
+           "preconditioner.type=none", "-s", "solver.rtol=1e-300", "-s", "solver.max_iterations=10000000", "-s",
+           "solver.stagnation_window=0", "-s", token, "--monitor=20", "--json", "-o", out]
+    p = subprocess.Popen(cmd, env=mpitest.environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids, t0 = [], time.time()
+    while len(pids) < 2 and time.time() - t0 < 60 and p.poll() is None:
+        time.sleep(0.2)
+        pids = rank_pids(token)
+    time.sleep(2.0)  # into the solve (setup takes well under this on 64,000 rows)
+    if len(pids) == 2 and p.poll() is None:
+        os.kill(pids[which], sig)
+    try:
+        stdout, stderr = p.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        stdout, stderr = p.communicate()
+        check(False, f"{label}: the ranks hung after one was interrupted")
+        return
+    check(len(pids) == 2, f"{label}: found ranks {pids}")
+    check(p.returncode == 6, f"{label}: exit {p.returncode} (expected 6): {stderr[-500:]}")
+    msgs = [l for l in stderr.splitlines() if l.startswith("gpusolve:")]
+    check(len(msgs) == 1 and "interrupted by" in msgs[0] and "nothing written" in msgs[0],
+          f"{label}: messages {msgs}")
+    objs = [l for l in stdout.splitlines() if l.strip().startswith("{")]
+    check(len(objs) == 1, f"{label}: {len(objs)} JSON objects")
+    if len(objs) == 1:
+        r = json.loads(objs[0])
+        check(r["solve"]["reason"] == "diverged_interrupted" and r["exit_code"] == 6, f"{label}: {r['solve']}")
+    check(not os.path.exists(out), f"{label}: the solution was written")
 
 
 def equivalence(gpusolve, mpiexec, tmp, matrix, np, mpi_sets, single_sets, label, same_keys=()):
@@ -300,6 +356,9 @@ def main():
         else:
             check(False, "history: a file is missing")
         check(not [f for f in os.listdir(tmp) if ".tmp." in f], f"history: temporary files left: {os.listdir(tmp)}")
+        # a signal to one rank only (rank 0 or the other): all stop together
+        interrupt_one_rank(gpusolve, mpiexec, tmp, 0, signal.SIGINT)
+        interrupt_one_rank(gpusolve, mpiexec, tmp, 1, signal.SIGTERM)
         # text report: one report, from rank 0, with its parallel line
         p = mpitest.run(mpiexec, 2, [gpusolve, "gen:poisson2d:12"])
         check(p.returncode == 0 and p.stdout.count("parallel ") == 1 and p.stdout.count("reason=") == 1,
