@@ -10,18 +10,25 @@
 # between GPUs), and the per-iteration efficiency t_1 / (P t_P) against the run on one process of the
 # same problem and method.
 #
-#   bench/mpi_scaling.sh BUILD_DIR [--small] [P ...]     # P defaults to 1 2 4; --small: tiny problems
+#   bench/mpi_scaling.sh BUILD_DIR [--small] [--set KEY=VALUE ...] [P ...]
+#     P defaults to 1 2 4; --small: tiny problems; --set: a key for every run (e.g.
+#     preconditioner.partition=contiguous)
 #
 # Needs BUILD_DIR/gpusolve built with MPI and mpirun on the PATH; as root, mpirun gets --allow-run-as-root.
 # docs/performance.md records a run.
 set -uo pipefail
-build=${1:?usage: bench/mpi_scaling.sh BUILD_DIR [--small] [P ...]}
+build=${1:?usage: bench/mpi_scaling.sh BUILD_DIR [--small] [--set KEY=VALUE ...] [P ...]}
 shift
 small=0
 if [ "${1:-}" = "--small" ]; then
   small=1
   shift
 fi
+sets=()
+while [ "${1:-}" = "--set" ]; do
+  sets+=(-s "${2:?--set needs KEY=VALUE}")
+  shift 2
+done
 Ps=${*:-1 2 4}
 G=$build/gpusolve
 [ -x "$G" ] || { echo "mpi_scaling.sh: $G not built" >&2; exit 2; }
@@ -45,7 +52,7 @@ run() { # KIND P MATRIX SOLVER PC
   local cmd=("$G")
   [ "$p" -gt 1 ] && cmd=("${launch[@]}" -np "$p" "$G")
   "${cmd[@]}" "$m" --json -s solver.type="$s" -s preconditioner.type="$pc" -s solver.fallback=none \
-    -s system.rhs=Ax "${extra[@]}" 2>/dev/null | python3 -c "
+    -s system.rhs=Ax "${extra[@]}" "${sets[@]}" 2>/dev/null | python3 -c "
 import json, sys
 line = sys.stdin.readline()
 try:

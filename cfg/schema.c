@@ -79,7 +79,11 @@ const gs_cfg_key gs_cfg_schema[] = {
             "(0: no pivoting, ILUT)"),
     BOOL_KEY("preconditioner.milu", "false",
              "ILU(0)/ILU(k)/ILUT/ILUTP on the host: add each row's dropped fill to its diagonal (modified ILU)"),
-    INT_KEY("preconditioner.blocks", "16", 1, 100000000, "BILU/BILUT/RAS: number of METIS parts"),
+    INT_KEY("preconditioner.blocks", "16", 1, 100000000, "BILU/BILUT/RAS: number of parts"),
+    CHOICE_KEY("preconditioner.partition", "metis", "metis|contiguous",
+               "how BILU/BILUT/RAS parts and MPI ranks split the rows: metis (k-way partition of the graph of "
+               "A + A'), contiguous (consecutive row ranges of equal size, PETSc's default layout: no partitioning "
+               "work; for matrices numbered locally, e.g. grids in natural order)"),
     INT_KEY("preconditioner.overlap", "1", 0, 1000, "RAS: layers of graph neighbours added to each part"),
     CHOICE_KEY("preconditioner.local", "iluk", "iluk|ilut|parilu",
                "RAS: factorization of each extended subdomain"),

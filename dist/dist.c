@@ -54,12 +54,13 @@ void gs_dist_free(gs_dist *d)
 }
 
 /* Rank 0: the parts, the new numbering (perm: new -> old, inew: old -> new) and each rank's range. */
-static gs_status partition(const gs_csr *A, int size, int seed, gs_int *displs, gs_int *perm, gs_int *inew)
+static gs_status partition(const gs_csr *A, int size, gs_partition_kind kind, int seed, gs_int *displs, gs_int *perm,
+                           gs_int *inew)
 {
     gs_status st = GS_OK;
     gs_int *part = NULL, n = A->nrows;
     GS_TRY(GS_MALLOC(part, n + 1));
-    GS_TRY(gs_partition_kway(A, size, seed, part));
+    GS_TRY(gs_partition(A, size, kind, seed, part));
     for (int r = 0; r <= size; r++) displs[r] = 0;
     for (gs_int i = 0; i < n; i++) displs[part[i] + 1]++;
     for (int r = 0; r < size; r++) displs[r + 1] += displs[r];
@@ -273,7 +274,7 @@ static gs_status diagonal_block(const gs_csr *L, gs_int n, gs_csr *D)
     return GS_OK;
 }
 
-gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
+gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, gs_partition_kind kind, int seed, gs_dist *d)
 {
     gs_status st = GS_OK;
     int *cnt = NULL, *dsp = NULL, *mylen = NULL;
@@ -294,7 +295,7 @@ gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d)
                                                 (int)A->nrows, (int)A->ncols);
         if (st == GS_OK) st = GS_MALLOC(d->perm, A->nrows + 1);
         if (st == GS_OK) st = GS_MALLOC(inew, A->nrows + 1);
-        if (st == GS_OK) st = partition(A, P, seed, d->displs, d->perm, inew);
+        if (st == GS_OK) st = partition(A, P, kind, seed, d->displs, d->perm, inew);
         if (st == GS_OK) st = pack_rows(A, d->perm, inew, d->displs, P, &pk);
     }
     if (st == GS_OK) st = GS_MALLOC(cnt, P);

@@ -1,6 +1,6 @@
 /* A matrix distributed over the ranks of a communicator. Rank 0 holds the whole matrix; its rows are
- * split into P = size parts by the METIS k-way partition that preconditioner.blocks = P uses on one
- * process (gs_partition_kway with the same seed), part r going to rank r. Rows are numbered part by part
+ * split into P = size parts by the partition that preconditioner.blocks = P uses on one process
+ * (gs_partition with the same kind and seed: METIS k-way, or contiguous ranges), part r going to rank r. Rows are numbered part by part
  * ("new" numbering: rank r owns new rows displs[r] .. displs[r+1]-1, in their original order), and each
  * rank numbers its own rows first, then the off-rank columns its rows reference (the halo). Every call
  * here is collective: all ranks make it, and a failure on any rank is a failure on all (gs_dist_agree). */
@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "core/csr.h"
+#include "precond/ordering.h"
 #include "dist/backend_mpi.h"
 
 #ifdef __cplusplus
@@ -34,9 +35,9 @@ typedef struct gs_dist {
  * holds the same message and rank 0 can print it. A rank that fails must still call it. */
 gs_status gs_dist_agree(MPI_Comm comm, gs_status st);
 
-/* Distribute A (rank 0's; square with sorted rows; ignored elsewhere) over comm's ranks; seed is METIS's
- * (preconditioner.seed). */
-gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, int seed, gs_dist *d);
+/* Distribute A (rank 0's; square with sorted rows; ignored elsewhere) over comm's ranks, split by kind
+ * (preconditioner.partition); seed is METIS's (preconditioner.seed). */
+gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, gs_partition_kind kind, int seed, gs_dist *d);
 void gs_dist_free(gs_dist *d);
 /* The rank that owns new index c (0 <= c < n_global). */
 int gs_dist_owner(const gs_dist *d, gs_int c);

@@ -155,7 +155,8 @@ static gs_status distribute(gs_dist_job *j, const gs_csr *A)
     gs_status st = GS_OK;
     gs_backend *local = NULL;
     const double t = gs_wtime();
-    GS_CALL(gs_dist_create(j->comm, A, (int)gs_config_int(j->cfg, "preconditioner.seed"), &j->dist));
+    GS_CALL(gs_dist_create(j->comm, A, gs_partition_kind_of(gs_config_string(j->cfg, "preconditioner.partition")),
+                           (int)gs_config_int(j->cfg, "preconditioner.seed"), &j->dist));
     const gs_int n = j->dist.halo.n_own;
     /* each step collective: every rank makes it or none goes on */
     st = gs_dist_agree(j->comm, local_backend(j, &local));
@@ -390,7 +391,7 @@ static json_t *parallel_json(const gs_dist_job *j, const double *all, bool ras, 
     }
     if (obj) {
         json_object_set_new(obj, "ranks", json_integer(j->size));
-        json_object_set_new(obj, "partition", json_string("metis"));
+        json_object_set_new(obj, "partition", json_string(gs_config_string(j->cfg, "preconditioner.partition")));
         const char *why = NULL;
         json_object_set_new(obj, "transport", json_string(gs_backend_mpi_transport(j->be, &why)));
         json_object_set_new(obj, "transport_note", json_string(why));

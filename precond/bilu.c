@@ -388,6 +388,7 @@ typedef struct bilu_data {
     gs_blockdiag bd;
     gs_int nparts; /* requested */
     int seed;
+    gs_partition_kind partition; /* preconditioner.partition */
     gs_int nonempty, bmin, bmax, dropped;
     double time_partition;
 } bilu_data;
@@ -401,7 +402,7 @@ static gs_status bilu_symbolic(gs_pc *pc, const gs_csr *A)
 
     double t0 = gs_wtime();
     GS_TRY(GS_MALLOC(part, n));
-    GS_TRY(gs_partition_kway(A, d->nparts, d->seed, part));
+    GS_TRY(gs_partition(A, d->nparts, d->partition, d->seed, part));
     d->time_partition = gs_wtime() - t0;
 
     /* Part ids lie below min(nparts, n) (nparts >= n gives part[i] = i). Counting sort, stable: rows
@@ -465,6 +466,7 @@ static void bilu_view(const gs_pc *pc, gs_report *rep)
 {
     const bilu_data *d = pc->data;
     gs_report_int(rep, "preconditioner.blocks", d->nparts);
+    gs_report_string(rep, "preconditioner.partition", gs_partition_kind_name(d->partition));
     gs_report_int(rep, "preconditioner.blocks_nonempty", d->nonempty);
     gs_report_int(rep, "preconditioner.block_size_min", d->bmin);
     gs_report_int(rep, "preconditioner.block_size_max", d->bmax);
@@ -489,6 +491,7 @@ static gs_status bilu_create(gs_pc *pc, gs_block_local local, const char *name)
     GS_TRY(gs_blockdiag_init(&d->bd, pc->cfg, local, name));
     d->nparts = (gs_int)gs_config_int(pc->cfg, "preconditioner.blocks");
     d->seed = (int)gs_config_int(pc->cfg, "preconditioner.seed");
+    d->partition = gs_partition_kind_of(gs_config_string(pc->cfg, "preconditioner.partition"));
     pc->data = d;
     pc->ops = &bilu_ops;
     return GS_OK;

@@ -213,6 +213,33 @@ cleanup:
     return st;
 }
 
+gs_partition_kind gs_partition_kind_of(const char *name)
+{
+    return name && strcmp(name, "contiguous") == 0 ? GS_PARTITION_CONTIGUOUS : GS_PARTITION_METIS;
+}
+
+const char *gs_partition_kind_name(gs_partition_kind k)
+{
+    return k == GS_PARTITION_CONTIGUOUS ? "contiguous" : "metis";
+}
+
+/* Rows in consecutive ranges: row i in part floor(i nparts / n). */
+static void contiguous_parts(gs_int n, gs_int nparts, gs_int *part)
+{
+    for (gs_int i = 0; i < n; i++) part[i] = (gs_int)(((int64_t)i * nparts) / n);
+}
+
+gs_status gs_partition(const gs_csr *A, gs_int nparts, gs_partition_kind kind, int seed, gs_int *part)
+{
+    if (kind != GS_PARTITION_CONTIGUOUS) return gs_partition_kway(A, nparts, seed, part);
+    GS_CALL(check_square(A, "contiguous partition"));
+    if (!part) return GS_ERROR(GS_ERR_ARG, "contiguous partition: the output part array is NULL");
+    if (nparts < 1)
+        return GS_ERROR(GS_ERR_ARG, "contiguous partition: %d parts requested; at least 1 is needed", (int)nparts);
+    contiguous_parts(A->nrows, nparts, part);
+    return GS_OK;
+}
+
 gs_status gs_partition_kway(const gs_csr *A, gs_int nparts, int seed, gs_int *part)
 {
     gs_status st = GS_OK;
@@ -235,7 +262,7 @@ gs_status gs_partition_kway(const gs_csr *A, gs_int nparts, int seed, gs_int *pa
 
     GS_TRY(gs_csr_symmetric_graph(A, &G));
     if (G.nnz == 0) { /* no edges: METIS has nothing to cut; split 0..n-1 into contiguous ranges */
-        for (gs_int i = 0; i < n; i++) part[i] = (gs_int)(((int64_t)i * nparts) / n);
+        contiguous_parts(n, nparts, part);
         goto cleanup;
     }
 

@@ -20,6 +20,15 @@ gs_status gs_nd(const gs_csr *A, gs_int *perm);
 /* METIS k-way partition of the symmetrized graph of A: part[i] in [0, nparts). nparts == 1 or
  * nparts >= n handled without METIS. Deterministic for a given seed. */
 gs_status gs_partition_kway(const gs_csr *A, gs_int nparts, int seed, gs_int *part);
+/* How BILU/BILUT/RAS blocks and MPI ranks split the rows (preconditioner.partition). */
+typedef enum gs_partition_kind { GS_PARTITION_METIS = 0, GS_PARTITION_CONTIGUOUS = 1 } gs_partition_kind;
+/* "metis" or "contiguous" (anything else: METIS). */
+gs_partition_kind gs_partition_kind_of(const char *name);
+const char *gs_partition_kind_name(gs_partition_kind k);
+/* part[i] in [0, nparts): METIS k-way (gs_partition_kway, with seed), or contiguous: row i in part
+ * floor(i nparts / n), so consecutive ranges whose sizes differ by at most one (no partitioning work; parts
+ * past n rows stay empty when nparts > n). */
+gs_status gs_partition(const gs_csr *A, gs_int nparts, gs_partition_kind kind, int seed, gs_int *part);
 /* Grow a vertex set by `layers` layers of neighbours in graph G (symmetric pattern). in: k sorted
  * vertices; out: sorted extended set, *out allocated with gs_malloc, *kout its size. */
 gs_status gs_grow_overlap(const gs_csr *G, gs_int k, const gs_int *in, int layers, gs_int **out, gs_int *kout);

@@ -17,6 +17,7 @@ typedef struct ras_data {
     gs_parilu *par; /* local = "parilu": the extended block-diagonal matrix factored by ParILU sweeps */
     gs_int nparts; /* requested */
     int seed, overlap;
+    gs_partition_kind partition; /* preconditioner.partition */
     gs_int nonempty, smax;
     double savg;
     double time_partition, time_overlap;
@@ -36,7 +37,7 @@ static gs_status ras_symbolic(gs_pc *pc, const gs_csr *A)
 
     double t0 = gs_wtime();
     GS_TRY(GS_MALLOC(part, n));
-    GS_TRY(gs_partition_kway(A, d->nparts, d->seed, part));
+    GS_TRY(gs_partition(A, d->nparts, d->partition, d->seed, part));
     d->time_partition = gs_wtime() - t0;
 
     /* The owned rows of each part, increasing (counting sort by part, stable). */
@@ -167,6 +168,7 @@ static void ras_view(const gs_pc *pc, gs_report *rep)
 {
     const ras_data *d = pc->data;
     gs_report_int(rep, "preconditioner.blocks", d->nparts);
+    gs_report_string(rep, "preconditioner.partition", gs_partition_kind_name(d->partition));
     gs_report_int(rep, "preconditioner.blocks_nonempty", d->nonempty);
     gs_report_int(rep, "preconditioner.overlap", d->overlap);
     gs_report_int(rep, "preconditioner.extended_size", d->bd.next);
@@ -208,6 +210,7 @@ gs_status gs_pc_create_ras(gs_pc *pc)
     if (parilu) GS_TRY(gs_parilu_create(pc->be, pc->cfg, &d->par));
     d->nparts = (gs_int)gs_config_int(pc->cfg, "preconditioner.blocks");
     d->seed = (int)gs_config_int(pc->cfg, "preconditioner.seed");
+    d->partition = gs_partition_kind_of(gs_config_string(pc->cfg, "preconditioner.partition"));
     d->overlap = (int)gs_config_int(pc->cfg, "preconditioner.overlap");
     pc->data = d;
     pc->ops = &ras_ops;

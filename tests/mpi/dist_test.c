@@ -244,7 +244,7 @@ static void run_case(int k)
     gs_vector *vx = NULL, *vy = NULL;
     gs_mvec *V = NULL;
     if (make_matrix(k, &A) != GS_OK) abort();
-    if (gs_dist_create(MPI_COMM_WORLD, &A, 1, &d) != GS_OK) {
+    if (gs_dist_create(MPI_COMM_WORLD, &A, GS_PARTITION_METIS, 1, &d) != GS_OK) {
         CHECK(0, "case %d: distribution failed: %s", k, gs_error_message());
         return;
     }

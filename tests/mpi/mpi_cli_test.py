@@ -6,7 +6,8 @@ couplings between parts; a zero pivot in one rank's block or subdomain ends ever
 numerical-failure exit code and one report whose message names the row as the input numbers it (as one
 process does); an unreadable file and an unsupported option end every rank with one message and their
 exit code; the report names the transport (MPI without GPUs or when asked, refusing NCCL on the host); a
-SIGINT or SIGTERM to one rank alone stops every rank at the same iteration with exit 6 and nothing written.
+SIGINT or SIGTERM to one rank alone stops every rank at the same iteration with exit 6 and nothing written;
+preconditioner.partition = contiguous gives the ranks the one-process contiguous parts.
 
 usage: mpi_cli_test.py GPUSOLVE MPIEXEC [SKIP-REASON]"""
 import json
@@ -264,6 +265,21 @@ def main():
         equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:25", 2,
                     ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2"],
                     ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2"], "cg bilu np2")
+        # contiguous row ranges (preconditioner.partition) instead of METIS parts, block Jacobi and RAS
+        cont = ["-s", "preconditioner.partition=contiguous"]
+        rp = equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:31", 3,
+                         ["-s", "solver.type=gmres", "-s", "preconditioner.type=ilu0"] + cont,
+                         ["-s", "solver.type=gmres", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=3"]
+                         + cont, "gmres ilu0 contiguous np3")
+        if rp:
+            check(rp["parallel"]["partition"] == "contiguous", f"contiguous: parallel.partition {rp['parallel']}")
+            rows = rp["parallel"]["rows"]
+            check(max(rows) - min(rows) <= 1 and sum(rows) == 961, f"contiguous: rows {rows}")
+        ras = ["-s", "solver.type=gmres", "-s", "preconditioner.type=ras", "-s", "preconditioner.overlap=1"] + cont
+        rp = equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:30", 2, ras, ras + ["-s", "preconditioner.blocks=2"],
+                         "gmres ras(1) contiguous np2", RAS_KEYS)
+        if rp:
+            check(rp["preconditioner"].get("partition") == "contiguous", f"contiguous ras: {rp['preconditioner']}")
         # the fused CG through host buffers (on GPUs the default is NCCL where each rank has its own)
         equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:25", 2,
                     ["-s", "solver.type=cg", "-s", "preconditioner.type=bilu", "-s", "preconditioner.blocks=2",

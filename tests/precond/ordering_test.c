@@ -187,6 +187,61 @@ static void test_partition_laplacian_8_parts(void **state)
     gs_free(&part2);
 }
 
+/* preconditioner.partition: "contiguous" gives consecutive ranges whose sizes differ by at most one
+ * (1003 rows, not a multiple of the parts), the same on any matrix of that size, parts past n rows empty;
+ * "metis" is gs_partition_kway; the names round-trip; errors. */
+static void test_partition_contiguous(void **state)
+{
+    (void)state;
+    const gs_int n = 1003;
+    gs_csr A = {0}, B = {0};
+    gs_int *part = NULL, *part2 = NULL;
+    GS_ASSERT_OK(gs_test_laplace2d(17, 59, &A)); /* 1003 rows */
+    path_matrix(n, &B);
+    GS_ASSERT_OK(GS_MALLOC(part, n));
+    GS_ASSERT_OK(GS_MALLOC(part2, n));
+    const gs_int nps[] = {1, 2, 3, 7, 32, 1003};
+    for (int t = 0; t < 6; t++) {
+        const gs_int np = nps[t];
+        for (gs_int i = 0; i < n; i++) part[i] = part2[i] = -5;
+        GS_ASSERT_OK(gs_partition(&A, np, GS_PARTITION_CONTIGUOUS, 1, part));
+        GS_ASSERT_OK(gs_partition(&B, np, GS_PARTITION_CONTIGUOUS, 9, part2));
+        assert_memory_equal(part, part2, (size_t)n * sizeof *part); /* the pattern and the seed do not matter */
+        gs_int *count = NULL;
+        GS_ASSERT_OK(GS_CALLOC(count, (size_t)np));
+        for (gs_int i = 0; i < n; i++) {
+            assert_in_range(part[i], 0, np - 1);
+            if (i > 0) assert_true(part[i] == part[i - 1] || part[i] == part[i - 1] + 1);
+            count[part[i]]++;
+        }
+        assert_int_equal(part[0], 0);
+        assert_int_equal(part[n - 1], np - 1);
+        for (gs_int p = 0; p < np; p++) assert_in_range(count[p], n / np, n / np + 1);
+        gs_free(&count);
+    }
+    gs_int small[3];
+    gs_csr C = {0};
+    path_matrix(3, &C);
+    GS_ASSERT_OK(gs_partition(&C, 5, GS_PARTITION_CONTIGUOUS, 1, small)); /* parts 1 and 3 stay empty */
+    assert_int_equal(small[0], 0);
+    assert_int_equal(small[1], 1 * 5 / 3);
+    assert_int_equal(small[2], 2 * 5 / 3);
+    GS_ASSERT_OK(gs_partition(&A, 8, GS_PARTITION_METIS, 1, part));
+    GS_ASSERT_OK(gs_partition_kway(&A, 8, 1, part2));
+    assert_memory_equal(part, part2, (size_t)n * sizeof *part);
+    assert_int_equal(gs_partition_kind_of("contiguous"), GS_PARTITION_CONTIGUOUS);
+    assert_int_equal(gs_partition_kind_of("metis"), GS_PARTITION_METIS);
+    assert_string_equal(gs_partition_kind_name(GS_PARTITION_CONTIGUOUS), "contiguous");
+    assert_string_equal(gs_partition_kind_name(GS_PARTITION_METIS), "metis");
+    GS_ASSERT_FAILS(gs_partition(&A, 0, GS_PARTITION_CONTIGUOUS, 1, part), GS_ERR_ARG, "at least 1");
+    GS_ASSERT_FAILS(gs_partition(&A, 2, GS_PARTITION_CONTIGUOUS, 1, NULL), GS_ERR_ARG, "NULL");
+    gs_csr_free(&A);
+    gs_csr_free(&B);
+    gs_csr_free(&C);
+    gs_free(&part);
+    gs_free(&part2);
+}
+
 static void test_partition_edge_cases(void **state)
 {
     (void)state;
@@ -309,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_rcm_errors),
         cmocka_unit_test(test_partition_laplacian_8_parts),
         cmocka_unit_test(test_partition_edge_cases),
+        cmocka_unit_test(test_partition_contiguous),
         cmocka_unit_test(test_grow_overlap_path),
         cmocka_unit_test(test_grow_overlap_grid_part),
     };
