@@ -87,11 +87,12 @@ static void release(dist_pc *d)
     d->on_devices = false;
 }
 
-/* z = R_own (M^{-1} R r): the overlap entries of r from their owners, the local solve on the subdomain,
- * the owned rows of its solution. Every rank exchanges, also one without rows (it has no partners). On a
- * local backend that is not the host's, r, R_r r, M^{-1} R_r r and z pass through host buffers. */
 static gs_status ras_apply_devices(dist_pc *d, const gs_vector *r, gs_vector *z);
 
+/* z = R_own (M^{-1} R r): the overlap entries of r from their owners, the local solve on the subdomain,
+ * the owned rows of its solution. Every rank exchanges, also one without rows (it has no partners). On a
+ * local backend that is not the host's, r, R_r r, M^{-1} R_r r and z pass through host buffers, unless
+ * the ranks exchange over NCCL (ras_apply_devices). */
 static gs_status ras_apply(dist_pc *d, const gs_vector *r, gs_vector *z)
 {
     if (d->on_devices) return ras_apply_devices(d, r, z);
