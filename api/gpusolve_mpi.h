@@ -38,7 +38,11 @@
  *     error, every rank holds the same error report);
  *   - the monitor is called on every rank that set one, with the same residual norms;
  *   - gpusolve_interrupt on any rank stops the running (or next) gpusolve_solve on every rank within a
- *     few iterations, each with GPUSOLVE_EXIT_INTERRUPTED.
+ *     few iterations, each with GPUSOLVE_EXIT_INTERRUPTED;
+ *   - an error on one rank in the middle of a solve (out of memory, a CUDA error, in the Krylov iteration
+ *     or a reduction of the solve) cannot be agreed on: the other ranks may be waiting for that rank in a
+ *     reduction or on their GPUs. That rank prints "gpusolve: rank R: ..." on stderr and calls MPI_Abort
+ *     on the solver's communicator with the error's exit code, which ends every rank of the job.
  * A communicator of one rank gives a solver of one process, exactly gpusolve_create's. The library calls
  * MPI from the thread that calls it: two threads using solvers over communicators at once need
  * MPI_THREAD_MULTIPLE. */

@@ -665,19 +665,22 @@ gs_status gs_backend_mpi_create_on(MPI_Comm comm, gs_backend *local, gs_backend 
     gs_status st = GS_OK;
     gs_backend *b = NULL;
     mpi_impl *m = NULL;
+    MPI_Comm dup = MPI_COMM_NULL;
     *be = NULL;
-    st = gs_calloc(&b, 1, sizeof *b);
+    /* the collective first: a rank that fails to allocate below must not leave the others in it */
+    st = mpi_status(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+    if (st == GS_OK) st = gs_calloc(&b, 1, sizeof *b);
     if (st == GS_OK) st = gs_calloc(&m, 1, sizeof *m);
     if (st != GS_OK) {
+        if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
         gs_free(&b);
         gs_backend_destroy(&local);
         return st;
     }
-    m->comm = MPI_COMM_NULL;
+    m->comm = dup;
     b->impl = m;
     m->local = local; /* the backend's now: mpi_destroy releases it */
     m->lops = local->ops;
-    GS_TRY(mpi_status(MPI_Comm_dup(comm, &m->comm), "MPI_Comm_dup"));
     GS_TRY(mpi_status(MPI_Comm_rank(m->comm, &m->rank), "MPI_Comm_rank"));
     GS_TRY(mpi_status(MPI_Comm_size(m->comm, &m->size), "MPI_Comm_size"));
     /* The kind stays host whatever the local backend: the entry points that are cuda's alone (streams,

@@ -355,7 +355,7 @@ gs_status gs_dist_scatter(const gs_dist *d, const double *global, double *local)
     gs_status st = GS_OK;
     double *g = NULL;
     int *cnt = NULL, *dsp = NULL;
-    GS_TRY(row_layout(d, &cnt, &dsp, &g));
+    GS_TRY(gs_dist_agree(d->comm, row_layout(d, &cnt, &dsp, &g))); /* no rank left in the collective */
     if (d->rank == 0)
         for (gs_int k = 0; k < d->n_global; k++) g[k] = global[d->perm[k]];
     MPI_TRY(MPI_Scatterv(g, cnt, dsp, MPI_DOUBLE, local, cnt[d->rank], MPI_DOUBLE, 0, d->comm));
@@ -371,7 +371,7 @@ gs_status gs_dist_gather(const gs_dist *d, const double *local, double *global)
     gs_status st = GS_OK;
     double *g = NULL;
     int *cnt = NULL, *dsp = NULL;
-    GS_TRY(row_layout(d, &cnt, &dsp, &g));
+    GS_TRY(gs_dist_agree(d->comm, row_layout(d, &cnt, &dsp, &g))); /* no rank left in the collective */
     MPI_TRY(MPI_Gatherv(local, cnt[d->rank], MPI_DOUBLE, g, cnt, dsp, MPI_DOUBLE, 0, d->comm));
     if (d->rank == 0)
         for (gs_int k = 0; k < d->n_global; k++) global[d->perm[k]] = g[k];

@@ -249,6 +249,20 @@ gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A)
     return gs_dist_agree(j->comm, gs_error_status() == GS_ERR_MEM ? GS_ERR_MEM : GS_OK);
 }
 
+/* A failure inside a phase whose ranks exchange as they go (the Krylov solve, a true residual, the timed
+ * preconditioner applications): the other ranks may be waiting for this one in a reduction or, over NCCL,
+ * on their GPUs, where no agreement can reach them. The rank prints its message and ends every rank
+ * with the failure's exit code. */
+static void abort_ranks(const gs_dist_job *j, gs_status st)
+{
+    const int code = gs_exit_code_for_status(st);
+    fprintf(stderr, "gpusolve: rank %d: %s (every rank ends: MPI_Abort with exit code %d)\n", j->rank,
+            gs_error_message(), code);
+    fflush(stderr);
+    MPI_Abort(j->comm, code);
+    exit(code); /* MPI_Abort does not return */
+}
+
 gs_status gs_dist_job_load(gs_dist_job *j, const double *b, const double *x0)
 {
     gs_status st = GS_OK;
@@ -265,11 +279,13 @@ gs_status gs_dist_job_load(gs_dist_job *j, const double *b, const double *x0)
     st = GS_MALLOC(buf, j->dist.halo.n_own + 1);
     if (st == GS_OK && j->rank == 0 && !x0) st = GS_CALLOC(zero, j->dist.n_global + 1);
     GS_TRY(gs_dist_agree(j->comm, st));
-    GS_TRY(gs_dist_scatter(&j->dist, b, buf));
-    GS_TRY(gs_vec_upload(j->vb, buf));
+    GS_TRY(gs_dist_scatter(&j->dist, b, buf)); /* agreed */
+    st = gs_vec_upload(j->vb, buf);
     GS_TRY(gs_dist_scatter(&j->dist, x0 ? x0 : zero, buf));
-    GS_TRY(gs_vec_upload(j->vx, buf));
-    GS_TRY(gs_vec_nrm2(j->vb, &a->bnorm));
+    if (st == GS_OK) st = gs_vec_upload(j->vx, buf);
+    GS_TRY(gs_dist_agree(j->comm, st));
+    st = gs_vec_nrm2(j->vb, &a->bnorm); /* a reduction: a rank that fails in it cannot agree */
+    if (st != GS_OK) abort_ranks(j, st);
 cleanup:
     gs_free(&buf);
     gs_free(&zero);
@@ -318,7 +334,8 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
     gs_status st = GS_OK;
     gs_attempt *a = &j->att;
     double r0 = 0.0, t = 0.0, *buf = NULL;
-    GS_CALL(gs_true_residual(j->M, j->vb, j->vx, &r0));
+    st = gs_true_residual(j->M, j->vb, j->vx, &r0);
+    if (st != GS_OK) abort_ranks(j, st);
     a->r0norm_original = r0;
     gs_ksp_set_monitor(j->ksp, fn, ctx);
     gs_backend_mpi_stats_reset(j->be);
@@ -331,7 +348,7 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
     gs_interrupt_watch(NULL, NULL, NULL);
     j->interrupted = ag.stop;
     gs_ksp_set_monitor(j->ksp, NULL, NULL);
-    GS_CALL(gs_dist_agree(j->comm, st));
+    if (st != GS_OK) abort_ranks(j, st);
     gs_backend_mpi_stats(j->be, &j->solve_stats); /* the solve's: before the timed applications below */
     a->solved = true;
     if (a->res.detail && a->res.detail[0]) { /* the solver's text copied: the attempt keeps it */
@@ -339,13 +356,14 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
         a->res.detail = a->detail ? a->detail : "";
     }
     gs_status rst = residuals(j, r0); /* collective: every rank computes it */
-    if (st == GS_OK) st = rst;
+    if (rst != GS_OK) abort_ranks(j, rst);
     if (st == GS_OK) st = GS_MALLOC(buf, j->dist.halo.n_own + 1);
     if (st == GS_OK) st = gs_vec_download(j->vx, buf);
     st = gs_dist_agree(j->comm, st); /* the application may exchange: every rank makes it or none */
     if (st == GS_OK && a->res.iterations > 0 && j->time_pc_apply < 0) {
         /* into x (kept in buf): rank 0's time, every rank applying */
-        st = gs_dist_agree(j->comm, gs_pc_apply_time(j->pc, j->vb, j->vx, &j->time_pc_apply));
+        st = gs_pc_apply_time(j->pc, j->vb, j->vx, &j->time_pc_apply);
+        if (st != GS_OK) abort_ranks(j, st);
     }
     if (a->res.iterations > 0) a->time_pc_apply = j->time_pc_apply;
     if (st == GS_OK) st = gs_dist_gather(&j->dist, buf, x);

@@ -14,6 +14,7 @@
 
 #include "core/backend_cuda.h"
 #include "core/mem.h"
+#include "dist/dist.h"
 
 #define TIMING_SLOTS 64 /* operations timed in flight: a slot is read back when it comes round again */
 
@@ -174,16 +175,11 @@ static void identify(gs_backend *local, unsigned char id[ID_BYTES])
 
 /* NCCL connects ranks lazily, on the first operation of each kind between them: about 0.12 s on two
  * H200, which would land in the first solve. One gather and one message between every pair of ranks, of
- * the sizes the solves use, make every connection now, in the setup. */
-static gs_status warm_up(gs_nccl *n)
+ * the sizes the solves use, make every connection now, in the setup. buf: 1 + 2 size doubles. */
+static gs_status warm_up(gs_nccl *n, double *buf)
 {
-    gs_status st = GS_OK;
-    double *buf = NULL; /* [0]: sent; [1 .. size]: gathered; [1 + size ..]: one from each rank */
-    const size_t count = 1 + 2 * (size_t)n->size;
-    GS_TRY(cuda_status(cudaMalloc((void **)&buf, count * sizeof(double)), "cudaMalloc"));
-    GS_TRY(cuda_status(cudaMemsetAsync(buf, 0, count * sizeof(double), n->hstream), "cudaMemsetAsync"));
-    GS_TRY(nccl_status(ncclAllGather(buf, buf + 1, 1, ncclDouble, n->comm, n->hstream), "ncclAllGather"));
-    GS_TRY(nccl_status(ncclGroupStart(), "ncclGroupStart"));
+    NCCL_CALL(ncclAllGather(buf, buf + 1, 1, ncclDouble, n->comm, n->hstream));
+    NCCL_CALL(ncclGroupStart());
     ncclResult_t rc = ncclSuccess;
     for (int r = 0; r < n->size && rc == ncclSuccess; r++)
         if (r != n->rank) {
@@ -191,16 +187,15 @@ static gs_status warm_up(gs_nccl *n)
             if (rc == ncclSuccess) rc = ncclSend(buf, 1, ncclDouble, r, n->comm, n->hstream);
         }
     ncclResult_t end = ncclGroupEnd();
-    GS_TRY(nccl_status(rc, "ncclSend/ncclRecv"));
-    GS_TRY(nccl_status(end, "ncclGroupEnd"));
-    GS_TRY(cuda_status(cudaStreamSynchronize(n->hstream), "cudaStreamSynchronize"));
-cleanup:
-    if (buf) cudaFree(buf);
-    return st;
+    NCCL_CALL(rc);
+    NCCL_CALL(end);
+    CU_CALL(cudaStreamSynchronize(n->hstream));
+    return GS_OK;
 }
 
-/* The streams, events and the communicator of a rank whose ranks all agreed to use NCCL. */
-static gs_status start(gs_nccl *n, gs_backend *local, const ncclUniqueId *uid)
+/* This rank's streams and events, and the warm-up's buffer (zeroed): nothing collective, so that a rank
+ * that fails here fails before any rank enters NCCL. */
+static gs_status prepare(gs_nccl *n, gs_backend *local, double **buf)
 {
     GS_CALL(gs_backend_cuda_make_current(local));
     CU_CALL(cudaStreamCreateWithFlags(&n->hstream, cudaStreamNonBlocking));
@@ -210,8 +205,26 @@ static gs_status start(gs_nccl *n, gs_backend *local, const ncclUniqueId *uid)
         CU_CALL(cudaEventCreate(&n->t0[j]));
         CU_CALL(cudaEventCreate(&n->t1[j]));
     }
-    NCCL_CALL(ncclCommInitRank(&n->comm, n->size, *uid, n->rank));
-    return warm_up(n);
+    const size_t count = 1 + 2 * (size_t)n->size;
+    CU_CALL(cudaMalloc((void **)buf, count * sizeof(double)));
+    CU_CALL(cudaMemsetAsync(*buf, 0, count * sizeof(double), n->hstream));
+    return GS_OK;
+}
+
+/* Whether every rank's ok is set (false also when the reduction fails). */
+static bool all_ranks(MPI_Comm comm, bool ok)
+{
+    int mine = ok, all = 0;
+    return MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all;
+}
+
+/* A step of the start on this rank: its status into why when it failed (ok false), cleared. */
+static bool step_ok(gs_status st, const char *what, char *why, size_t why_len)
+{
+    if (st == GS_OK) return true;
+    snprintf(why, why_len, "NCCL did not start (%s): %s", what, gs_error_message());
+    gs_error_clear();
+    return false;
 }
 
 gs_status gs_nccl_create(MPI_Comm comm, gs_backend *local, const char *want, gs_nccl **out, char *why,
@@ -230,7 +243,7 @@ gs_status gs_nccl_create(MPI_Comm comm, gs_backend *local, const char *want, gs_
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return GS_ERROR(GS_ERR_INTERNAL, "MPI: the communicator of the NCCL transport is not valid");
     identify(local, id);
-    GS_CALL(GS_MALLOC(all, (size_t)size * ID_BYTES));
+    GS_CALL(gs_dist_agree(comm, GS_MALLOC(all, (size_t)size * ID_BYTES))); /* no rank left in the gather */
     if (MPI_Allgather(id, ID_BYTES, MPI_BYTE, all, ID_BYTES, MPI_BYTE, comm) != MPI_SUCCESS)
         GS_FAIL(GS_ERR_INTERNAL, "MPI: gathering the ranks' GPUs failed");
     if (!eligible(all, size, why, why_len)) { /* the same answer on every rank */
@@ -242,28 +255,34 @@ gs_status gs_nccl_create(MPI_Comm comm, gs_backend *local, const char *want, gs_
     /* NVLink SHARP (multicast objects made when the communicator starts) serves large collectives, which
      * this transport never makes, and can take a shared host's GPUs out of service: always off. */
     setenv("NCCL_NVLS_ENABLE", "0", 1);
+    /* Three steps, agreed after each, so that no rank enters a collective another one skipped: this
+     * rank's resources (and rank 0's identity of the communicator); the communicator; the warm-up. */
     ncclUniqueId uid;
     memset(&uid, 0, sizeof uid);
-    int ok = 1, all_ok = 0;
-    if (rank == 0 && ncclGetUniqueId(&uid) != ncclSuccess) ok = 0;
-    if (MPI_Bcast(&uid, (int)sizeof uid, MPI_BYTE, 0, comm) != MPI_SUCCESS ||
-        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        GS_FAIL(GS_ERR_INTERNAL, "MPI: sharing the NCCL communicator's identity failed");
-    if (all_ok) {
-        GS_TRY(GS_CALLOC(n, 1));
+    double *buf = NULL;
+    bool ok = step_ok(GS_CALLOC(n, 1), "memory", why, why_len);
+    if (ok) {
         n->rank = rank;
         n->size = size;
-        gs_status sst = start(n, local, &uid);
-        ok = sst == GS_OK;
-        if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-            GS_FAIL(GS_ERR_INTERNAL, "MPI: agreeing on the NCCL communicator failed");
-        if (!ok) snprintf(why, why_len, "NCCL did not start: %s", gs_error_message());
-        else if (!all_ok) snprintf(why, why_len, "NCCL did not start on another rank");
-        if (sst != GS_OK) gs_error_clear();
-    } else {
-        snprintf(why, why_len, "NCCL did not start: ncclGetUniqueId failed on rank 0");
+        ok = step_ok(prepare(n, local, &buf), "streams and events", why, why_len);
     }
+    if (ok && rank == 0)
+        ok = step_ok(nccl_status(ncclGetUniqueId(&uid), "ncclGetUniqueId"), "identity", why, why_len);
+    if (MPI_Bcast(&uid, (int)sizeof uid, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        ok = step_ok(GS_ERROR(GS_ERR_INTERNAL, "MPI_Bcast failed"), "identity", why, why_len);
+    bool all_ok = all_ranks(comm, ok);
+    if (all_ok) {
+        ok = step_ok(nccl_status(ncclCommInitRank(&n->comm, size, uid, rank), "ncclCommInitRank"), "communicator",
+                     why, why_len);
+        all_ok = all_ranks(comm, ok);
+    }
+    if (all_ok) {
+        ok = step_ok(warm_up(n, buf), "connections", why, why_len);
+        all_ok = all_ranks(comm, ok);
+    }
+    if (buf) cudaFree(buf);
     if (!all_ok) {
+        if (ok) snprintf(why, why_len, "NCCL did not start on another rank");
         gs_nccl_destroy(&n);
         if (required) GS_FAIL(GS_ERR_UNSUPPORTED, "device.transport = \"nccl\" on %d MPI ranks: %s", size, why);
         goto cleanup;
