@@ -65,12 +65,8 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__)
         return 2
-    if len(sys.argv) > 3 and sys.argv[3]:
-        print("mpi_alloc_fail: skipped:", sys.argv[3])
-        return mpitest.SKIP
-    mpiexec = mpitest.launcher(sys.argv[1])
+    mpiexec = mpitest.start("mpi_alloc_fail", sys.argv[1], sys.argv[3] if len(sys.argv) > 3 else "")
     if not mpiexec:
-        print("mpi_alloc_fail: no mpirun: skipped")
         return mpitest.SKIP
     failures = []
     for pc in ("bilu", "ras"):

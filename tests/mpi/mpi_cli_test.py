@@ -244,12 +244,8 @@ def main():
         print(__doc__)
         return 2
     gpusolve = sys.argv[1]
-    if len(sys.argv) > 3 and sys.argv[3]:
-        print("mpi_cli: skipped:", sys.argv[3])
-        return mpitest.SKIP
-    mpiexec = mpitest.launcher(sys.argv[2])
+    mpiexec = mpitest.start("mpi_cli", sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "")
     if not mpiexec:
-        print("mpi_cli: no mpirun: skipped")
         return mpitest.SKIP
     with tempfile.TemporaryDirectory() as tmp:
         # block Jacobi = BILU with the same parts, 2 and 3 ranks, GMRES and CG

@@ -30,6 +30,18 @@ def launcher(mpiexec):
     return shutil.which("mpirun") or shutil.which("mpiexec")
 
 
+def start(name, mpiexec, skip_reason=""):
+    """The mpirun a test script named `name` uses, or None after printing why it is skipped (the script
+    then exits with SKIP)."""
+    if skip_reason:
+        print(f"{name}: skipped:", skip_reason)
+        return None
+    found = launcher(mpiexec)
+    if not found:
+        print(f"{name}: no mpirun: skipped")
+    return found
+
+
 def run(mpiexec, np, argv, timeout=120):
     cmd = [mpiexec, "-np", str(np)] + list(argv)
     return subprocess.run(cmd, env=environment(), capture_output=True, text=True, timeout=timeout)
