@@ -27,17 +27,13 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/mem.h"
 
-typedef struct {
-    int dx, dy, dz;
-    double w;
-} stencil_point;
-
 /* Number of grid points p for which p + (dx,dy,dz) is still inside the grid: prod_d (n_d - |d|)+. */
-static int64_t stencil_count(gs_int nx, gs_int ny, gs_int nz, const stencil_point *s)
+static int64_t stencil_count(gs_int nx, gs_int ny, gs_int nz, const gs_gen_point *s)
 {
     int64_t cx = (int64_t)nx - (s->dx < 0 ? -s->dx : s->dx);
     int64_t cy = (int64_t)ny - (s->dy < 0 ? -s->dy : s->dy);
@@ -46,9 +42,8 @@ static int64_t stencil_count(gs_int nx, gs_int ny, gs_int nz, const stencil_poin
     return cx * cy * cz;
 }
 
-/* Size checks shared by every generator: positive extents, n and nnz within gs_int. */
-static gs_status check_sizes(const char *name, gs_int nx, gs_int ny, gs_int nz, int npoints,
-                             const stencil_point *st, gs_int *n_out, gs_int *nnz_out)
+/* Size checks shared by every generator: positive extents, n within gs_int (*n_out). */
+static gs_status check_sizes(const char *name, gs_int nx, gs_int ny, gs_int nz, gs_int *n_out)
 {
     if (nx < 1 || ny < 1 || nz < 1)
         return GS_ERROR(GS_ERR_ARG, "%s: grid %d x %d x %d: every extent must be at least 1", name, nx, ny,
@@ -60,124 +55,168 @@ static gs_status check_sizes(const char *name, gs_int nx, gs_int ny, gs_int nz, 
                         "%s: grid %d x %d x %d has %.0f unknowns, more than the 32-bit index limit "
                         "GS_INT_MAX = %d",
                         name, nx, ny, nz, (double)nx * (double)ny * (double)nz, GS_INT_MAX);
-    int64_t n = n2 * (int64_t)nz, nnz = 0;
-    for (int s = 0; s < npoints; s++) nnz += stencil_count(nx, ny, nz, &st[s]);
-    if (nnz > GS_INT_MAX)
-        return GS_ERROR(GS_ERR_ARG,
-                        "%s: grid %d x %d x %d (%lld unknowns) has %lld nonzeros, more than the 32-bit "
-                        "index limit GS_INT_MAX = %d",
-                        name, nx, ny, nz, (long long)n, (long long)nnz, GS_INT_MAX);
-    *n_out = (gs_int)n;
-    *nnz_out = (gs_int)nnz;
+    *n_out = (gs_int)(n2 * (int64_t)nz);
     return GS_OK;
 }
 
-/* A = the constant-coefficient stencil st[0..npoints) (sorted by (dz,dy,dx)) on an nx x ny x nz grid. */
-static gs_status gen_stencil(const char *name, gs_int nx, gs_int ny, gs_int nz, int npoints,
-                             const stencil_point *st, gs_csr *A)
+int64_t gs_gen_stencil_nnz(const gs_gen_stencil *s, gs_int nx, gs_int ny, gs_int nz)
 {
-    gs_int n = 0, nnz = 0;
-    memset(A, 0, sizeof *A);
-    GS_CALL(check_sizes(name, nx, ny, nz, npoints, st, &n, &nnz));
-    GS_CALL(gs_csr_alloc(A, n, n, nnz, true));
+    int64_t nnz = 0;
+    for (int k = 0; k < s->npoints; k++) nnz += stencil_count(nx, ny, nz, &s->pt[k]);
+    return nnz;
+}
 
-    const int64_t sx = 1, sy = nx, sz = (int64_t)nx * ny; /* index strides */
+/* Whether grid point (i, j, k) + the offset of q is inside the grid. */
+static inline bool inside(const gs_gen_point *q, gs_int nx, gs_int ny, gs_int nz, int64_t i, int64_t j, int64_t k)
+{
+    const int64_t ii = i + q->dx, jj = j + q->dy, kk = k + q->dz;
+    return ii >= 0 && ii < nx && jj >= 0 && jj < ny && kk >= 0 && kk < nz;
+}
+
+/* The entries of rows [lo, hi): a count over the rows (a range has no closed form). */
+static int64_t range_nnz(const gs_gen_stencil *s, gs_int nx, gs_int ny, gs_int nz, gs_int lo, gs_int hi)
+{
+    int64_t nnz = 0;
+    const int64_t sz = (int64_t)nx * ny;
+    for (int64_t p = lo; p < hi; p++) {
+        const int64_t k = p / sz, j = (p % sz) / nx, i = p % nx;
+        for (int q = 0; q < s->npoints; q++) nnz += inside(&s->pt[q], nx, ny, nz, i, j, k);
+    }
+    return nnz;
+}
+
+gs_status gs_gen_stencil_rows(const gs_gen_stencil *s, gs_int nx, gs_int ny, gs_int nz, gs_int lo, gs_int hi,
+                              gs_csr *A)
+{
+    gs_int n = 0;
+    memset(A, 0, sizeof *A);
+    GS_CALL(check_sizes(s->name, nx, ny, nz, &n));
+    if (lo < 0 || hi > n || lo > hi)
+        return GS_ERROR(GS_ERR_ARG, "%s: rows %d..%d asked of a matrix of %d rows", s->name, (int)lo, (int)hi - 1,
+                        (int)n);
+    const bool whole = lo == 0 && hi == n;
+    const int64_t nnz = whole ? gs_gen_stencil_nnz(s, nx, ny, nz) : range_nnz(s, nx, ny, nz, lo, hi);
+    if (nnz > GS_INT_MAX)
+        return GS_ERROR(GS_ERR_ARG,
+                        "%s: grid %d x %d x %d: %s %lld rows hold %lld nonzeros, more than the 32-bit index limit "
+                        "GS_INT_MAX = %d (on several MPI ranks with preconditioner.partition = contiguous, every "
+                        "rank makes only its own rows, and the limit holds per rank)",
+                        s->name, nx, ny, nz, whole ? "its" : "these", (long long)(hi - lo), (long long)nnz,
+                        GS_INT_MAX);
+    GS_CALL(gs_csr_alloc(A, hi - lo, n, (gs_int)nnz, true));
+
+    const int64_t sy = nx, sz = (int64_t)nx * ny; /* index strides */
     gs_int *rp = A->rowptr, *ci = A->colind;
     double *v = A->val;
     gs_int pos = 0;
     rp[0] = 0;
-    for (gs_int k = 0; k < nz; k++) {
-        for (gs_int j = 0; j < ny; j++) {
-            for (gs_int i = 0; i < nx; i++) {
-                const int64_t p = i * sx + j * sy + k * sz;
-                for (int s = 0; s < npoints; s++) {
-                    const int64_t ii = (int64_t)i + st[s].dx, jj = (int64_t)j + st[s].dy,
-                                  kk = (int64_t)k + st[s].dz;
-                    if (ii < 0 || ii >= nx || jj < 0 || jj >= ny || kk < 0 || kk >= nz) continue;
-                    ci[pos] = (gs_int)(p + st[s].dx * sx + st[s].dy * sy + st[s].dz * sz);
-                    v[pos] = st[s].w;
-                    pos++;
-                }
-                rp[p + 1] = pos;
-            }
+    for (int64_t p = lo; p < hi; p++) {
+        const int64_t k = p / sz, j = (p % sz) / nx, i = p % nx;
+        for (int q = 0; q < s->npoints; q++) {
+            const gs_gen_point *t = &s->pt[q];
+            if (!inside(t, nx, ny, nz, i, j, k)) continue;
+            ci[pos] = (gs_int)(p + t->dx + t->dy * sy + t->dz * sz);
+            v[pos] = t->w;
+            pos++;
         }
+        rp[p - lo + 1] = pos;
     }
-    if (pos != nnz) { /* stencil_count and the loop disagree: a bug, never bad input */
+    if (pos != nnz) { /* the count and the loop disagree: a bug, never bad input */
         gs_csr_free(A);
-        return GS_ERROR(GS_ERR_INTERNAL, "%s: generated %d entries, expected %d", name, pos, nnz);
+        return GS_ERROR(GS_ERR_INTERNAL, "%s: generated %d entries, expected %lld", s->name, pos, (long long)nnz);
     }
     return GS_OK;
 }
 
-gs_status gs_gen_poisson2d(gs_int nx, gs_int ny, gs_csr *A)
+/* A = the whole stencil matrix on an nx x ny x nz grid. */
+static gs_status gen_stencil(const gs_gen_stencil *s, gs_int nx, gs_int ny, gs_int nz, gs_csr *A)
 {
-    static const stencil_point st[] = {
-        {0, -1, 0, -1.0}, {-1, 0, 0, -1.0}, {0, 0, 0, 4.0}, {1, 0, 0, -1.0}, {0, 1, 0, -1.0},
-    };
-    GS_CALL(gen_stencil("poisson2d", nx, ny, 1, (int)(sizeof st / sizeof st[0]), st, A));
-    return GS_OK;
+    gs_int n = 0;
+    memset(A, 0, sizeof *A);
+    GS_CALL(check_sizes(s->name, nx, ny, nz, &n));
+    return gs_gen_stencil_rows(s, nx, ny, nz, 0, n, A);
 }
 
-gs_status gs_gen_poisson3d(gs_int nx, gs_int ny, gs_int nz, gs_csr *A)
+/* The stencil of the named problem (gs_gen_by_name's names; peclet for convdiff3d). */
+gs_status gs_gen_stencil_of(const char *name, double peclet, gs_gen_stencil *s)
 {
-    static const stencil_point st[] = {
-        {0, 0, -1, -1.0}, {0, -1, 0, -1.0}, {-1, 0, 0, -1.0}, {0, 0, 0, 6.0},
-        {1, 0, 0, -1.0},  {0, 1, 0, -1.0},  {0, 0, 1, -1.0},
-    };
-    GS_CALL(gen_stencil("poisson3d", nx, ny, nz, (int)(sizeof st / sizeof st[0]), st, A));
-    return GS_OK;
-}
-
-gs_status gs_gen_laplace27(gs_int nx, gs_int ny, gs_int nz, gs_csr *A)
-{
-    stencil_point st[27];
-    int m = 0;
-    for (int dz = -1; dz <= 1; dz++)
-        for (int dy = -1; dy <= 1; dy++)
-            for (int dx = -1; dx <= 1; dx++) {
-                st[m].dx = dx;
-                st[m].dy = dy;
-                st[m].dz = dz;
-                st[m].w = (dx == 0 && dy == 0 && dz == 0) ? 26.0 : -1.0;
-                m++;
-            }
-    GS_CALL(gen_stencil("laplace27", nx, ny, nz, m, st, A));
-    return GS_OK;
-}
-
-gs_status gs_gen_convdiff3d(gs_int nx, gs_int ny, gs_int nz, double peclet, gs_csr *A)
-{
-    if (!isfinite(peclet))
-        return GS_ERROR(GS_ERR_ARG, "convdiff3d: Péclet number %g is not a finite number", peclet);
-    /* cell Péclet numbers of the three directions */
-    const double P[3] = {peclet, 0.5 * peclet, 0.25 * peclet};
-    double lo[3], hi[3], diag = 0.0;
-    for (int d = 0; d < 3; d++) {
-        lo[d] = -1.0 - fmax(P[d], 0.0); /* neighbour p - e_d (upwind when the wind is positive) */
-        hi[d] = -1.0 + fmin(P[d], 0.0); /* neighbour p + e_d (upwind when the wind is negative) */
-        diag += 2.0 + fabs(P[d]);
-    }
-    const stencil_point st[] = {
-        {0, 0, -1, lo[2]}, {0, -1, 0, lo[1]}, {-1, 0, 0, lo[0]}, {0, 0, 0, diag},
-        {1, 0, 0, hi[0]},  {0, 1, 0, hi[1]},  {0, 0, 1, hi[2]},
-    };
-    GS_CALL(gen_stencil("convdiff3d", nx, ny, nz, (int)(sizeof st / sizeof st[0]), st, A));
-    return GS_OK;
-}
-
-gs_status gs_gen_by_name(const char *name, gs_int nx, gs_int ny, gs_int nz, double peclet, gs_csr *A)
-{
+    memset(s, 0, sizeof *s);
     if (!name) return GS_ERROR(GS_ERR_ARG, "matrix generator: no name given");
-    if (ny == 0) ny = nx;
-    if (nz == 0) nz = nx;
-    if (strcmp(name, "poisson2d") == 0) GS_CALL(gs_gen_poisson2d(nx, ny, A));
-    else if (strcmp(name, "poisson3d") == 0) GS_CALL(gs_gen_poisson3d(nx, ny, nz, A));
-    else if (strcmp(name, "laplace27") == 0) GS_CALL(gs_gen_laplace27(nx, ny, nz, A));
-    else if (strcmp(name, "convdiff3d") == 0) GS_CALL(gs_gen_convdiff3d(nx, ny, nz, peclet, A));
-    else
+    snprintf(s->name, sizeof s->name, "%s", name);
+    gs_gen_point *q = s->pt;
+    if (strcmp(name, "poisson2d") == 0) {
+        static const gs_gen_point p2[] = {
+            {0, -1, 0, -1.0}, {-1, 0, 0, -1.0}, {0, 0, 0, 4.0}, {1, 0, 0, -1.0}, {0, 1, 0, -1.0},
+        };
+        memcpy(q, p2, sizeof p2);
+        s->npoints = 5;
+    } else if (strcmp(name, "poisson3d") == 0) {
+        static const gs_gen_point p3[] = {
+            {0, 0, -1, -1.0}, {0, -1, 0, -1.0}, {-1, 0, 0, -1.0}, {0, 0, 0, 6.0},
+            {1, 0, 0, -1.0},  {0, 1, 0, -1.0},  {0, 0, 1, -1.0},
+        };
+        memcpy(q, p3, sizeof p3);
+        s->npoints = 7;
+    } else if (strcmp(name, "laplace27") == 0) {
+        for (int dz = -1; dz <= 1; dz++)
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++)
+                    q[s->npoints++] = (gs_gen_point){dx, dy, dz, (dx == 0 && dy == 0 && dz == 0) ? 26.0 : -1.0};
+    } else if (strcmp(name, "convdiff3d") == 0) {
+        if (!isfinite(peclet))
+            return GS_ERROR(GS_ERR_ARG, "convdiff3d: Péclet number %g is not a finite number", peclet);
+        /* cell Péclet numbers of the three directions */
+        const double P[3] = {peclet, 0.5 * peclet, 0.25 * peclet};
+        double lo[3], hi[3], diag = 0.0;
+        for (int d = 0; d < 3; d++) {
+            lo[d] = -1.0 - fmax(P[d], 0.0); /* neighbour p - e_d (upwind when the wind is positive) */
+            hi[d] = -1.0 + fmin(P[d], 0.0); /* neighbour p + e_d (upwind when the wind is negative) */
+            diag += 2.0 + fabs(P[d]);
+        }
+        const gs_gen_point cd[] = {
+            {0, 0, -1, lo[2]}, {0, -1, 0, lo[1]}, {-1, 0, 0, lo[0]}, {0, 0, 0, diag},
+            {1, 0, 0, hi[0]},  {0, 1, 0, hi[1]},  {0, 0, 1, hi[2]},
+        };
+        memcpy(q, cd, sizeof cd);
+        s->npoints = 7;
+    } else {
         return GS_ERROR(GS_ERR_ARG,
                         "unknown matrix generator \"%s\" (expected poisson2d, poisson3d, laplace27 or "
                         "convdiff3d)",
                         name);
+    }
     return GS_OK;
+}
+
+static gs_status gen_named(const char *name, gs_int nx, gs_int ny, gs_int nz, double peclet, gs_csr *A)
+{
+    gs_gen_stencil s;
+    memset(A, 0, sizeof *A);
+    GS_CALL(gs_gen_stencil_of(name, peclet, &s));
+    return gen_stencil(&s, nx, ny, nz, A);
+}
+
+gs_status gs_gen_poisson2d(gs_int nx, gs_int ny, gs_csr *A) { return gen_named("poisson2d", nx, ny, 1, 0.0, A); }
+
+gs_status gs_gen_poisson3d(gs_int nx, gs_int ny, gs_int nz, gs_csr *A)
+{
+    return gen_named("poisson3d", nx, ny, nz, 0.0, A);
+}
+
+gs_status gs_gen_laplace27(gs_int nx, gs_int ny, gs_int nz, gs_csr *A)
+{
+    return gen_named("laplace27", nx, ny, nz, 0.0, A);
+}
+
+gs_status gs_gen_convdiff3d(gs_int nx, gs_int ny, gs_int nz, double peclet, gs_csr *A)
+{
+    return gen_named("convdiff3d", nx, ny, nz, peclet, A);
+}
+
+gs_status gs_gen_by_name(const char *name, gs_int nx, gs_int ny, gs_int nz, double peclet, gs_csr *A)
+{
+    if (ny == 0) ny = nx;
+    if (nz == 0) nz = nx;
+    if (name && strcmp(name, "poisson2d") == 0) nz = 1;
+    return gen_named(name, nx, ny, nz, peclet, A);
 }

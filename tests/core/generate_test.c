@@ -247,12 +247,54 @@ static void test_large(void **state)
     gs_csr_free(&A);
 }
 
+/* Rows lo..hi-1 are exactly those rows of the whole matrix, for every generator and awkward ranges (empty,
+ * one row, across planes, the whole); a range's own limits and errors. */
+static void test_rows(void **state)
+{
+    static const char *names[] = {"poisson2d", "poisson3d", "laplace27", "convdiff3d"};
+    for (int g = 0; g < 4; g++) {
+        gs_gen_stencil s;
+        gs_csr A = {0}, R = {0};
+        const gs_int nx = 7, ny = 5, nz = g == 0 ? 1 : 6, n = nx * ny * nz;
+        GS_ASSERT_OK(gs_gen_stencil_of(names[g], 3.0, &s));
+        GS_ASSERT_OK(gs_gen_by_name(names[g], nx, ny, nz, 3.0, &A));
+        assert_int_equal(gs_gen_stencil_nnz(&s, nx, ny, nz), A.nnz);
+        const gs_int ranges[][2] = {{0, n}, {0, 0}, {n, n}, {0, 1}, {n - 1, n}, {n / 2 - 2, n / 2 + 2}, {nx - 1, n - nx - 1}, {n / 3, n - 9}};
+        for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+            const gs_int lo = ranges[r][0], hi = ranges[r][1];
+            GS_ASSERT_OK(gs_gen_stencil_rows(&s, nx, ny, nz, lo, hi, &R));
+            assert_int_equal(R.nrows, hi - lo);
+            assert_int_equal(R.ncols, n);
+            assert_int_equal(R.nnz, A.rowptr[hi] - A.rowptr[lo]);
+            for (gs_int i = 0; i <= hi - lo; i++) assert_int_equal(R.rowptr[i], A.rowptr[lo + i] - A.rowptr[lo]);
+            for (gs_int p = 0; p < R.nnz; p++) {
+                assert_int_equal(R.colind[p], A.colind[A.rowptr[lo] + p]);
+                assert_true(R.val[p] == A.val[A.rowptr[lo] + p]);
+            }
+            gs_csr_free(&R);
+        }
+        GS_ASSERT_FAILS(gs_gen_stencil_rows(&s, nx, ny, nz, 5, 4, &R), GS_ERR_ARG, "rows 5..3");
+        GS_ASSERT_FAILS(gs_gen_stencil_rows(&s, nx, ny, nz, 0, n + 1, &R), GS_ERR_ARG, "of a matrix of");
+        gs_csr_free(&A);
+    }
+    /* the whole 27-point 1000 x 1000 x 100 matrix has too many nonzeros; a slab of it does not */
+    gs_gen_stencil s;
+    gs_csr R = {0};
+    GS_ASSERT_OK(gs_gen_stencil_of("laplace27", 0.0, &s));
+    assert_true(gs_gen_stencil_nnz(&s, 1000, 1000, 100) > GS_INT_MAX);
+    GS_ASSERT_OK(gs_gen_stencil_rows(&s, 1000, 1000, 100, 49 * 1000000, 49 * 1000000 + 2500, &R));
+    assert_int_equal(R.nrows, 2500);
+    assert_int_equal(R.colind[0], 48 * 1000000); /* the row below, in the global numbering */
+    gs_csr_free(&R);
+    GS_ASSERT_FAILS(gs_gen_stencil_of("poisson5d", 0.0, &s), GS_ERR_ARG, "poisson5d");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_poisson2d),  cmocka_unit_test(test_poisson3d), cmocka_unit_test(test_laplace27),
         cmocka_unit_test(test_convdiff3d), cmocka_unit_test(test_by_name),   cmocka_unit_test(test_size_limits),
-        cmocka_unit_test(test_large),
+        cmocka_unit_test(test_large),      cmocka_unit_test(test_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
