@@ -229,6 +229,12 @@ static void contiguous_parts(gs_int n, gs_int nparts, gs_int *part)
     for (gs_int i = 0; i < n; i++) part[i] = (gs_int)(((int64_t)i * nparts) / n);
 }
 
+/* The least i with floor(i nparts / n) >= r: ceil(r n / nparts). */
+gs_int gs_partition_contiguous_start(gs_int n, gs_int nparts, gs_int r)
+{
+    return (gs_int)(((int64_t)r * n + nparts - 1) / nparts);
+}
+
 gs_status gs_partition(const gs_csr *A, gs_int nparts, gs_partition_kind kind, int seed, gs_int *part)
 {
     if (kind != GS_PARTITION_CONTIGUOUS) return gs_partition_kway(A, nparts, seed, part);

@@ -29,6 +29,9 @@ const char *gs_partition_kind_name(gs_partition_kind k);
  * floor(i nparts / n), so consecutive ranges whose sizes differ by at most one (no partitioning work; parts
  * past n rows stay empty when nparts > n). */
 gs_status gs_partition(const gs_csr *A, gs_int nparts, gs_partition_kind kind, int seed, gs_int *part);
+/* The first row of part r of n rows split contiguously into nparts (0 <= r <= nparts; r = nparts: n):
+ * part r holds rows gs_partition_contiguous_start(n, nparts, r) .. (.., r + 1) - 1, as gs_partition. */
+gs_int gs_partition_contiguous_start(gs_int n, gs_int nparts, gs_int r);
 /* Grow a vertex set by `layers` layers of neighbours in graph G (symmetric pattern). in: k sorted
  * vertices; out: sorted extended set, *out allocated with gs_malloc, *kout its size. */
 gs_status gs_grow_overlap(const gs_csr *G, gs_int k, const gs_int *in, int layers, gs_int **out, gs_int *kout);

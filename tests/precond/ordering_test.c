@@ -217,15 +217,27 @@ static void test_partition_contiguous(void **state)
         assert_int_equal(part[0], 0);
         assert_int_equal(part[n - 1], np - 1);
         for (gs_int p = 0; p < np; p++) assert_in_range(count[p], n / np, n / np + 1);
+        /* each part's range by formula, as a rank that never sees the matrix computes it */
+        assert_int_equal(gs_partition_contiguous_start(n, np, 0), 0);
+        assert_int_equal(gs_partition_contiguous_start(n, np, np), n);
+        for (gs_int i = 0; i < n; i++) {
+            assert_true(gs_partition_contiguous_start(n, np, part[i]) <= i);
+            assert_true(i < gs_partition_contiguous_start(n, np, part[i] + 1));
+        }
         gs_free(&count);
     }
     gs_int small[3];
     gs_csr C = {0};
     path_matrix(3, &C);
-    GS_ASSERT_OK(gs_partition(&C, 5, GS_PARTITION_CONTIGUOUS, 1, small)); /* parts 1 and 3 stay empty */
+    GS_ASSERT_OK(gs_partition(&C, 5, GS_PARTITION_CONTIGUOUS, 1, small)); /* parts 2 and 4 stay empty */
     assert_int_equal(small[0], 0);
     assert_int_equal(small[1], 1 * 5 / 3);
     assert_int_equal(small[2], 2 * 5 / 3);
+    const gs_int starts[6] = {0, 1, 2, 2, 3, 3}; /* parts 2 and 4 empty */
+    for (gs_int r = 0; r <= 5; r++) assert_int_equal(gs_partition_contiguous_start(3, 5, r), starts[r]);
+    /* 64-bit products: 2^31 - 1 rows over 7 parts */
+    assert_int_equal(gs_partition_contiguous_start(GS_INT_MAX, 7, 7), GS_INT_MAX);
+    assert_int_equal(gs_partition_contiguous_start(GS_INT_MAX, 7, 3), (gs_int)((3LL * GS_INT_MAX + 6) / 7));
     GS_ASSERT_OK(gs_partition(&A, 8, GS_PARTITION_METIS, 1, part));
     GS_ASSERT_OK(gs_partition_kway(&A, 8, 1, part2));
     assert_memory_equal(part, part2, (size_t)n * sizeof *part);
