@@ -28,5 +28,12 @@ int gs_app_run(const gs_app_opts *o, const gs_config *cfg);
 
 /* gen:NAME:NX[xNY[xNZ]][:peclet]  -> a generated matrix; *is_gen false when spec is a file path. */
 gs_status gs_app_matrix_from_spec(const char *spec, gs_csr *A, bool *is_gen);
+/* A gen: spec parsed (the same checks and messages), sizes filled in (ny, nz default to nx; 2D: nz 1). */
+typedef struct gs_app_gen {
+    const char *name; /* static */
+    gs_int nx, ny, nz;
+    double peclet;
+} gs_app_gen;
+gs_status gs_app_gen_parse(const char *spec, gs_app_gen *gen);
 
 #endif

@@ -17,7 +17,7 @@
 /* gen:NAME:SIZES[:PECLET], parsed strictly: NAME one of the generators; SIZES one positive decimal integer
  * per dimension (poisson2d: NX or NXxNY; the 3D problems: NX for a cube or NXxNYxNZ), nothing else; a
  * Peclet number only for convdiff3d. Anything else is a usage error (exit 2) that says what was expected. */
-gs_status gs_app_matrix_from_spec(const char *spec, gs_csr *A, bool *is_gen)
+gs_status gs_app_gen_parse(const char *spec, gs_app_gen *gen)
 {
     static const struct {
         const char *name;
@@ -25,8 +25,8 @@ gs_status gs_app_matrix_from_spec(const char *spec, gs_csr *A, bool *is_gen)
         bool peclet;
     } gens[] = {{"poisson2d", 2, false}, {"poisson3d", 3, false}, {"laplace27", 3, false}, {"convdiff3d", 3, true}};
     enum { NGENS = sizeof gens / sizeof gens[0] };
-    *is_gen = strncmp(spec, "gen:", 4) == 0;
-    if (!*is_gen) return gs_mm_read_matrix(spec, A, NULL);
+    memset(gen, 0, sizeof *gen);
+    if (strncmp(spec, "gen:", 4) != 0) return GS_ERROR(GS_ERR_ARG, "matrix '%s': not a gen:NAME:SIZE generator", spec);
     const char *p = spec + 4, *colon = strchr(p, ':');
     int g = -1;
     for (int k = 0; k < NGENS && colon; k++)
@@ -96,8 +96,21 @@ gs_status gs_app_matrix_from_spec(const char *spec, gs_csr *A, bool *is_gen)
         return GS_ERROR(GS_ERR_ARG, "matrix '%s': unexpected text '%.20s' after the sizes; expected %s%s", spec, q, form,
                         gens[g].peclet ? " then, optionally, :PECLET" : "");
     }
-    /* 0 asks the generator for NX in the sizes not given */
-    return gs_gen_by_name(gens[g].name, (gs_int)size[0], (gs_int)size[1], (gs_int)size[2], peclet, A);
+    gen->name = gens[g].name; /* sizes not given are NX's (a 2D grid: one plane) */
+    gen->nx = (gs_int)size[0];
+    gen->ny = (gs_int)(size[1] ? size[1] : size[0]);
+    gen->nz = gens[g].dims == 2 ? 1 : (gs_int)(size[2] ? size[2] : size[0]);
+    gen->peclet = peclet;
+    return GS_OK;
+}
+
+gs_status gs_app_matrix_from_spec(const char *spec, gs_csr *A, bool *is_gen)
+{
+    gs_app_gen g;
+    *is_gen = strncmp(spec, "gen:", 4) == 0;
+    if (!*is_gen) return gs_mm_read_matrix(spec, A, NULL);
+    GS_CALL(gs_app_gen_parse(spec, &g));
+    return gs_gen_by_name(g.name, g.nx, g.ny, g.nz, g.peclet, A);
 }
 
 int gs_app_stdio_prepare(gs_app_opts *o)

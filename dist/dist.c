@@ -3,6 +3,7 @@
 #include "dist/dist.h"
 
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -274,11 +275,56 @@ static gs_status diagonal_block(const gs_csr *L, gs_int n, gs_csr *D)
     return GS_OK;
 }
 
+/* The local numbering (d->local's columns, new numbers on entry), the halo plan and the diagonal block;
+ * st: the caller's status so far (a failing rank still calls: the steps are agreed). */
+static gs_status finish_local(gs_dist *d, gs_status st)
+{
+    gs_int nh = 0;
+    if (st == GS_OK) st = localize(d, &d->local, &d->halo_cols, &nh);
+    GS_CALL(gs_dist_halo_create(d, nh, d->halo_cols, st, &d->halo));
+    st = diagonal_block(&d->local, d->halo.n_own, &d->diag);
+    return gs_dist_agree(d->comm, st);
+}
+
+gs_status gs_dist_create_rows(MPI_Comm comm, gs_int n_global, gs_csr *mine, gs_dist *d)
+{
+    gs_status st = GS_OK;
+    memset(d, 0, sizeof *d);
+    d->comm = comm;
+    MPI_Comm_rank(comm, &d->rank);
+    MPI_Comm_size(comm, &d->size);
+    const int P = d->size;
+    st = GS_MALLOC(d->displs, P + 1);
+    if (st == GS_OK)
+        for (int r = 0; r <= P; r++) d->displs[r] = gs_partition_contiguous_start(n_global, P, r);
+    const gs_int lo = st == GS_OK ? d->displs[d->rank] : 0, n = st == GS_OK ? d->displs[d->rank + 1] - lo : 0;
+    if (st == GS_OK && (mine->nrows != n || mine->ncols != n_global))
+        st = GS_ERROR(GS_ERR_ARG,
+                      "rank %d holds a %d x %d block of rows; expected rows %d..%d of the %d x %d matrix (its "
+                      "contiguous part)",
+                      d->rank, (int)mine->nrows, (int)mine->ncols, (int)lo, (int)(lo + n - 1), (int)n_global,
+                      (int)n_global);
+    if (st == GS_OK && n > 0 && !gs_csr_is_sorted(mine))
+        st = GS_ERROR(GS_ERR_ARG, "rank %d: its rows' columns are not sorted", d->rank);
+    if (st == GS_OK) st = GS_MALLOC(d->rows, n + 1);
+    GS_TRY(gs_dist_agree(comm, st));
+    for (gs_int i = 0; i < n; i++) d->rows[i] = lo + i;
+    d->n_global = n_global;
+    int64_t nnz = mine->nnz;
+    MPI_TRY(MPI_Allreduce(&nnz, &d->nnz_global, 1, MPI_INT64_T, MPI_SUM, comm));
+    d->local = *mine; /* taken over: new numbering = original (no permutation) */
+    memset(mine, 0, sizeof *mine);
+    GS_TRY(finish_local(d, GS_OK));
+cleanup:
+    if (st != GS_OK) gs_dist_free(d);
+    return st;
+}
+
 gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, gs_partition_kind kind, int seed, gs_dist *d)
 {
     gs_status st = GS_OK;
     int *cnt = NULL, *dsp = NULL, *mylen = NULL;
-    gs_int *inew = NULL, hdr[2] = {0, 0}, nh = 0;
+    gs_int *inew = NULL, hdr[2] = {0, 0};
     packed_rows pk = {0};
     memset(d, 0, sizeof *d);
     d->comm = comm;
@@ -322,11 +368,7 @@ gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, gs_partition_kind kind,
     d->local.rowptr[0] = 0;
     for (gs_int i = 0; i < n; i++) d->local.rowptr[i + 1] = d->local.rowptr[i] + mylen[i];
 
-    /* local numbering, halo, diagonal block */
-    st = localize(d, &d->local, &d->halo_cols, &nh);
-    GS_TRY(gs_dist_halo_create(d, nh, d->halo_cols, st, &d->halo));
-    st = diagonal_block(&d->local, n, &d->diag);
-    GS_TRY(gs_dist_agree(comm, st));
+    GS_TRY(finish_local(d, GS_OK));
 
 cleanup:
     gs_free(&cnt);
@@ -357,7 +399,7 @@ gs_status gs_dist_scatter(const gs_dist *d, const double *global, double *local)
     int *cnt = NULL, *dsp = NULL;
     GS_TRY(gs_dist_agree(d->comm, row_layout(d, &cnt, &dsp, &g))); /* no rank left in the collective */
     if (d->rank == 0)
-        for (gs_int k = 0; k < d->n_global; k++) g[k] = global[d->perm[k]];
+        for (gs_int k = 0; k < d->n_global; k++) g[k] = global[d->perm ? d->perm[k] : k];
     MPI_TRY(MPI_Scatterv(g, cnt, dsp, MPI_DOUBLE, local, cnt[d->rank], MPI_DOUBLE, 0, d->comm));
 cleanup:
     gs_free(&g);
@@ -374,7 +416,7 @@ gs_status gs_dist_gather(const gs_dist *d, const double *local, double *global)
     GS_TRY(gs_dist_agree(d->comm, row_layout(d, &cnt, &dsp, &g))); /* no rank left in the collective */
     MPI_TRY(MPI_Gatherv(local, cnt[d->rank], MPI_DOUBLE, g, cnt, dsp, MPI_DOUBLE, 0, d->comm));
     if (d->rank == 0)
-        for (gs_int k = 0; k < d->n_global; k++) global[d->perm[k]] = g[k];
+        for (gs_int k = 0; k < d->n_global; k++) global[d->perm ? d->perm[k] : k] = g[k];
 cleanup:
     gs_free(&g);
     gs_free(&cnt);
@@ -414,8 +456,10 @@ gs_status gs_dist_update_values(gs_dist *d, const gs_csr *A)
     if (root) { /* the rows packed rank by rank, as gs_dist_create did */
         if (A->nrows != d->n_global || A->ncols != d->n_global || A->nnz != d->nnz_global || !A->val)
             st = GS_ERROR(GS_ERR_ARG, "new values: a %d x %d matrix with %d entries for a distributed one of %d rows "
-                                      "and %d entries",
-                          (int)A->nrows, (int)A->ncols, (int)A->nnz, (int)d->n_global, (int)d->nnz_global);
+                                      "and %lld entries",
+                          (int)A->nrows, (int)A->ncols, (int)A->nnz, (int)d->n_global, (long long)d->nnz_global);
+        else if (!d->perm)
+            st = GS_ERROR(GS_ERR_UNSUPPORTED, "new values from rank 0 for a matrix whose ranks made their own rows");
         if (st == GS_OK) st = GS_MALLOC(inew, d->n_global + 1);
         if (st == GS_OK) {
             for (gs_int k = 0; k < d->n_global; k++) inew[d->perm[k]] = k;

@@ -8,6 +8,7 @@
 #define GS_DIST_DIST_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 #include "core/csr.h"
 #include "precond/ordering.h"
@@ -20,9 +21,11 @@ extern "C" {
 typedef struct gs_dist {
     MPI_Comm comm;      /* borrowed */
     int rank, size;
-    gs_int n_global, nnz_global;
+    gs_int n_global;
+    int64_t nnz_global; /* may exceed gs_int when the ranks made their own rows */
     gs_int *displs;     /* size + 1, on every rank */
-    gs_int *perm;       /* rank 0: new -> original row (n_global); NULL elsewhere */
+    gs_int *perm;       /* rank 0: new -> original row (n_global); NULL elsewhere, and NULL on every rank
+                         * when the ranks made their own rows (new = original numbering) */
     gs_int *rows;       /* n_own: the original index of each owned row (increasing) */
     gs_csr local;       /* owned rows, n_own x (n_own + n_halo), local columns, sorted */
     gs_csr diag;        /* the diagonal block: owned rows and owned columns, n_own x n_own */
@@ -38,6 +41,12 @@ gs_status gs_dist_agree(MPI_Comm comm, gs_status st);
 /* Distribute A (rank 0's; square with sorted rows; ignored elsewhere) over comm's ranks, split by kind
  * (preconditioner.partition); seed is METIS's (preconditioner.seed). */
 gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, gs_partition_kind kind, int seed, gs_dist *d);
+/* Distribute a matrix whose rows each rank made itself (generated or read from a PETSc binary file):
+ * rank r's `mine` holds rows gs_partition_contiguous_start(n_global, size, r) .. (r + 1) - 1 of the
+ * n_global x n_global matrix (sorted, global columns) and is taken over (left empty). The partition is the
+ * contiguous one and the numbering the original: no rank ever holds the whole matrix, and its nonzeros may
+ * exceed gs_int (each rank's may not). */
+gs_status gs_dist_create_rows(MPI_Comm comm, gs_int n_global, gs_csr *mine, gs_dist *d);
 void gs_dist_free(gs_dist *d);
 /* The rank that owns new index c (0 <= c < n_global). */
 int gs_dist_owner(const gs_dist *d, gs_int c);

@@ -105,6 +105,20 @@ gs_status gs_dist_job_create(gs_dist_job *j, MPI_Comm comm, const gs_config *use
     return st;
 }
 
+/* "auto" types resolved from the matrix class spd (the same on every rank). */
+static gs_status resolve_types(gs_dist_job *j, int spd)
+{
+    gs_status st = GS_OK;
+    j->spd = spd;
+    const bool ks_auto = strcmp(gs_config_string(j->cfg, "solver.type"), "auto") == 0;
+    const bool pc_auto = strcmp(gs_config_string(j->cfg, "preconditioner.type"), "auto") == 0;
+    j->automatic = ks_auto || pc_auto;
+    if (ks_auto) st = gs_config_set(j->cfg, spd ? "solver.type=cg" : "solver.type=gmres");
+    if (pc_auto && st == GS_OK)
+        st = gs_config_set(j->cfg, spd ? "preconditioner.type=ic0" : "preconditioner.type=ilu0");
+    return gs_dist_agree(j->comm, st);
+}
+
 /* "auto" types resolved from the class of rank 0's matrix (the same on every rank). */
 static gs_status resolve(gs_dist_job *j, const gs_csr *A)
 {
@@ -122,14 +136,69 @@ static gs_status resolve(gs_dist_job *j, const gs_csr *A)
     GS_CALL(gs_dist_agree(j->comm, st));
     if (MPI_Bcast(&spd, 1, MPI_INT, 0, j->comm) != MPI_SUCCESS)
         return GS_ERROR(GS_ERR_INTERNAL, "MPI: broadcasting the matrix class failed");
-    j->spd = spd;
-    const bool ks_auto = strcmp(gs_config_string(j->cfg, "solver.type"), "auto") == 0;
-    const bool pc_auto = strcmp(gs_config_string(j->cfg, "preconditioner.type"), "auto") == 0;
-    j->automatic = ks_auto || pc_auto;
-    if (ks_auto) st = gs_config_set(j->cfg, spd ? "solver.type=cg" : "solver.type=gmres");
-    if (pc_auto && st == GS_OK)
-        st = gs_config_set(j->cfg, spd ? "preconditioner.type=ic0" : "preconditioner.type=ilu0");
-    return gs_dist_agree(j->comm, st);
+    return resolve_types(j, spd);
+}
+
+/* A hash of the unordered index pair {i, j} with the value v: an entry and its transpose hash alike. */
+static uint64_t pair_hash(gs_int i, gs_int j, double v)
+{
+    uint64_t lo = (uint64_t)(i < j ? i : j), hi = (uint64_t)(i < j ? j : i), bits;
+    memcpy(&bits, &v, sizeof bits);
+    uint64_t z = lo * 0x9E3779B97F4A7C15ull ^ (hi + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^ bits;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Whether the couplings between ranks are symmetric in pattern and value: the entries rank r's rows hold
+ * in rank s's columns, counted and hashed (XOR of pair_hash, independent of order), equal those of s's rows
+ * in r's columns, for every pair. Collective; the same answer on every rank. */
+static gs_status couplings_symmetric(const gs_dist *d, int *sym)
+{
+    gs_status st = GS_OK;
+    const int P = d->size;
+    const gs_int n = d->halo.n_own, lo = d->displs[d->rank];
+    uint64_t *mine = NULL, *theirs = NULL; /* per rank: count, hash */
+    st = GS_CALLOC(mine, 2 * (size_t)P);
+    if (st == GS_OK) st = GS_CALLOC(theirs, 2 * (size_t)P);
+    GS_TRY(gs_dist_agree(d->comm, st));
+    for (gs_int i = 0; i < n; i++)
+        for (gs_int p = d->local.rowptr[i]; p < d->local.rowptr[i + 1]; p++) {
+            if (d->local.colind[p] < n) continue;
+            const gs_int c = d->halo_cols[d->local.colind[p] - n];
+            const int s = gs_dist_owner(d, c);
+            mine[2 * s]++;
+            mine[2 * s + 1] ^= pair_hash(lo + i, c, d->local.val[p]);
+        }
+    if (MPI_Alltoall(mine, 2, MPI_UINT64_T, theirs, 2, MPI_UINT64_T, d->comm) != MPI_SUCCESS)
+        GS_FAIL(GS_ERR_INTERNAL, "MPI: comparing the couplings between ranks failed");
+    int ok = memcmp(mine, theirs, 2 * (size_t)P * sizeof *mine) == 0;
+    if (MPI_Allreduce(&ok, sym, 1, MPI_INT, MPI_LAND, d->comm) != MPI_SUCCESS)
+        GS_FAIL(GS_ERR_INTERNAL, "MPI: agreeing on the couplings' symmetry failed");
+cleanup:
+    gs_free(&mine);
+    gs_free(&theirs);
+    return st;
+}
+
+/* "auto" types resolved from the distributed matrix itself (no rank holds it whole): SPD-looking when
+ * every rank's diagonal block is by the one-process rule and the couplings between ranks are symmetric. */
+static gs_status resolve_rows(gs_dist_job *j)
+{
+    gs_csr_stats s;
+    gs_auto_choice c;
+    int spd = 0, all = 0;
+    gs_status st = gs_csr_stats_compute(&j->dist.diag, &s);
+    if (st == GS_OK) {
+        gs_strategy_rule(&s, GS_BACKEND_HOST, &c);
+        spd = c.cls == GS_CLASS_SPD || j->dist.halo.n_own == 0;
+    }
+    GS_CALL(gs_dist_agree(j->comm, st));
+    if (MPI_Allreduce(&spd, &all, 1, MPI_INT, MPI_LAND, j->comm) != MPI_SUCCESS)
+        return GS_ERROR(GS_ERR_INTERNAL, "MPI: agreeing on the matrix class failed");
+    int sym = 0;
+    GS_CALL(couplings_symmetric(&j->dist, &sym));
+    return resolve_types(j, all && sym);
 }
 
 /* This rank's local backend: device.backend as one process takes it, a GPU per rank; unless device.id is
@@ -149,14 +218,19 @@ static gs_status local_backend(const gs_dist_job *j, gs_backend **local)
     return gs_backend_create(which, id, local);
 }
 
-/* Partition and scatter; the operator and the vectors on the distributed backend. */
-static gs_status distribute(gs_dist_job *j, const gs_csr *A)
+/* Partition and scatter rank 0's A, or take every rank's own rows (mine: n_global columns); the operator
+ * and the vectors on the distributed backend. */
+static gs_status distribute(gs_dist_job *j, const gs_csr *A, gs_int n_global, gs_csr *mine)
 {
     gs_status st = GS_OK;
     gs_backend *local = NULL;
     const double t = gs_wtime();
-    GS_CALL(gs_dist_create(j->comm, A, gs_partition_kind_of(gs_config_string(j->cfg, "preconditioner.partition")),
-                           (int)gs_config_int(j->cfg, "preconditioner.seed"), &j->dist));
+    if (mine)
+        GS_CALL(gs_dist_create_rows(j->comm, n_global, mine, &j->dist));
+    else
+        GS_CALL(gs_dist_create(j->comm, A,
+                               gs_partition_kind_of(gs_config_string(j->cfg, "preconditioner.partition")),
+                               (int)gs_config_int(j->cfg, "preconditioner.seed"), &j->dist));
     const gs_int n = j->dist.halo.n_own;
     /* each step collective: every rank makes it or none goes on */
     st = gs_dist_agree(j->comm, local_backend(j, &local));
@@ -207,11 +281,9 @@ static gs_status setup_pc(gs_dist_job *j)
     return gs_dist_agree(j->comm, st);
 }
 
-gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A)
+/* The preconditioner and the Krylov method over the distributed matrix. */
+static gs_status setup_solver(gs_dist_job *j)
 {
-    j->ready = false;
-    GS_CALL(resolve(j, A));
-    GS_CALL(distribute(j, A));
     GS_CALL(setup_pc(j));
     if (j->att.res.reason != GS_REASON_NONE) return GS_OK; /* the setup failed: its outcome */
     gs_status st = gs_ksp_params_from_config(j->cfg, &j->prm);
@@ -219,6 +291,32 @@ gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A)
     GS_CALL(gs_dist_agree(j->comm, st));
     j->ready = true;
     return GS_OK;
+}
+
+gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A)
+{
+    j->ready = false;
+    GS_CALL(resolve(j, A));
+    GS_CALL(distribute(j, A, 0, NULL));
+    return setup_solver(j);
+}
+
+gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_csr *mine)
+{
+    j->ready = false;
+    j->own_rows = true;
+    const char *part = gs_config_string(j->cfg, "preconditioner.partition");
+    gs_status st = strcmp(part, "contiguous") == 0
+                       ? GS_OK
+                       : GS_ERROR(GS_ERR_CONFIG,
+                                  "the ranks made their own rows, which splits them contiguously; "
+                                  "preconditioner.partition = \"%s\" needs the whole matrix on rank 0: set it to "
+                                  "\"contiguous\"",
+                                  part);
+    GS_CALL(gs_dist_agree(j->comm, st));
+    GS_CALL(distribute(j, NULL, n_global, mine));
+    GS_CALL(resolve_rows(j));
+    return setup_solver(j);
 }
 
 gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A)
@@ -263,19 +361,40 @@ static void abort_ranks(const gs_dist_job *j, gs_status st)
     exit(code); /* MPI_Abort does not return */
 }
 
-gs_status gs_dist_job_load(gs_dist_job *j, const double *b, const double *x0)
+/* The solve's part of the attempt afresh (the setup's part stays). */
+static gs_status load_begin(gs_dist_job *j)
 {
-    gs_status st = GS_OK;
-    double *buf = NULL, *zero = NULL;
     gs_attempt *a = &j->att;
     if (!j->ready) return GS_ERROR(GS_ERR_INTERNAL, "a distributed solve without a complete setup");
-    /* the solve's part of the attempt starts afresh; the setup's part stays */
     memset(&a->res, 0, sizeof a->res);
     a->res.detail = "";
     gs_free(&a->detail);
     a->time_solve = a->time_pc_apply = 0.0;
     a->residual_true = a->residual_true_abs = a->bnorm = a->r0norm_original = a->residual_monitored = NAN;
     a->solved = a->true_missed = false;
+    return GS_OK;
+}
+
+gs_status gs_dist_job_load_own(gs_dist_job *j, const double *b, const double *x0)
+{
+    gs_status st = load_begin(j);
+    double *zero = NULL;
+    if (st == GS_OK) st = gs_vec_upload(j->vb, b);
+    if (st == GS_OK && !x0) st = GS_CALLOC(zero, j->dist.halo.n_own + 1);
+    if (st == GS_OK) st = gs_vec_upload(j->vx, x0 ? x0 : zero);
+    gs_free(&zero);
+    GS_CALL(gs_dist_agree(j->comm, st));
+    st = gs_vec_nrm2(j->vb, &j->att.bnorm); /* a reduction: a rank that fails in it cannot agree */
+    if (st != GS_OK) abort_ranks(j, st);
+    return GS_OK;
+}
+
+gs_status gs_dist_job_load(gs_dist_job *j, const double *b, const double *x0)
+{
+    gs_status st = GS_OK;
+    double *buf = NULL, *zero = NULL;
+    gs_attempt *a = &j->att;
+    GS_CALL(load_begin(j));
     st = GS_MALLOC(buf, j->dist.halo.n_own + 1);
     if (st == GS_OK && j->rank == 0 && !x0) st = GS_CALLOC(zero, j->dist.n_global + 1);
     GS_TRY(gs_dist_agree(j->comm, st));
@@ -333,7 +452,7 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
 {
     gs_status st = GS_OK;
     gs_attempt *a = &j->att;
-    double r0 = 0.0, t = 0.0, *buf = NULL;
+    double r0 = 0.0, t = 0.0;
     st = gs_true_residual(j->M, j->vb, j->vx, &r0);
     if (st != GS_OK) abort_ranks(j, st);
     a->r0norm_original = r0;
@@ -357,8 +476,8 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
     }
     gs_status rst = residuals(j, r0); /* collective: every rank computes it */
     if (rst != GS_OK) abort_ranks(j, rst);
-    if (st == GS_OK) st = GS_MALLOC(buf, j->dist.halo.n_own + 1);
-    if (st == GS_OK) st = gs_vec_download(j->vx, buf);
+    if (st == GS_OK && !j->x_own) st = GS_MALLOC(j->x_own, j->dist.halo.n_own + 1);
+    if (st == GS_OK) st = gs_vec_download(j->vx, j->x_own);
     st = gs_dist_agree(j->comm, st); /* the application may exchange: every rank makes it or none */
     if (st == GS_OK && a->res.iterations > 0 && j->time_pc_apply < 0) {
         /* into x (kept in buf): rank 0's time, every rank applying */
@@ -366,9 +485,27 @@ gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, dou
         if (st != GS_OK) abort_ranks(j, st);
     }
     if (a->res.iterations > 0) a->time_pc_apply = j->time_pc_apply;
-    if (st == GS_OK) st = gs_dist_gather(&j->dist, buf, x);
-    gs_free(&buf);
+    int want = x != NULL; /* rank 0's call says whether the solution is gathered */
+    if (st == GS_OK && MPI_Bcast(&want, 1, MPI_INT, 0, j->comm) != MPI_SUCCESS)
+        st = GS_ERROR(GS_ERR_INTERNAL, "MPI: broadcasting whether to gather the solution failed");
+    if (st == GS_OK && want) st = gs_dist_gather(&j->dist, j->x_own, x);
     return st;
+}
+
+gs_status gs_dist_job_error_vs(const gs_dist_job *j, const double *xstar, double *err)
+{
+    double s[2] = {0.0, 0.0}, t[2];
+    const gs_int n = j->dist.halo.n_own;
+    if (!j->x_own) return gs_dist_agree(j->comm, GS_ERROR(GS_ERR_INTERNAL, "an error against x* before a solve"));
+    for (gs_int i = 0; i < n; i++) {
+        const double e = j->x_own[i] - xstar[i];
+        s[0] += e * e;
+        s[1] += xstar[i] * xstar[i];
+    }
+    if (MPI_Allreduce(s, t, 2, MPI_DOUBLE, MPI_SUM, j->comm) != MPI_SUCCESS)
+        return GS_ERROR(GS_ERR_INTERNAL, "MPI: summing the error against x* failed");
+    *err = t[1] > 0 ? sqrt(t[0] / t[1]) : sqrt(t[0]);
+    return GS_OK;
 }
 
 int gs_dist_job_exit_code(const gs_dist_job *j) { return gs_exit_code_for_reason(j->att.res.reason); }
@@ -501,6 +638,7 @@ void gs_dist_job_free(gs_dist_job *j)
     gs_mat_destroy(&j->M);
     gs_backend_destroy(&j->be);
     gs_dist_free(&j->dist);
+    gs_free(&j->x_own);
     gs_attempt_free(&j->att);
     gs_config_destroy(&j->cfg);
     memset(j, 0, sizeof *j);

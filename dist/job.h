@@ -37,6 +37,8 @@ typedef struct gs_dist_job {
     gs_ksp_params prm;
     gs_attempt att;        /* the setup's part (view, times, a failed setup's reason) and the last solve's */
     bool ready;            /* set up on every rank: solves may run */
+    bool own_rows;         /* the ranks made their own rows (gs_dist_job_setup_rows) */
+    double *x_own;         /* this rank's rows of the last solution */
     gs_mpi_stats solve_stats; /* communication during the last solve */
     double time_distribute; /* partition, scatter of the rows, operator and vectors */
     double time_pc_apply;  /* one application, measured by the first solve (< 0 before) */
@@ -56,6 +58,13 @@ gs_status gs_dist_job_create(gs_dist_job *j, MPI_Comm comm, const gs_config *use
  * an outcome: GS_OK with att.res.reason = GS_DIVERGED_PC_FAILED (the failing rank's message in att.detail)
  * and ready false. Collective. */
 gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A);
+/* gs_dist_job_setup for a matrix no rank holds whole: every rank gives its own rows, mine (rows
+ * gs_partition_contiguous_start(n_global, size, rank) .. of the n_global x n_global matrix, sorted, global
+ * columns; taken over), as gs_dist_create_rows takes them. The configuration must have
+ * preconditioner.partition = "contiguous" (GS_ERR_CONFIG otherwise). "auto" types are resolved from the
+ * distributed matrix: SPD-looking when every rank's diagonal block is and the couplings between ranks are
+ * symmetric. New values (gs_dist_job_refactor) are not available: GS_ERR_UNSUPPORTED. Collective. */
+gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_csr *mine);
 /* New values of the set-up matrix: rank 0's A (ignored elsewhere), the same pattern as the one set up.
  * The partition, the halo plans and the preconditioner's symbolic phase stay; the rows' values are
  * scattered again, the operator rebuilt and each rank's factorization redone numerically (RAS: its
@@ -66,15 +75,22 @@ gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A);
 /* b and x0 (rank 0's, of n_global entries in A's numbering; ignored elsewhere; x0 NULL: zero) scattered
  * for the next solve, whose part of att starts afresh (att.bnorm = ||b||). Collective; needs ready. */
 gs_status gs_dist_job_load(gs_dist_job *j, const double *b, const double *x0);
+/* gs_dist_job_load from every rank's own rows of b and x0 (n_own entries each, in the distributed
+ * numbering; x0 NULL: zero). Collective; needs ready. */
+gs_status gs_dist_job_load_own(gs_dist_job *j, const double *b, const double *x0);
 /* The Krylov solve of the loaded system, fn(ctx, iteration, ||r||) called on this rank at every iteration
- * (fn NULL: none; every rank sees the same norms); the true residual ||b - A x||; the solution gathered
- * into x on rank 0 (n_global entries; ignored elsewhere). Fills att's solve part. Collective.
+ * (fn NULL: none; every rank sees the same norms); the true residual ||b - A x||; every rank's rows of the
+ * solution kept in x_own and, when rank 0's x is not NULL, gathered into it (n_global entries; ignored
+ * elsewhere). Fills att's solve part. Collective.
  * Interrupts are agreed: every GS_DIST_INTERRUPT_EVERY iterations the ranks reduce "a SIGINT/SIGTERM
  * arrived here, or *interrupt_request is set", and all stop at the same iteration once any rank says so
  * (reason GS_DIVERGED_INTERRUPTED, interrupted set); a rank never stops on its own signal alone, which
  * would leave the others waiting in a reduction. */
 #define GS_DIST_INTERRUPT_EVERY 4
 gs_status gs_dist_job_solve(gs_dist_job *j, gs_ksp_monitor_fn fn, void *ctx, double *x);
+/* ||x - x*|| / ||x*|| (||x - x*|| when x* = 0) of the last solution, xstar every rank's own rows of x*.
+ * Collective. */
+gs_status gs_dist_job_error_vs(const gs_dist_job *j, const double *xstar, double *err);
 /* The exit code of the outcome in att (the same on every rank). */
 int gs_dist_job_exit_code(const gs_dist_job *j);
 

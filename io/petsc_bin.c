@@ -4,12 +4,16 @@
  * and the bytes present, or the row and value at fault. */
 #include "io/petsc_bin.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/atomic_file.h"
 #include "core/mem.h"
+#include "core/threads.h"
 #include "io/mm_internal.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -53,6 +57,8 @@ typedef struct pb_reader {
     const char *what; /* "matrix" or "vector" */
     int w;            /* bytes per integer: 4, or 8 for a PETSc with 64-bit indices */
     int threads;
+    gs_int row0;      /* reading by rows: the first row's number in the file (messages) */
+    long long entry0; /* and its first entry's */
 } pb_reader;
 
 /* want bytes of the section `section` into dst; a short file is an error naming it. */
@@ -202,13 +208,15 @@ static gs_status check_entries(const pb_reader *r, const gs_csr *A, bool *sorted
     for (gs_int k = A->rowptr[first_bad]; k < A->rowptr[first_bad + 1]; k++) {
         if (A->colind[k] < 0 || A->colind[k] >= A->ncols)
             return GS_ERROR(GS_ERR_IO,
-                            "%s: PETSc binary matrix: row %d (entry %d of the file) has column index %d; expected "
+                            "%s: PETSc binary matrix: row %lld (entry %lld of the file) has column index %d; expected "
                             "0..%d (0-based)",
-                            r->in->path, (int)first_bad + 1, (int)k + 1, (int)A->colind[k], (int)A->ncols - 1);
+                            r->in->path, (long long)r->row0 + first_bad + 1, r->entry0 + k + 1, (int)A->colind[k],
+                            (int)A->ncols - 1);
         if (!isfinite(A->val[k]))
             return GS_ERROR(GS_ERR_IO,
-                            "%s: PETSc binary matrix: the value at row %d, column %d is %s; expected a finite number",
-                            r->in->path, (int)first_bad + 1, (int)A->colind[k] + 1, isnan(A->val[k]) ? "NaN" : "Inf");
+                            "%s: PETSc binary matrix: the value at row %lld, column %d is %s; expected a finite number",
+                            r->in->path, (long long)r->row0 + first_bad + 1, (int)A->colind[k] + 1,
+                            isnan(A->val[k]) ? "NaN" : "Inf");
     }
     return GS_ERROR(GS_ERR_INTERNAL, "row %d: the parallel check found an error the serial one does not",
                     (int)first_bad + 1);
@@ -218,7 +226,7 @@ gs_status petsc_read_matrix(io_input *in, int threads, gs_csr *A, gs_mm_info *in
 {
     gs_status st = GS_OK;
     io_kind kind = io_detect(in);
-    pb_reader r = {in, "matrix", kind == IO_PETSC_MAT64 ? 8 : 4, threads};
+    pb_reader r = {in, "matrix", kind == IO_PETSC_MAT64 ? 8 : 4, threads, 0, 0};
     long long h[4], bad = -1, badv = 0;
     GS_TRY(read_header(&r, h, 3));
     long long rows = h[1], cols = h[2], nnz = h[3];
@@ -274,7 +282,7 @@ gs_status petsc_read_vector(io_input *in, int threads, gs_int expected_n, double
 {
     gs_status st = GS_OK;
     io_kind kind = io_detect(in);
-    pb_reader r = {in, "vector", kind == IO_PETSC_VEC64 ? 8 : 4, threads};
+    pb_reader r = {in, "vector", kind == IO_PETSC_VEC64 ? 8 : 4, threads, 0, 0};
     double *xv = NULL;
     long long h[2];
     GS_TRY(read_header(&r, h, 1));
@@ -303,6 +311,163 @@ gs_status petsc_read_vector(io_input *in, int threads, gs_int expected_n, double
     xv = NULL;
 cleanup:
     gs_free(&xv);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Reading by rows: each MPI rank its own part, at its offsets in the file (pread). */
+
+gs_status gs_petsc_matrix_header(const char *path, gs_petsc_header *h)
+{
+    gs_status st = GS_OK;
+    io_input in;
+    memset(h, 0, sizeof *h);
+    GS_CALL(io_open(&in, path, "a PETSc binary matrix"));
+    io_kind kind = io_detect(&in);
+    if ((kind != IO_PETSC_MAT && kind != IO_PETSC_MAT64) || !in.regular) goto cleanup; /* h->by_rows false */
+    pb_reader r = {&in, "matrix", kind == IO_PETSC_MAT64 ? 8 : 4, 1, 0, 0};
+    long long v[4];
+    GS_TRY(read_header(&r, v, 3));
+    h->w = r.w;
+    h->rows = v[1];
+    h->cols = v[2];
+    h->nnz = v[3];
+    if (h->nnz == -1)
+        GS_FAIL(GS_ERR_IO, "%s: the PETSc binary matrix is stored dense (nonzeros -1 in the header); expected a sparse "
+                "(AIJ) matrix", path);
+    GS_TRY(check_size(&r, "rows", h->rows));
+    GS_TRY(check_size(&r, "columns", h->cols));
+    if (h->nnz < 0)
+        GS_FAIL(GS_ERR_IO, "%s: the PETSc binary matrix header gives a negative number of nonzeros (%lld); expected "
+                "nonzeros >= 0", path, h->nnz);
+    if (h->rows != h->cols)
+        GS_FAIL(GS_ERR_IO, "%s: found a %lld x %lld PETSc binary matrix; expected a square matrix (rows = columns)",
+                path, h->rows, h->cols);
+    if (h->rows == 0) GS_FAIL(GS_ERR_IO, "%s: found a 0 x 0 PETSc binary matrix; expected at least one row", path);
+    GS_TRY(check_file_size(&r, h->rows, h->nnz));
+    h->by_rows = true;
+cleanup:
+    io_close(&in);
+    return st;
+}
+
+/* bytes at offset of path's descriptor fd, all of them (the header's sizes were checked against the file). */
+static gs_status pread_full(int fd, const char *path, void *dst, size_t bytes, long long offset, const char *section)
+{
+    char *p = dst;
+    size_t done = 0;
+    while (done < bytes) {
+        size_t want = bytes - done < ((size_t)1 << 30) ? bytes - done : ((size_t)1 << 30);
+        ssize_t got = pread(fd, p + done, want, (off_t)(offset + (long long)done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0)
+            return GS_ERROR(GS_ERR_IO, "%s: reading %s (%zu bytes from byte %lld on) failed: %s", path, section, bytes,
+                            offset, got < 0 ? strerror(errno) : "the file ended early");
+        done += (size_t)got;
+    }
+    return GS_OK;
+}
+
+/* n integers of the file's width at offset, as gs_int (64-bit values beyond it: *bad their index). */
+static gs_status pread_ints(int fd, const gs_petsc_header *h, const char *path, gs_int *dst, size_t n,
+                            long long offset, const char *section, long long *bad, long long *badv)
+{
+    *bad = -1;
+    if (h->w == 4) {
+        GS_CALL(pread_full(fd, path, dst, n * 4, offset, section));
+        swap32(dst, n, gs_threads_max());
+        return GS_OK;
+    }
+    gs_status st = GS_OK;
+    int64_t *buf = NULL;
+    GS_TRY(GS_MALLOC(buf, n < CONVERT_BLOCK ? n : CONVERT_BLOCK));
+    for (size_t k = 0; k < n;) {
+        size_t m = n - k < CONVERT_BLOCK ? n - k : CONVERT_BLOCK;
+        GS_TRY(pread_full(fd, path, buf, m * 8, offset + (long long)k * 8, section));
+        swap64(buf, m, gs_threads_max());
+        for (size_t i = 0; i < m; i++) {
+            if ((buf[i] > GS_INT_MAX || buf[i] < -(int64_t)GS_INT_MAX) && *bad < 0) {
+                *bad = (long long)(k + i);
+                *badv = (long long)buf[i];
+            }
+            dst[k + i] = (gs_int)buf[i];
+        }
+        k += m;
+    }
+cleanup:
+    gs_free(&buf);
+    return st;
+}
+
+static gs_status open_rows(const char *path, int *fd)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) return GS_ERROR(GS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    return GS_OK;
+}
+
+gs_status gs_petsc_read_row_lengths(const char *path, const gs_petsc_header *h, gs_int lo, gs_int hi, gs_int *len,
+                                    long long *nnz)
+{
+    gs_status st = GS_OK;
+    int fd = -1;
+    long long bad = -1, badv = 0, sum = 0;
+    if (lo < 0 || hi < lo || hi > h->rows)
+        return GS_ERROR(GS_ERR_ARG, "%s: rows %d..%d asked of a matrix of %lld rows", path, (int)lo, (int)hi - 1,
+                        h->rows);
+    GS_TRY(open_rows(path, &fd));
+    GS_TRY(pread_ints(fd, h, path, len, (size_t)(hi - lo), 4LL * h->w + (long long)lo * h->w, "the row lengths", &bad,
+                      &badv));
+    for (gs_int i = 0; i < hi - lo; i++) {
+        const long long v = bad == i ? badv : len[i];
+        if (v < 0 || v > h->cols)
+            GS_FAIL(GS_ERR_IO, "%s: PETSc binary matrix: row %lld has length %lld; expected 0..%lld", path,
+                    (long long)lo + i + 1, v, h->cols);
+        sum += v;
+    }
+    *nnz = sum;
+cleanup:
+    if (fd >= 0) close(fd);
+    return st;
+}
+
+gs_status gs_petsc_read_rows(const char *path, const gs_petsc_header *h, gs_int lo, gs_int hi, const gs_int *len,
+                             long long first, gs_csr *A)
+{
+    gs_status st = GS_OK;
+    int fd = -1;
+    long long nnz = 0, bad = -1, badv = 0;
+    memset(A, 0, sizeof *A);
+    for (gs_int i = 0; i < hi - lo; i++) nnz += len[i];
+    if (nnz > GS_INT_MAX)
+        return GS_ERROR(GS_ERR_IO,
+                        "%s: PETSc binary matrix: rows %d..%d hold %lld nonzeros, beyond the 32-bit index limit %d "
+                        "of one process; expected at most that many per rank (run on more ranks)",
+                        path, (int)lo + 1, (int)hi, nnz, (int)GS_INT_MAX);
+    if (first < 0 || first + nnz > h->nnz)
+        return GS_ERROR(GS_ERR_IO,
+                        "%s: PETSc binary matrix: the row lengths of rows 1..%d add up to %lld, more than the %lld "
+                        "nonzeros of the header; expected row lengths summing to the nonzeros",
+                        path, (int)hi, first + nnz, h->nnz);
+    GS_TRY(gs_csr_alloc(A, hi - lo, (gs_int)h->cols, (gs_int)nnz, true));
+    A->rowptr[0] = 0;
+    for (gs_int i = 0; i < hi - lo; i++) A->rowptr[i + 1] = A->rowptr[i] + len[i];
+    GS_TRY(open_rows(path, &fd));
+    const long long at_cols = 4LL * h->w + h->rows * h->w, at_vals = at_cols + h->nnz * h->w;
+    GS_TRY(pread_ints(fd, h, path, A->colind, (size_t)nnz, at_cols + first * h->w, "the column indices", &bad, &badv));
+    if (bad >= 0)
+        GS_FAIL(GS_ERR_IO, "%s: PETSc binary matrix: entry %lld has column index %lld; expected 0..%lld (0-based)",
+                path, first + bad + 1, badv, h->cols - 1);
+    GS_TRY(pread_full(fd, path, A->val, (size_t)nnz * 8, at_vals + first * 8, "the values"));
+    swap64(A->val, (size_t)nnz, gs_threads_max());
+    io_input in = {.path = path};
+    pb_reader r = {&in, "matrix", h->w, gs_threads_max(), lo, first};
+    bool sorted = true;
+    GS_TRY(check_entries(&r, A, &sorted));
+    if (!sorted) GS_TRY(gs_csr_sort_dedupe(A));
+cleanup:
+    if (fd >= 0) close(fd);
+    if (st != GS_OK) gs_csr_free(A);
     return st;
 }
 

@@ -25,6 +25,25 @@ bool gs_petsc_path(const char *path);
 gs_status gs_petsc_write_matrix(const char *path, const gs_csr *A);
 gs_status gs_petsc_write_vector(const char *path, gs_int n, const double *x);
 
+/* Reading by rows, as each MPI rank reads its own part (pread at the part's offsets; a plain regular file
+ * only). The header: by_rows false when path is not such a file (compressed, a pipe, not a PETSc matrix),
+ * for a reader of the whole file; a malformed header or a file size that disagrees with it: GS_ERR_IO. The
+ * whole matrix's nonzeros may exceed GS_INT_MAX, a part's may not. */
+typedef struct gs_petsc_header {
+    bool by_rows;
+    int w;                     /* bytes per integer: 4, or 8 */
+    long long rows, cols, nnz;
+} gs_petsc_header;
+gs_status gs_petsc_matrix_header(const char *path, gs_petsc_header *h);
+/* The lengths of rows lo..hi-1 (len: hi - lo entries), checked (0..columns), and their sum. */
+gs_status gs_petsc_read_row_lengths(const char *path, const gs_petsc_header *h, gs_int lo, gs_int hi, gs_int *len,
+                                    long long *nnz);
+/* Rows lo..hi-1 (lengths len) into A (hi - lo rows, all the columns, global column numbers), their entries
+ * starting at entry `first` of the file (the lengths of the rows before lo summed); columns checked,
+ * values finite, rows sorted (repeated columns summed). */
+gs_status gs_petsc_read_rows(const char *path, const gs_petsc_header *h, gs_int lo, gs_int hi, const gs_int *len,
+                             long long first, gs_csr *A);
+
 #ifdef __cplusplus
 }
 #endif

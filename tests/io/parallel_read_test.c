@@ -16,6 +16,7 @@
 #include "core/mem.h"
 #include "io/mmio.h"
 #include "io/mmio_testing.h"
+#include "core/generate.h"
 #include "io/petsc_bin.h"
 
 #ifndef IO_DATA_DIR
@@ -546,6 +547,85 @@ static void test_petsc_errors(void **state)
     assert_null(x);
 }
 
+/* Reading by rows, as MPI ranks read their parts: every part of a 315-row matrix (not a multiple of the
+ * parts) equals those rows of the whole; 64-bit indices; the errors name the file's row and entry; files
+ * that cannot be read by rows say so instead of failing. */
+static void test_petsc_rows(void **state)
+{
+    (void)state;
+    gs_csr A = {0}, R = {0};
+    gs_petsc_header h;
+    GS_ASSERT_OK(gs_gen_laplace27(9, 7, 5, &A));
+    const char *bin = tmp_path("rows.petsc");
+    GS_ASSERT_OK(gs_petsc_write_matrix(bin, &A));
+    GS_ASSERT_OK(gs_petsc_matrix_header(bin, &h));
+    assert_true(h.by_rows);
+    assert_int_equal(h.w, 4);
+    assert_int_equal(h.rows, 315);
+    assert_int_equal(h.nnz, A.nnz);
+    const gs_int cut[] = {0, 79, 79, 158, 237, 315}; /* an empty part among them */
+    long long first = 0;
+    for (int p = 0; p + 1 < 6; p++) {
+        const gs_int lo = cut[p], hi = cut[p + 1];
+        gs_int len[320];
+        long long nnz = -1;
+        for (int i = 0; i < 320; i++) len[i] = -7;
+        GS_ASSERT_OK(gs_petsc_read_row_lengths(bin, &h, lo, hi, len, &nnz));
+        assert_int_equal(nnz, A.rowptr[hi] - A.rowptr[lo]);
+        GS_ASSERT_OK(gs_petsc_read_rows(bin, &h, lo, hi, len, first, &R));
+        assert_int_equal(R.nrows, hi - lo);
+        assert_int_equal(R.ncols, 315);
+        for (gs_int i = 0; i <= hi - lo; i++) assert_int_equal(R.rowptr[i], A.rowptr[lo + i] - A.rowptr[lo]);
+        if (R.nnz > 0) {
+            assert_memory_equal(R.colind, A.colind + A.rowptr[lo], (size_t)R.nnz * sizeof *R.colind);
+            assert_memory_equal(R.val, A.val + A.rowptr[lo], (size_t)R.nnz * sizeof *R.val);
+        }
+        gs_csr_free(&R);
+        first += nnz;
+    }
+    GS_ASSERT_FAILS(gs_petsc_read_row_lengths(bin, &h, 300, 316, NULL, &first), GS_ERR_ARG, "of a matrix of 315 rows");
+    gs_csr_free(&A);
+
+    /* 64-bit indices; a column out of range in the second part names the file's row and entry */
+    bytes o = tridiag(8);
+    write_bytes(tmp_path("rows64.petsc"), o.b, o.n);
+    GS_ASSERT_OK(gs_petsc_matrix_header(tmp_path("rows64.petsc"), &h));
+    assert_true(h.by_rows && h.w == 8);
+    gs_int len[2];
+    long long nnz = 0;
+    GS_ASSERT_OK(gs_petsc_read_row_lengths(tmp_path("rows64.petsc"), &h, 1, 3, len, &nnz));
+    assert_int_equal(nnz, 5);
+    GS_ASSERT_OK(gs_petsc_read_rows(tmp_path("rows64.petsc"), &h, 1, 3, len, 2, &R));
+    assert_int_equal(R.colind[0], 0);
+    assert_true(R.val[4] == 2.0 && R.colind[4] == 2);
+    gs_csr_free(&R);
+    o = tridiag(4);
+    o.b[28 + 4 * 4 + 3] = 3; /* entry 5 (row 2) column 3 of 0..2 */
+    write_bytes(tmp_path("rowscol.petsc"), o.b, o.n);
+    GS_ASSERT_OK(gs_petsc_matrix_header(tmp_path("rowscol.petsc"), &h));
+    GS_ASSERT_OK(gs_petsc_read_row_lengths(tmp_path("rowscol.petsc"), &h, 1, 3, len, &nnz));
+    GS_ASSERT_FAILS(gs_petsc_read_rows(tmp_path("rowscol.petsc"), &h, 1, 3, len, 2, &R), GS_ERR_IO,
+                    "row 2 (entry 5 of the file) has column index 3; expected 0..2");
+    assert_null(R.rowptr);
+    GS_ASSERT_FAILS(gs_petsc_read_rows(tmp_path("rowscol.petsc"), &h, 1, 3, len, 4, &R), GS_ERR_IO,
+                    "add up to 9, more than the 7 nonzeros");
+    memset(o.b + 20, 0xFF, 4); /* row 2 has length -1 */
+    write_bytes(tmp_path("rowslen.petsc"), o.b, o.n);
+    GS_ASSERT_OK(gs_petsc_matrix_header(tmp_path("rowslen.petsc"), &h));
+    GS_ASSERT_FAILS(gs_petsc_read_row_lengths(tmp_path("rowslen.petsc"), &h, 1, 2, len, &nnz), GS_ERR_IO,
+                    "row 2 has length -1");
+    /* a truncated file: the header's sizes against the file's */
+    o = tridiag(4);
+    write_bytes(tmp_path("rowscut.petsc"), o.b, 40);
+    GS_ASSERT_FAILS(gs_petsc_matrix_header(tmp_path("rowscut.petsc"), &h), GS_ERR_IO, "the column indices need");
+    /* not a PETSc matrix file: no reading by rows, and no error (the whole-file reader decides) */
+    const char *mm = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n";
+    write_bytes(tmp_path("text_rows.petsc"), mm, strlen(mm));
+    GS_ASSERT_OK(gs_petsc_matrix_header(tmp_path("text_rows.petsc"), &h));
+    assert_false(h.by_rows);
+    GS_ASSERT_FAILS(gs_petsc_matrix_header(tmp_path("missing_rows.petsc"), &h), GS_ERR_IO, "missing_rows.petsc");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_values_equal_strtod),
         cmocka_unit_test(test_petsc_round_trip),
         cmocka_unit_test(test_petsc_errors),
+        cmocka_unit_test(test_petsc_rows),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
