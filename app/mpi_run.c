@@ -5,6 +5,7 @@
 #include "app/mpi_run.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "api/run_report.h"
 #include "api/strategy.h"
 #include "app/history.h"
+#include "app/mpi_rows.h"
 #include "app/monitor.h"
 #include "app/report_text.h"
 #include "app/run.h"
@@ -61,9 +63,12 @@ typedef struct mpi_run {
     const gs_app_opts *o;
     const gs_config *user;
     gs_dist_job job;
-    gs_app_problem prob;   /* rank 0 */
-    gs_system sys;         /* rank 0 */
-    double *x;             /* rank 0: the gathered solution */
+    gs_app_problem prob;   /* rank 0 (every rank with rows.used: spec, is_gen and time_read only) */
+    gs_app_rows rows;      /* every rank: its own rows, when the ranks make them (app/mpi_rows.h) */
+    gs_system sys;         /* rank 0; with rows.used, every rank's own rows */
+    const char *sol_path;  /* "" for none */
+    double *x;             /* rank 0: the gathered solution (with rows.used, only when it is written) */
+    double error_vs_xstar; /* with rows.used and rhs "Ax": reduced over the ranks (NAN: none) */
     char par_text[400];    /* rank 0: the text report's parallel line */
     gs_app_monitor mon;    /* rank 0: --monitor lines (every rank holds the same residual norms) */
     gs_app_history hist;   /* rank 0: the residual history (--history) */
@@ -92,9 +97,19 @@ static gs_status run_watch(mpi_run *r, double bnorm, gs_ksp_monitor_fn *fn)
     return GS_OK;
 }
 
-/* Rank 0 reads the matrix and builds b and x0 (and x*), with room for the solution. */
+/* Every rank makes its own rows when it can (app/mpi_rows.h); otherwise rank 0 reads the matrix and builds
+ * b and x0 (and x*), with room for the solution. */
 static gs_status run_read(mpi_run *r)
 {
+    GS_CALL(gs_app_mpi_rows_read(MPI_COMM_WORLD, r->o->matrix, r->job.cfg, &r->rows));
+    if (r->rows.used) {
+        r->prob.spec = r->o->matrix;
+        r->prob.is_gen = strncmp(r->o->matrix, "gen:", 4) == 0;
+        r->prob.time_read = r->rows.time_read;
+        gs_status st = GS_OK;
+        if (r->rank == 0 && r->sol_path[0]) st = GS_CALLOC(r->x, r->rows.n_global + 1);
+        return gs_dist_agree(MPI_COMM_WORLD, st);
+    }
     gs_status st = GS_OK;
     if (r->rank == 0) {
         st = gs_app_problem_read(&r->prob, r->o->matrix);
@@ -104,32 +119,47 @@ static gs_status run_read(mpi_run *r)
     return gs_dist_agree(MPI_COMM_WORLD, st);
 }
 
-/* The system loaded, watched by rank 0, solved. */
+/* The system loaded (with rows.used: every rank's own rows of it, made here), watched by rank 0, solved;
+ * with own rows, the solution gathered only when it is written and its error against x* reduced. */
 static gs_status run_solve(mpi_run *r)
 {
     gs_ksp_monitor_fn fn = NULL;
-    GS_CALL(gs_dist_job_load(&r->job, r->sys.b, r->sys.x0));
+    if (r->rows.used) {
+        GS_CALL(gs_app_mpi_rows_system(&r->job.dist, r->job.cfg, r->o->rhs_path, r->o->x0_path, &r->sys));
+        GS_CALL(gs_dist_job_load_own(&r->job, r->sys.b, r->sys.x0));
+    } else {
+        GS_CALL(gs_dist_job_load(&r->job, r->sys.b, r->sys.x0));
+    }
     GS_CALL(gs_dist_agree(MPI_COMM_WORLD, run_watch(r, r->job.att.bnorm, &fn)));
     gs_status st = gs_dist_job_solve(&r->job, fn, &r->hist, r->x);
     if (r->rank == 0) gs_app_monitor_end(&r->mon);
+    int xs = r->sys.xstar != NULL;
+    if (st == GS_OK && r->rows.used && MPI_Allreduce(MPI_IN_PLACE, &xs, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD) != MPI_SUCCESS)
+        st = GS_ERROR(GS_ERR_INTERNAL, "MPI: agreeing on x* failed");
+    if (st == GS_OK && r->rows.used && xs && r->job.att.solved)
+        st = gs_dist_job_error_vs(&r->job, r->sys.xstar, &r->error_vs_xstar);
     return st;
 }
 
 /* Rank 0: the report's entries (as a single-process run's, one attempt) into rep; sr the job's result. */
 static gs_status report_run(mpi_run *r, gs_report *rep, gs_strategy_result *sr)
 {
-    const gs_csr *A = &r->prob.A;
     GS_CALL(gs_report_string(rep, "matrix.source", r->prob.spec));
     GS_CALL(gs_report_double(rep, "time.read", r->prob.time_read));
-    GS_CALL(gs_report_string(rep, "where.read", "host (rank 0)"));
+    GS_CALL(gs_report_string(rep, "where.read", r->rows.used ? (r->prob.is_gen ? "every rank generates its rows"
+                                                                                : "every rank reads its rows")
+                                                             : "host (rank 0)"));
     const char *slash = strrchr(r->prob.spec, '/');
     GS_CALL(gs_report_string(rep, "matrix.name", r->prob.is_gen || !slash ? r->prob.spec : slash + 1));
-    GS_CALL(gs_report_int(rep, "matrix.rows", A->nrows));
-    GS_CALL(gs_report_int(rep, "matrix.nnz", A->nnz));
+    GS_CALL(gs_report_int(rep, "matrix.rows", r->job.dist.n_global));
+    GS_CALL(gs_report_int(rep, "matrix.nnz", (long long)r->job.dist.nnz_global));
     GS_CALL(gs_report_string(rep, "system.rhs", r->sys.rhs_desc));
     GS_CALL(gs_report_string(rep, "system.x0", r->sys.x0_desc));
     GS_CALL(gs_dist_job_result(&r->job, sr));
-    return gs_dist_job_report(&r->job, r->user, sr, r->sys.xstar, r->x, rep);
+    GS_CALL(gs_dist_job_report(&r->job, r->user, sr, r->rows.used ? NULL : r->sys.xstar, r->x, rep));
+    if (r->rows.used && !isnan(r->error_vs_xstar))
+        GS_CALL(gs_report_double(rep, "solve.error_vs_xstar", r->error_vs_xstar));
+    return GS_OK;
 }
 
 /* Rank 0: the solution and history files when the solve ran. */
@@ -152,7 +182,8 @@ static void run_free(mpi_run *r)
     gs_dist_job_free(&r->job);
     gs_free(&r->x);
     gs_system_free(&r->sys);
-    if (r->rank == 0) gs_app_problem_free(&r->prob);
+    if (r->rank == 0 && !r->rows.used) gs_app_problem_free(&r->prob);
+    gs_app_rows_free(&r->rows);
     gs_app_history_free(&r->hist); /* a history not written: its temporary file goes */
 }
 
@@ -192,11 +223,14 @@ int gs_app_mpi_run(const gs_app_opts *o, const gs_config *cfg)
     gs_threads_set((int)gs_config_int(cfg, "device.threads"));
     gs_error_clear();
     const char *sol_path = o->solution ? o->solution : gs_config_string(cfg, "output.solution");
+    r.sol_path = sol_path;
     r.hist_path = o->history ? o->history : gs_config_string(cfg, "output.history");
+    r.error_vs_xstar = NAN;
 
     gs_status st = gs_dist_job_create(&r.job, MPI_COMM_WORLD, cfg);
     if (st == GS_OK) st = run_read(&r);
-    if (st == GS_OK) st = gs_dist_job_setup(&r.job, r.rank == 0 ? &r.prob.A : NULL);
+    if (st == GS_OK && r.rows.used) st = gs_dist_job_setup_rows(&r.job, r.rows.n_global, &r.rows.mine);
+    else if (st == GS_OK) st = gs_dist_job_setup(&r.job, r.rank == 0 ? &r.prob.A : NULL);
     if (st == GS_OK && r.job.ready) st = run_solve(&r);
     const bool together = st == GS_OK; /* every rank got this far: the next agreement is everyone's */
     if (st == GS_OK && r.rank == 0) {

@@ -146,7 +146,7 @@ int gs_app_stdio_prepare(gs_app_opts *o)
 }
 
 /* A vector from a file, or from standard input ("-"), which a sweep reads once for all its runs. */
-static gs_status read_vector(const char *path, gs_int n, double **x)
+gs_status gs_system_read_vector(const char *path, gs_int n, double **x)
 {
     static double *stdin_x;
     static gs_int stdin_n;
@@ -161,10 +161,9 @@ static gs_status read_vector(const char *path, gs_int n, double **x)
     return GS_OK;
 }
 
-/* Deterministic uniform numbers in [-1, 1) (splitmix64). */
-static double rand_pm1(uint64_t *s)
+double gs_system_random(uint64_t seed, int64_t i)
 {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    uint64_t z = seed + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
@@ -187,22 +186,22 @@ gs_status gs_system_build(const gs_csr *A, const gs_config *cfg, const char *rhs
     if (!rhs_path && strcmp(rhs, "ones") == 0) {
         for (gs_int i = 0; i < n; i++) sys->b[i] = 1.0;
     } else if (!rhs_path && strcmp(rhs, "random") == 0) {
-        for (gs_int i = 0; i < n; i++) sys->b[i] = rand_pm1(&seed);
+        for (gs_int i = 0; i < n; i++) sys->b[i] = gs_system_random(seed, i);
     } else if (!rhs_path && strcmp(rhs, "Ax") == 0) {
         const char *xs = gs_config_string(cfg, "system.xstar");
         GS_TRY(GS_MALLOC(sys->xstar, n));
-        for (gs_int i = 0; i < n; i++) sys->xstar[i] = strcmp(xs, "random") == 0 ? rand_pm1(&seed) : 1.0;
+        for (gs_int i = 0; i < n; i++) sys->xstar[i] = strcmp(xs, "random") == 0 ? gs_system_random(seed, i) : 1.0;
         gs_csr_spmv(1.0, A, sys->xstar, 0.0, sys->b);
         snprintf(sys->rhs_desc, sizeof sys->rhs_desc, "Ax (x* = %s)", xs);
     } else {
         gs_free(&sys->b);
-        GS_TRY(read_vector(rhs, n, &sys->b));
+        GS_TRY(gs_system_read_vector(rhs, n, &sys->b));
     }
 
     if (!x0_path && strcmp(x0, "zero") == 0) {
         GS_TRY(GS_CALLOC(sys->x0, n));
     } else {
-        GS_TRY(read_vector(x0, n, &sys->x0));
+        GS_TRY(gs_system_read_vector(x0, n, &sys->x0));
     }
     return GS_OK;
 cleanup:
