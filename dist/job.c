@@ -119,11 +119,19 @@ static gs_status resolve_types(gs_dist_job *j, int spd)
     return gs_dist_agree(j->comm, st);
 }
 
+/* Whether a type is "auto": the matrix class is needed (every rank's configuration is the same). */
+static bool wants_class(const gs_dist_job *j)
+{
+    return strcmp(gs_config_string(j->cfg, "solver.type"), "auto") == 0 ||
+           strcmp(gs_config_string(j->cfg, "preconditioner.type"), "auto") == 0;
+}
+
 /* "auto" types resolved from the class of rank 0's matrix (the same on every rank). */
 static gs_status resolve(gs_dist_job *j, const gs_csr *A)
 {
     gs_status st = GS_OK;
     int spd = 0;
+    if (!wants_class(j)) return resolve_types(j, 0);
     if (j->rank == 0) {
         gs_csr_stats s;
         gs_auto_choice c;
@@ -188,6 +196,7 @@ static gs_status resolve_rows(gs_dist_job *j)
     gs_csr_stats s;
     gs_auto_choice c;
     int spd = 0, all = 0;
+    if (!wants_class(j)) return resolve_types(j, 0);
     gs_status st = gs_csr_stats_compute(&j->dist.diag, &s);
     if (st == GS_OK) {
         gs_strategy_rule(&s, GS_BACKEND_HOST, &c);
