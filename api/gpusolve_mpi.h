@@ -43,6 +43,13 @@
  *     or a reduction of the solve) cannot be agreed on: the other ranks may be waiting for that rank in a
  *     reduction or on their GPUs. That rank prints "gpusolve: rank R: ..." on stderr and calls MPI_Abort
  *     on the solver's communicator with the error's exit code, which ends every rank of the job.
+ *
+ * A matrix no rank holds whole -- too large for one process, or assembled in parts by the program -- is
+ * given by rows instead: each rank passes its own consecutive rows (gpusolve_set_local_rows) and solves
+ * with its own rows of b and x (gpusolve_solve_local); the ranks' rows are then the parts (no METIS), in the
+ * caller's numbering, and the matrix's nonzeros may exceed 2^31 - 1 (each rank's may not). New values of
+ * such a matrix set it up afresh.
+ *
  * A communicator of one rank gives a solver of one process, exactly gpusolve_create's. The library calls
  * MPI from the thread that calls it: two threads using solvers over communicators at once need
  * MPI_THREAD_MULTIPLE. */
@@ -64,6 +71,20 @@ extern "C" {
  * error. *s is set as by gpusolve_create. */
 GPUSOLVE_API int gpusolve_create_comm(gpusolve_solver **s, MPI_Comm comm, const char *config_file,
                                       const char *config_text, const char *const *settings);
+
+/* This rank's rows of an n x n matrix (collective): rows first_row .. first_row + nrows - 1, in CSR with
+ * 0-based global column indices (rowptr: nrows + 1 entries from 0; colind and val: rowptr[nrows]), host
+ * arrays, copied (unsorted rows are sorted, repeated columns summed). The ranks' rows must follow one
+ * another in rank order and cover 0..n-1 (rank 0 first; a rank may hold none), every rank giving the same n;
+ * the setup refuses other layouts on every rank. Replaces any matrix set before. On a solver of one process
+ * it is gpusolve_set_matrix (first_row 0, nrows n). */
+GPUSOLVE_API int gpusolve_set_local_rows(gpusolve_solver *s, int n, int first_row, int nrows, const int *rowptr,
+                                         const int *colind, const double *val);
+/* gpusolve_solve over a matrix given by rows (collective): b and x are this rank's rows (nrows entries,
+ * those of gpusolve_set_local_rows; NULL on a rank without rows); x receives them of the solution
+ * (GPUSOLVE_GUESS: x holds them of the initial guess). Return values and the report as gpusolve_solve's;
+ * the report's solution norms and residuals are the whole system's. */
+GPUSOLVE_API int gpusolve_solve_local(gpusolve_solver *s, const double *b, double *x, unsigned flags);
 
 #ifdef __cplusplus
 }

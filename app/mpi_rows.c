@@ -36,6 +36,7 @@ static gs_status gen_rows(const char *spec, MPI_Comm comm, gs_app_rows *rows)
     rows->n_global = (gs_int)n;
     const gs_int lo = gs_partition_contiguous_start(rows->n_global, size, rank),
                  hi = gs_partition_contiguous_start(rows->n_global, size, rank + 1);
+    rows->first_row = lo;
     return gs_gen_stencil_rows(&s, g.nx, g.ny, g.nz, lo, hi, &rows->mine);
 }
 
@@ -51,6 +52,7 @@ static gs_status petsc_rows(const char *spec, MPI_Comm comm, const gs_petsc_head
     rows->n_global = (gs_int)h->rows;
     const gs_int lo = gs_partition_contiguous_start(rows->n_global, size, rank),
                  hi = gs_partition_contiguous_start(rows->n_global, size, rank + 1);
+    rows->first_row = lo;
     st = GS_MALLOC(len, hi - lo + 1);
     if (st == GS_OK) st = gs_petsc_read_row_lengths(spec, h, lo, hi, len, &nnz);
     GS_TRY(gs_dist_agree(comm, st));

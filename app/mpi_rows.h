@@ -16,7 +16,7 @@
 
 typedef struct gs_app_rows {
     bool used;           /* the ranks made their own rows (else rank 0 reads the whole matrix) */
-    gs_int n_global;
+    gs_int n_global, first_row;
     gs_csr mine;         /* this rank's rows, global columns (taken by gs_dist_job_setup_rows) */
     double time_read;    /* the slowest rank's */
 } gs_app_rows;

@@ -229,7 +229,7 @@ int gs_app_mpi_run(const gs_app_opts *o, const gs_config *cfg)
 
     gs_status st = gs_dist_job_create(&r.job, MPI_COMM_WORLD, cfg);
     if (st == GS_OK) st = run_read(&r);
-    if (st == GS_OK && r.rows.used) st = gs_dist_job_setup_rows(&r.job, r.rows.n_global, &r.rows.mine);
+    if (st == GS_OK && r.rows.used) st = gs_dist_job_setup_rows(&r.job, r.rows.n_global, r.rows.first_row, &r.rows.mine);
     else if (st == GS_OK) st = gs_dist_job_setup(&r.job, r.rank == 0 ? &r.prob.A : NULL);
     if (st == GS_OK && r.job.ready) st = run_solve(&r);
     const bool together = st == GS_OK; /* every rank got this far: the next agreement is everyone's */

@@ -286,29 +286,41 @@ static gs_status finish_local(gs_dist *d, gs_status st)
     return gs_dist_agree(d->comm, st);
 }
 
-gs_status gs_dist_create_rows(MPI_Comm comm, gs_int n_global, gs_csr *mine, gs_dist *d)
+gs_status gs_dist_create_rows(MPI_Comm comm, gs_int n_global, gs_int first_row, gs_csr *mine, gs_dist *d)
 {
     gs_status st = GS_OK;
+    gs_int *pairs = NULL, my[2] = {first_row, mine->nrows};
     memset(d, 0, sizeof *d);
     d->comm = comm;
     MPI_Comm_rank(comm, &d->rank);
     MPI_Comm_size(comm, &d->size);
     const int P = d->size;
     st = GS_MALLOC(d->displs, P + 1);
-    if (st == GS_OK)
-        for (int r = 0; r <= P; r++) d->displs[r] = gs_partition_contiguous_start(n_global, P, r);
-    const gs_int lo = st == GS_OK ? d->displs[d->rank] : 0, n = st == GS_OK ? d->displs[d->rank + 1] - lo : 0;
-    if (st == GS_OK && (mine->nrows != n || mine->ncols != n_global))
-        st = GS_ERROR(GS_ERR_ARG,
-                      "rank %d holds a %d x %d block of rows; expected rows %d..%d of the %d x %d matrix (its "
-                      "contiguous part)",
-                      d->rank, (int)mine->nrows, (int)mine->ncols, (int)lo, (int)(lo + n - 1), (int)n_global,
+    if (st == GS_OK) st = GS_MALLOC(pairs, 2 * (size_t)P);
+    GS_TRY(gs_dist_agree(comm, st));
+    MPI_TRY(MPI_Allgather(my, 2, MPI_INT32_T, pairs, 2, MPI_INT32_T, comm));
+    d->displs[0] = 0;
+    for (int r = 0; r < P && st == GS_OK; r++) { /* the ranks' rows follow one another and cover 0..n-1 */
+        if (pairs[2 * r] != d->displs[r] || pairs[2 * r + 1] < 0 || pairs[2 * r + 1] > n_global - d->displs[r])
+            st = GS_ERROR(GS_ERR_ARG,
+                          "rank %d holds %d rows from row %d on; expected rows from %d on (the ranks' rows follow "
+                          "one another in rank order and cover the %d rows)",
+                          r, (int)pairs[2 * r + 1], (int)pairs[2 * r], (int)d->displs[r], (int)n_global);
+        else
+            d->displs[r + 1] = d->displs[r] + pairs[2 * r + 1];
+    }
+    if (st == GS_OK && d->displs[P] != n_global)
+        st = GS_ERROR(GS_ERR_ARG, "the ranks hold %d rows in all; expected the matrix's %d", (int)d->displs[P],
                       (int)n_global);
+    const gs_int n = mine->nrows;
+    if (st == GS_OK && mine->ncols != n_global)
+        st = GS_ERROR(GS_ERR_ARG, "rank %d's rows have %d columns; expected the matrix's %d", d->rank,
+                      (int)mine->ncols, (int)n_global);
     if (st == GS_OK && n > 0 && !gs_csr_is_sorted(mine))
         st = GS_ERROR(GS_ERR_ARG, "rank %d: its rows' columns are not sorted", d->rank);
     if (st == GS_OK) st = GS_MALLOC(d->rows, n + 1);
     GS_TRY(gs_dist_agree(comm, st));
-    for (gs_int i = 0; i < n; i++) d->rows[i] = lo + i;
+    for (gs_int i = 0; i < n; i++) d->rows[i] = first_row + i;
     d->n_global = n_global;
     int64_t nnz = mine->nnz;
     MPI_TRY(MPI_Allreduce(&nnz, &d->nnz_global, 1, MPI_INT64_T, MPI_SUM, comm));
@@ -316,6 +328,7 @@ gs_status gs_dist_create_rows(MPI_Comm comm, gs_int n_global, gs_csr *mine, gs_d
     memset(mine, 0, sizeof *mine);
     GS_TRY(finish_local(d, GS_OK));
 cleanup:
+    gs_free(&pairs);
     if (st != GS_OK) gs_dist_free(d);
     return st;
 }

@@ -41,12 +41,13 @@ gs_status gs_dist_agree(MPI_Comm comm, gs_status st);
 /* Distribute A (rank 0's; square with sorted rows; ignored elsewhere) over comm's ranks, split by kind
  * (preconditioner.partition); seed is METIS's (preconditioner.seed). */
 gs_status gs_dist_create(MPI_Comm comm, const gs_csr *A, gs_partition_kind kind, int seed, gs_dist *d);
-/* Distribute a matrix whose rows each rank made itself (generated or read from a PETSc binary file):
- * rank r's `mine` holds rows gs_partition_contiguous_start(n_global, size, r) .. (r + 1) - 1 of the
- * n_global x n_global matrix (sorted, global columns) and is taken over (left empty). The partition is the
- * contiguous one and the numbering the original: no rank ever holds the whole matrix, and its nonzeros may
- * exceed gs_int (each rank's may not). */
-gs_status gs_dist_create_rows(MPI_Comm comm, gs_int n_global, gs_csr *mine, gs_dist *d);
+/* Distribute a matrix whose rows each rank holds itself (generated, read by rows, or given by a program):
+ * rank r's `mine` holds rows first_row .. first_row + mine->nrows - 1 of the n_global x n_global matrix
+ * (sorted, global columns) and is taken over (left empty). The ranks' rows must follow one another in rank
+ * order and cover the matrix (GS_ERR_ARG on every rank otherwise); they are the partition, in the original
+ * numbering: no rank ever holds the whole matrix, and its nonzeros may exceed gs_int (each rank's may
+ * not). */
+gs_status gs_dist_create_rows(MPI_Comm comm, gs_int n_global, gs_int first_row, gs_csr *mine, gs_dist *d);
 void gs_dist_free(gs_dist *d);
 /* The rank that owns new index c (0 <= c < n_global). */
 int gs_dist_owner(const gs_dist *d, gs_int c);

@@ -229,13 +229,13 @@ static gs_status local_backend(const gs_dist_job *j, gs_backend **local)
 
 /* Partition and scatter rank 0's A, or take every rank's own rows (mine: n_global columns); the operator
  * and the vectors on the distributed backend. */
-static gs_status distribute(gs_dist_job *j, const gs_csr *A, gs_int n_global, gs_csr *mine)
+static gs_status distribute(gs_dist_job *j, const gs_csr *A, gs_int n_global, gs_int first_row, gs_csr *mine)
 {
     gs_status st = GS_OK;
     gs_backend *local = NULL;
     const double t = gs_wtime();
     if (mine)
-        GS_CALL(gs_dist_create_rows(j->comm, n_global, mine, &j->dist));
+        GS_CALL(gs_dist_create_rows(j->comm, n_global, first_row, mine, &j->dist));
     else
         GS_CALL(gs_dist_create(j->comm, A,
                                gs_partition_kind_of(gs_config_string(j->cfg, "preconditioner.partition")),
@@ -306,24 +306,15 @@ gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A)
 {
     j->ready = false;
     GS_CALL(resolve(j, A));
-    GS_CALL(distribute(j, A, 0, NULL));
+    GS_CALL(distribute(j, A, 0, 0, NULL));
     return setup_solver(j);
 }
 
-gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_csr *mine)
+gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_int first_row, gs_csr *mine)
 {
     j->ready = false;
     j->own_rows = true;
-    const char *part = gs_config_string(j->cfg, "preconditioner.partition");
-    gs_status st = strcmp(part, "contiguous") == 0
-                       ? GS_OK
-                       : GS_ERROR(GS_ERR_CONFIG,
-                                  "the ranks made their own rows, which splits them contiguously; "
-                                  "preconditioner.partition = \"%s\" needs the whole matrix on rank 0: set it to "
-                                  "\"contiguous\"",
-                                  part);
-    GS_CALL(gs_dist_agree(j->comm, st));
-    GS_CALL(distribute(j, NULL, n_global, mine));
+    GS_CALL(distribute(j, NULL, n_global, first_row, mine));
     GS_CALL(resolve_rows(j));
     return setup_solver(j);
 }
@@ -331,6 +322,9 @@ gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_csr *mine)
 gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A)
 {
     if (!j->ready) return GS_ERROR(GS_ERR_INTERNAL, "new values for a distributed setup that is not complete");
+    if (j->own_rows)
+        return gs_dist_agree(j->comm, GS_ERROR(GS_ERR_UNSUPPORTED, "new values from rank 0 for a matrix whose ranks "
+                                                                   "gave their own rows"));
     j->ready = false;
     gs_attempt_free(&j->att); /* the setup's part anew; its report is made again below */
     memset(&j->att, 0, sizeof j->att);

@@ -58,13 +58,13 @@ gs_status gs_dist_job_create(gs_dist_job *j, MPI_Comm comm, const gs_config *use
  * an outcome: GS_OK with att.res.reason = GS_DIVERGED_PC_FAILED (the failing rank's message in att.detail)
  * and ready false. Collective. */
 gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A);
-/* gs_dist_job_setup for a matrix no rank holds whole: every rank gives its own rows, mine (rows
- * gs_partition_contiguous_start(n_global, size, rank) .. of the n_global x n_global matrix, sorted, global
- * columns; taken over), as gs_dist_create_rows takes them. The configuration must have
- * preconditioner.partition = "contiguous" (GS_ERR_CONFIG otherwise). "auto" types are resolved from the
- * distributed matrix: SPD-looking when every rank's diagonal block is and the couplings between ranks are
- * symmetric. New values (gs_dist_job_refactor) are not available: GS_ERR_UNSUPPORTED. Collective. */
-gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_csr *mine);
+/* gs_dist_job_setup for a matrix no rank holds whole: every rank gives its own rows, mine (rows first_row ..
+ * first_row + mine->nrows - 1 of the n_global x n_global matrix, sorted, global columns; taken over), as
+ * gs_dist_create_rows takes them; those rows are the ranks' parts (preconditioner.partition splits a rank's
+ * rows further into blocks, where blocks > ranks). "auto" types are resolved from the distributed matrix:
+ * SPD-looking when every rank's diagonal block is and the couplings between ranks are symmetric. New values
+ * (gs_dist_job_refactor) are not available: GS_ERR_UNSUPPORTED. Collective. */
+gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_int first_row, gs_csr *mine);
 /* New values of the set-up matrix: rank 0's A (ignored elsewhere), the same pattern as the one set up.
  * The partition, the halo plans and the preconditioner's symbolic phase stay; the rows' values are
  * scattered again, the operator rebuilt and each rank's factorization redone numerically (RAS: its

@@ -21,6 +21,9 @@ typedef struct lib_comm {
     MPI_Comm comm; /* the caller's, duplicated */
     int rank, size;
     int n;         /* the matrix's rows, on every rank (0: none yet) */
+    bool local;    /* the ranks gave their own rows (gpusolve_set_local_rows): rows, first_row */
+    gs_csr rows;   /* this rank's rows, global columns, sorted */
+    int first_row;
     gs_dist_job job;
     bool built;    /* job set up for the current matrix and configuration (ready, or its setup failed) */
     bool unsolved; /* built by gpusolve_setup, not solved yet */
@@ -56,6 +59,11 @@ static int matrix_taken(gpusolve_solver *s, gs_status st)
 {
     lib_comm *c = COMM(s);
     st = gs_dist_agree(c->comm, st);
+    if (st == GS_OK && c->local) { /* rank 0's matrix replaces the ranks' own rows */
+        drop_job(c);
+        gs_csr_free(&c->rows);
+        c->local = false;
+    }
     if (st == GS_OK) {
         int n = c->rank == 0 ? (int)s->A.nrows : 0;
         if (MPI_Bcast(&n, 1, MPI_INT, 0, c->comm) != MPI_SUCCESS)
@@ -102,7 +110,15 @@ static gs_status ensure_job(gpusolve_solver *s, lib_comm *c)
         return GS_ERROR(GS_ERR_ARG, "no matrix: call gpusolve_set_matrix or gpusolve_read_matrix first");
     if (c->built) return GS_OK;
     GS_CALL(gs_dist_job_create(&c->job, c->comm, s->cfg));
-    gs_status st = gs_dist_job_setup(&c->job, c->rank == 0 ? &s->A : NULL);
+    gs_status st = GS_OK;
+    if (c->local) { /* the job takes a copy: the rows stay for later setups */
+        gs_csr mine = {0};
+        st = gs_dist_agree(c->comm, gs_csr_copy(&c->rows, &mine));
+        if (st == GS_OK) st = gs_dist_job_setup_rows(&c->job, c->n, c->first_row, &mine);
+        gs_csr_free(&mine);
+    } else {
+        st = gs_dist_job_setup(&c->job, c->rank == 0 ? &s->A : NULL);
+    }
     if (st != GS_OK) {
         drop_job(c);
         return st;
@@ -116,7 +132,13 @@ static gs_status ensure_job(gpusolve_solver *s, lib_comm *c)
 static gs_status report_root(gpusolve_solver *s, lib_comm *c, gs_report *rep, gs_strategy_result *sr, bool guess,
                              bool reused)
 {
-    GS_CALL(gs_lib_report_input(s, rep, guess, "host (rank 0)"));
+    GS_CALL(gs_lib_report_input(s, rep, guess, c->local ? "every rank its rows" : "host (rank 0)"));
+    if (c->local) { /* no rank holds the matrix: its size from the distribution */
+        GS_CALL(gs_report_string(rep, "matrix.source", "rows per rank"));
+        GS_CALL(gs_report_string(rep, "matrix.name", "rows per rank"));
+        GS_CALL(gs_report_int(rep, "matrix.rows", c->job.dist.n_global));
+        GS_CALL(gs_report_int(rep, "matrix.nnz", (long long)c->job.dist.nnz_global));
+    }
     GS_CALL(gs_dist_job_result(&c->job, sr));
     GS_CALL(gs_dist_job_report(&c->job, s->cfg, sr, NULL, NULL, rep));
     GS_CALL(gs_report_bool(rep, "setup.reused", reused));
@@ -221,7 +243,10 @@ static int comm_solve(gpusolve_solver *s, const double *b, double *x, unsigned f
     gs_lib_begin_call(s);
     const double t0 = gs_wtime();
     const bool guess = (flags & GPUSOLVE_GUESS) != 0, existed = c->built;
-    if (c->rank == 0 && (!b || !x))
+    if (c->local)
+        st = GS_ERROR(GS_ERR_ARG, "gpusolve_solve: the ranks gave their own rows (gpusolve_set_local_rows): solve "
+                                  "with gpusolve_solve_local, each rank its rows of b and x");
+    else if (c->rank == 0 && (!b || !x))
         st = GS_ERROR(GS_ERR_ARG, "gpusolve_solve: b and x must not be NULL on rank 0");
     else if (c->rank == 0 && (flags & GPUSOLVE_DEVICE))
         st = GS_ERROR(GS_ERR_ARG, "gpusolve_solve: device pointers (GPUSOLVE_DEVICE) are not taken by a solver over "
@@ -251,12 +276,132 @@ static void comm_destroy(gpusolve_solver *s)
     lib_comm *c = COMM(s);
     if (!c) return;
     drop_job(c);
+    gs_csr_free(&c->rows);
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin) MPI_Comm_free(&c->comm);
     free(c);
     s->comm = NULL;
     s->comm_ops = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Rows per rank (gpusolve_set_local_rows, gpusolve_solve_local). */
+
+/* The rows given, checked and copied (sorted, repeated columns summed) into R. */
+static gs_status local_rows(int n, int first_row, int nrows, const int *rowptr, const int *colind, const double *val,
+                            gs_csr *R)
+{
+    const char *f = "gpusolve_set_local_rows";
+    if (n <= 0 || first_row < 0 || nrows < 0 || nrows > n - first_row || (nrows > 0 && !rowptr))
+        return GS_ERROR(GS_ERR_ARG,
+                        "%s: expected n > 0, 0 <= first_row, 0 <= nrows <= n - first_row and rowptr of nrows + 1 "
+                        "entries (got n = %d, first_row = %d, nrows = %d%s)",
+                        f, n, first_row, nrows, nrows > 0 && !rowptr ? ", rowptr NULL" : "");
+    const int nnz = nrows > 0 ? rowptr[nrows] : 0;
+    if (nrows > 0 && (rowptr[0] != 0 || nnz < 0))
+        return GS_ERROR(GS_ERR_ARG, "%s: rowptr[0] = %d and rowptr[nrows] = %d; expected 0 and the entries (>= 0)", f,
+                        rowptr[0], nnz);
+    if (nnz > 0 && (!colind || !val))
+        return GS_ERROR(GS_ERR_ARG, "%s: %d entries but colind or val is NULL", f, nnz);
+    for (int i = 0; i < nrows; i++) {
+        if (rowptr[i + 1] < rowptr[i])
+            return GS_ERROR(GS_ERR_ARG, "%s: rowptr decreases at local row %d (%d > %d)", f, i, rowptr[i],
+                            rowptr[i + 1]);
+        for (int k = rowptr[i]; k < rowptr[i + 1]; k++)
+            if (colind[k] < 0 || colind[k] >= n)
+                return GS_ERROR(GS_ERR_ARG, "%s: row %d has column index %d, outside 0..%d", f, first_row + i,
+                                colind[k], n - 1);
+    }
+    GS_CALL(gs_csr_alloc(R, nrows, n, nnz, true));
+    if (nrows > 0) memcpy(R->rowptr, rowptr, ((size_t)nrows + 1) * sizeof *rowptr);
+    else R->rowptr[0] = 0;
+    if (nnz > 0) {
+        memcpy(R->colind, colind, (size_t)nnz * sizeof *colind);
+        memcpy(R->val, val, (size_t)nnz * sizeof *val);
+    }
+    if (!gs_csr_is_sorted(R)) GS_CALL(gs_csr_sort_dedupe(R));
+    return GS_OK;
+}
+
+int gpusolve_set_local_rows(gpusolve_solver *s, int n, int first_row, int nrows, const int *rowptr, const int *colind,
+                            const double *val)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    if (!s->comm_ops) { /* a solver of one process: its rows are the matrix */
+        if (first_row != 0 || nrows != n) {
+            gs_lib_begin_call(s);
+            return gs_lib_fail(s, GS_ERROR(GS_ERR_ARG,
+                                           "gpusolve_set_local_rows: a solver of one process holds every row: expected "
+                                           "first_row = 0 and nrows = n = %d (got %d and %d)",
+                                           n, first_row, nrows));
+        }
+        return gpusolve_set_matrix(s, n, rowptr ? rowptr[n] : 0, rowptr, colind, val, 0);
+    }
+    lib_comm *c = COMM(s);
+    gs_csr R = {0};
+    gs_lib_begin_call(s);
+    const double t0 = gs_wtime();
+    gs_status st = gs_dist_agree(c->comm, local_rows(n, first_row, nrows, rowptr, colind, val, &R));
+    int mine[2] = {n, -n}, agreed[2] = {0, 0}; /* every rank's n the same */
+    if (st == GS_OK && MPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MAX, c->comm) != MPI_SUCCESS)
+        st = GS_ERROR(GS_ERR_INTERNAL, "MPI: comparing the ranks' matrix sizes failed");
+    if (st == GS_OK && agreed[0] != -agreed[1])
+        st = GS_ERROR(GS_ERR_ARG, "gpusolve_set_local_rows: the ranks give different matrix sizes (%d to %d)",
+                      -agreed[1], agreed[0]);
+    if (st != GS_OK) {
+        gs_csr_free(&R);
+        return finish(s, st);
+    }
+    drop_job(c); /* a new matrix: set up afresh (its rows' layout is checked there) */
+    gs_csr_free(&c->rows);
+    c->rows = R;
+    c->local = true;
+    c->first_row = first_row;
+    c->n = n;
+    s->time_read = gs_wtime() - t0;
+    return finish(s, GS_OK);
+}
+
+int gpusolve_solve_local(gpusolve_solver *s, const double *b, double *x, unsigned flags)
+{
+    if (!s) return GPUSOLVE_EXIT_USAGE;
+    if (!s->comm_ops) return gpusolve_solve(s, b, x, flags); /* one process: its rows are all the rows */
+    lib_comm *c = COMM(s);
+    gs_status st = GS_OK;
+    gs_lib_begin_call(s);
+    const double t0 = gs_wtime();
+    const bool guess = (flags & GPUSOLVE_GUESS) != 0, existed = c->built;
+    if (!c->local)
+        st = GS_ERROR(GS_ERR_ARG, "gpusolve_solve_local: the matrix is rank 0's (gpusolve_set_matrix or "
+                                  "gpusolve_read_matrix): solve with gpusolve_solve");
+    else if (c->rows.nrows > 0 && (!b || !x))
+        st = GS_ERROR(GS_ERR_ARG, "gpusolve_solve_local: b and x must not be NULL on a rank with rows");
+    else if (flags & GPUSOLVE_DEVICE)
+        st = GS_ERROR(GS_ERR_ARG, "gpusolve_solve_local: device pointers (GPUSOLVE_DEVICE) are not taken over MPI "
+                                  "ranks; pass host arrays");
+    st = gs_dist_agree(c->comm, st);
+    if (st == GS_OK) st = ensure_job(s, c);
+    if (st != GS_OK) return gs_lib_fail(s, st);
+    if (!c->job.ready) return setup_failed(s, c, t0);
+    const bool reused = existed && !c->unsolved;
+    st = gs_dist_job_load_own(&c->job, b, guess ? x : NULL);
+    if (st == GS_OK) {
+        c->job.interrupt_request = &s->interrupt;
+        st = gs_dist_job_solve(&c->job, s->monitor, s->monitor_ctx, NULL);
+        c->unsolved = false;
+        if (c->job.interrupted) atomic_store(&s->interrupt, 0);
+    }
+    if (st == GS_OK && c->rows.nrows > 0) memcpy(x, c->job.x_own, (size_t)c->rows.nrows * sizeof *x);
+    const int code = gs_dist_job_exit_code(&c->job);
+    if (st == GS_OK) st = comm_report(s, c, code, guess, reused, t0);
+    if (st != GS_OK) {
+        drop_job(c);
+        return gs_lib_fail(s, st);
+    }
+    gs_lib_set_outcome(s, &c->job.att, code);
+    gs_error_clear();
+    return code;
 }
 
 static const gs_lib_comm_ops comm_ops = {

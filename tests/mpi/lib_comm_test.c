@@ -6,8 +6,9 @@
  * that passes x receives the solution, ranks may pass NULL arrays; the monitor runs on every rank. An
  * invalid setting on one rank, ranks configured differently, bad arrays on rank 0, a file rank 0 cannot
  * read, a setup without a matrix, a zero pivot in one rank's block and an interrupt requested on one rank
- * end the call on every rank with the same exit class and message. A communicator of one rank gives
- * gpusolve_create's solver. Exit 0 on success, 1 on a failed check. */
+ * end the call on every rank with the same exit class and message. A matrix given by rows per rank
+ * (gpusolve_set_local_rows) solves as one process with its contiguous blocks, or with uneven rows to the
+ * tolerance. A communicator of one rank gives gpusolve_create's solver. Exit 0 on success, 1 on a failed check. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -316,6 +317,90 @@ static void one_rank(const problem *p)
     free(xb);
 }
 
+/* Every rank's rows of A (the whole matrix, held by every rank in this test) from first to first + m. */
+static int set_rows(gpusolve_solver *s, const gs_csr *A, int first, int m)
+{
+    int *rp = calloc((size_t)m + 1, sizeof *rp);
+    for (int i = 0; i <= m; i++) rp[i] = A->rowptr[first + i] - A->rowptr[first];
+    int code = gpusolve_set_local_rows(s, A->nrows, first, m, rp, A->colind + A->rowptr[first],
+                                       A->val + A->rowptr[first]);
+    free(rp);
+    return code;
+}
+
+/* A matrix given by rows per rank (gpusolve_set_local_rows, gpusolve_solve_local): with the contiguous
+ * parts, the iterations (+-1) and solution of one process with those blocks; with uneven rows of the
+ * caller's choosing, the one-process solution to the tolerance; a second solve with the solution as the
+ * guess takes no iteration; a gap between the ranks' rows, a size that differs, and solving through the
+ * other call end the call on every rank with the same message. */
+static void local_rows(const char *const *mpi_sets, const char *const *one_sets)
+{
+    gs_csr A = {0};
+    if (gs_gen_convdiff3d(10, 9, 8, 20.0, &A) != GS_OK) abort(); /* every rank makes the whole matrix here */
+    const int n = (int)A.nrows;
+    double *b = calloc((size_t)n, sizeof *b), *x = calloc((size_t)n, sizeof *x), *x1 = calloc((size_t)n, 8);
+    int *cnt = calloc((size_t)size, sizeof *cnt), *dsp = calloc((size_t)size, sizeof *dsp);
+    for (int i = 0; i < n; i++) b[i] = 1.0 + (double)(i % 5);
+    for (int layout = 0; layout < 2; layout++) {
+        /* 0: the contiguous parts (preconditioner.partition); 1: uneven, rank 0 the fewest */
+        for (int r = 0; r <= size; r++) {
+            int f = layout == 0 ? (int)(((long long)r * n + size - 1) / size) : (int)((long long)n * r * r / (size * size));
+            if (r < size) dsp[r] = f;
+            if (r > 0) cnt[r - 1] = f - dsp[r - 1];
+        }
+        const int first = dsp[rank], m = cnt[rank];
+        gpusolve_solver *s = make(MPI_COMM_WORLD, mpi_sets);
+        CHECK(set_rows(s, &A, first, m) == 0, "local rows %d: %s", layout, gpusolve_error_message(s));
+        CHECK(gpusolve_size(s) == n, "local rows %d: size %d", layout, gpusolve_size(s));
+        int code = gpusolve_solve_local(s, b + first, x + first, 0), its = gpusolve_iterations(s);
+        CHECK(code == 0 && same_everywhere(its, gpusolve_reason(s)), "local rows %d: exit %d %s", layout, code,
+              gpusolve_error_message(s));
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, x, cnt, dsp, MPI_DOUBLE, MPI_COMM_WORLD);
+        if (rank == 0) {
+            const char *json = gpusolve_report_json(s);
+            CHECK(strstr(json, "every rank its rows") && strstr(json, "\"rows\":720"), "local rows: report %s", json);
+            const int its1 = one_process(one_sets, &A, b, x1);
+            const double d = rel_diff(x, x1, n);
+            CHECK(layout == 1 ? d < 1e-7 : (abs(its - its1) <= 1 && d < 1e-8),
+                  "local rows %d: %d iterations (one process %d), solutions differ by %.3g", layout, its, its1, d);
+            printf("rows per rank (%s) on %d ranks: %d iterations (one process: %d), solutions differ by %.2g\n",
+                   layout ? "uneven" : "contiguous", size, its, its1, d);
+        }
+        code = gpusolve_solve_local(s, b + first, x + first, GPUSOLVE_GUESS);
+        CHECK(code == 0 && gpusolve_iterations(s) <= 1, "local rows %d: a solve from the solution took %d iterations",
+              layout, gpusolve_iterations(s));
+        code = gpusolve_solve(s, b, x, 0);
+        CHECK(code == GPUSOLVE_EXIT_USAGE && same_everywhere(code, gpusolve_error_message(s)) &&
+                  strstr(gpusolve_error_message(s), "gpusolve_solve_local"),
+              "local rows: gpusolve_solve accepted: %d %s", code, gpusolve_error_message(s));
+        gpusolve_destroy(&s);
+    }
+    /* a gap: rank 1 starts one row late */
+    gpusolve_solver *s = make(MPI_COMM_WORLD, mpi_sets);
+    const int first = dsp[rank] + (rank == 1), m = cnt[rank] - (rank == 1);
+    int code = set_rows(s, &A, first, m);
+    if (code == 0) code = gpusolve_solve_local(s, b + first, x + first, 0);
+    CHECK(code == GPUSOLVE_EXIT_USAGE && same_everywhere(code, gpusolve_error_message(s)) &&
+              strstr(gpusolve_error_message(s), "expected rows from"),
+          "local rows with a gap: exit %d %s", code, gpusolve_error_message(s));
+    /* sizes that differ; solve_local on rank 0's matrix */
+    code = gpusolve_set_local_rows(s, rank == 0 ? n : n + 1, 0, 0, NULL, NULL, NULL);
+    CHECK(code == GPUSOLVE_EXIT_USAGE && same_everywhere(code, gpusolve_error_message(s)),
+          "local rows of different sizes: exit %d %s", code, gpusolve_error_message(s));
+    code = set_matrix(s, &A);
+    if (code == 0) code = gpusolve_solve_local(s, b, x, 0);
+    CHECK(code == GPUSOLVE_EXIT_USAGE && same_everywhere(code, gpusolve_error_message(s)) &&
+              strstr(gpusolve_error_message(s), "solve with gpusolve_solve"),
+          "solve_local on rank 0's matrix: exit %d %s", code, gpusolve_error_message(s));
+    gpusolve_destroy(&s);
+    gs_csr_free(&A);
+    free(b);
+    free(x);
+    free(x1);
+    free(cnt);
+    free(dsp);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -346,6 +431,10 @@ int main(int argc, char **argv)
     equivalence(&p, "bicgstab ilu0 blocks", bicg_p, bicg_1);
     refactor(&p, "gmres bilu", bilu, bilu);
     refactor(&p, "gmres ras(1)", ras_p, ras_1);
+    const char *const cont_p[] = {"solver.type=gmres", "preconditioner.type=ilu0", NULL};
+    const char *const cont_1[] = {"solver.type=gmres", "preconditioner.type=bilu", "preconditioner.partition=contiguous",
+                                  blocks, NULL};
+    local_rows(cont_p, cont_1);
     errors(&p);
     interrupt(&p);
     if (rank == 0) one_rank(&p);
