@@ -83,7 +83,8 @@ const gs_cfg_key gs_cfg_schema[] = {
     CHOICE_KEY("preconditioner.partition", "metis", "metis|contiguous",
                "how BILU/BILUT/RAS parts and MPI ranks split the rows: metis (k-way partition of the graph of "
                "A + A'), contiguous (consecutive row ranges of equal size, PETSc's default layout: no partitioning "
-               "work; for matrices numbered locally, e.g. grids in natural order)"),
+               "work; for matrices numbered locally, e.g. grids in natural order; under mpirun every rank then "
+               "generates or reads its own rows of a gen: problem or PETSc binary file)"),
     INT_KEY("preconditioner.overlap", "1", 0, 1000, "RAS: layers of graph neighbours added to each part"),
     CHOICE_KEY("preconditioner.local", "iluk", "iluk|ilut|parilu",
                "RAS: factorization of each extended subdomain"),
