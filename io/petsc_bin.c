@@ -75,13 +75,59 @@ static gs_status section_read(pb_reader *r, void *dst, size_t want, const char *
     return GS_OK;
 }
 
-/* n integers of the file's width, as int32 into dst (64-bit values must fit: else *bad = their index). */
-static gs_status read_ints(pb_reader *r, gs_int *dst, size_t n, const char *section, long long *bad, long long *badv)
+/* The m 64-bit integers of buf (the block that starts at integer k) into dst + k as int32; the first value
+ * beyond int32 (none before it: *bad < 0) sets *bad to its index and *badv to it. */
+static void narrow64(const int64_t *buf, size_t m, size_t k, gs_int *dst, long long *bad, long long *badv)
+{
+    for (size_t i = 0; i < m; i++) {
+        if ((buf[i] > GS_INT_MAX || buf[i] < -(int64_t)GS_INT_MAX) && *bad < 0) {
+            *bad = (long long)(k + i);
+            *badv = (long long)buf[i];
+        }
+        dst[k + i] = (gs_int)buf[i];
+    }
+}
+
+/* bytes at offset of path's descriptor fd, all of them (the header's sizes were checked against the file). */
+static gs_status pread_full(int fd, const char *path, void *dst, size_t bytes, long long offset, const char *section)
+{
+    char *p = dst;
+    size_t done = 0;
+    while (done < bytes) {
+        size_t want = bytes - done < ((size_t)1 << 30) ? bytes - done : ((size_t)1 << 30);
+        ssize_t got = pread(fd, p + done, want, (off_t)(offset + (long long)done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0)
+            return GS_ERROR(GS_ERR_IO, "%s: reading %s (%zu bytes from byte %lld on) failed: %s", path, section, bytes,
+                            offset, got < 0 ? strerror(errno) : "the file ended early");
+        done += (size_t)got;
+    }
+    return GS_OK;
+}
+
+/* Where integers come from: the reader's stream (r), or a descriptor at an offset (pread, reading by rows). */
+typedef struct int_source {
+    pb_reader *r;
+    int fd;
+    const char *path;
+    long long offset;
+    int w, threads;
+} int_source;
+
+static gs_status source_read(const int_source *src, void *dst, size_t bytes, size_t done, const char *section)
+{
+    if (src->r) return section_read(src->r, dst, bytes, section);
+    return pread_full(src->fd, src->path, dst, bytes, src->offset + (long long)done, section);
+}
+
+/* n integers of the source's width, as int32 into dst (64-bit values must fit: else *bad = their index). */
+static gs_status read_ints_from(const int_source *src, gs_int *dst, size_t n, const char *section, long long *bad,
+                                long long *badv)
 {
     *bad = -1;
-    if (r->w == 4) {
-        GS_CALL(section_read(r, dst, n * 4, section));
-        swap32(dst, n, r->threads);
+    if (src->w == 4) {
+        GS_CALL(source_read(src, dst, n * 4, 0, section));
+        swap32(dst, n, src->threads);
         return GS_OK;
     }
     gs_status st = GS_OK;
@@ -89,20 +135,20 @@ static gs_status read_ints(pb_reader *r, gs_int *dst, size_t n, const char *sect
     GS_TRY(GS_MALLOC(buf, n < CONVERT_BLOCK ? n : CONVERT_BLOCK));
     for (size_t k = 0; k < n;) {
         size_t m = n - k < CONVERT_BLOCK ? n - k : CONVERT_BLOCK;
-        GS_TRY(section_read(r, buf, m * 8, section));
-        swap64(buf, m, r->threads);
-        for (size_t i = 0; i < m; i++) {
-            if ((buf[i] > GS_INT_MAX || buf[i] < -(int64_t)GS_INT_MAX) && *bad < 0) {
-                *bad = (long long)(k + i);
-                *badv = (long long)buf[i];
-            }
-            dst[k + i] = (gs_int)buf[i];
-        }
+        GS_TRY(source_read(src, buf, m * 8, k * 8, section));
+        swap64(buf, m, src->threads);
+        narrow64(buf, m, k, dst, bad, badv);
         k += m;
     }
 cleanup:
     gs_free(&buf);
     return st;
+}
+
+static gs_status read_ints(pb_reader *r, gs_int *dst, size_t n, const char *section, long long *bad, long long *badv)
+{
+    const int_source src = {r, -1, NULL, 0, r->w, r->threads};
+    return read_ints_from(&src, dst, n, section, bad, badv);
 }
 
 /* The header: class id, then `count` sizes (matrix: rows, columns, nonzeros; vector: length). */
@@ -351,52 +397,12 @@ cleanup:
     return st;
 }
 
-/* bytes at offset of path's descriptor fd, all of them (the header's sizes were checked against the file). */
-static gs_status pread_full(int fd, const char *path, void *dst, size_t bytes, long long offset, const char *section)
-{
-    char *p = dst;
-    size_t done = 0;
-    while (done < bytes) {
-        size_t want = bytes - done < ((size_t)1 << 30) ? bytes - done : ((size_t)1 << 30);
-        ssize_t got = pread(fd, p + done, want, (off_t)(offset + (long long)done));
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0)
-            return GS_ERROR(GS_ERR_IO, "%s: reading %s (%zu bytes from byte %lld on) failed: %s", path, section, bytes,
-                            offset, got < 0 ? strerror(errno) : "the file ended early");
-        done += (size_t)got;
-    }
-    return GS_OK;
-}
-
 /* n integers of the file's width at offset, as gs_int (64-bit values beyond it: *bad their index). */
 static gs_status pread_ints(int fd, const gs_petsc_header *h, const char *path, gs_int *dst, size_t n,
                             long long offset, const char *section, long long *bad, long long *badv)
 {
-    *bad = -1;
-    if (h->w == 4) {
-        GS_CALL(pread_full(fd, path, dst, n * 4, offset, section));
-        swap32(dst, n, gs_threads_max());
-        return GS_OK;
-    }
-    gs_status st = GS_OK;
-    int64_t *buf = NULL;
-    GS_TRY(GS_MALLOC(buf, n < CONVERT_BLOCK ? n : CONVERT_BLOCK));
-    for (size_t k = 0; k < n;) {
-        size_t m = n - k < CONVERT_BLOCK ? n - k : CONVERT_BLOCK;
-        GS_TRY(pread_full(fd, path, buf, m * 8, offset + (long long)k * 8, section));
-        swap64(buf, m, gs_threads_max());
-        for (size_t i = 0; i < m; i++) {
-            if ((buf[i] > GS_INT_MAX || buf[i] < -(int64_t)GS_INT_MAX) && *bad < 0) {
-                *bad = (long long)(k + i);
-                *badv = (long long)buf[i];
-            }
-            dst[k + i] = (gs_int)buf[i];
-        }
-        k += m;
-    }
-cleanup:
-    gs_free(&buf);
-    return st;
+    const int_source src = {NULL, fd, path, offset, h->w, gs_threads_max()};
+    return read_ints_from(&src, dst, n, section, bad, badv);
 }
 
 static gs_status open_rows(const char *path, int *fd)
