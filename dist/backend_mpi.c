@@ -312,6 +312,12 @@ static void mpi_mat_destroy(gs_matrix *M)
     M->impl = NULL;
 }
 
+const gs_matrix *gs_mpi_mat_own(const gs_matrix *M)
+{
+    if (!M || !gs_backend_is_mpi(M->be) || !M->impl) return NULL;
+    return ((const dist_mat *)M->impl)->own;
+}
+
 /* The columns [c0, c1) of A (sorted rows), renumbered from 0, as an nrows x (c1 - c0) matrix. */
 static gs_status column_range(const gs_csr *A, gs_int c0, gs_int c1, gs_csr *B)
 {

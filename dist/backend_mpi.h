@@ -67,6 +67,9 @@ void gs_backend_mpi_stats_reset(gs_backend *be);
  * columns in the halo's local numbering (sorted in every row); halo is copied. M->nrows = M->ncols =
  * n_own, so vectors of owned rows fit it. */
 gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo, gs_matrix **M);
+/* A_own of a distributed operator made by gs_mpi_mat_create (the owned columns of the owned rows: the
+ * diagonal block, on the local backend), or NULL when M is not one. */
+const gs_matrix *gs_mpi_mat_own(const gs_matrix *M);
 
 /* out[0..n_halo) = the halo entries of h, from the owners' x (x: this rank's owned entries, in host
  * memory, sent where h says). Every rank that h's plans link must call it, in the same order as its other

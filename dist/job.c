@@ -272,7 +272,7 @@ static gs_status setup_pc(gs_dist_job *j)
 {
     gs_status st = gs_report_create(&j->att.rep);
     st = gs_dist_agree(j->comm, st == GS_OK ? gs_dist_pc_create(j->be, j->cfg, &j->pc) : st);
-    if (st == GS_OK) st = gs_dist_agree(j->comm, gs_dist_pc_setup(j->pc, &j->dist)); /* collective */
+    if (st == GS_OK) st = gs_dist_agree(j->comm, gs_dist_pc_setup(j->pc, &j->dist, j->M)); /* collective */
     if (st == GS_ERR_NUMERIC) return gs_dist_agree(j->comm, setup_failed(j));
     GS_CALL(st);
     int var = j->pc->variable, any = 0; /* one verdict for every rank: the Krylov method checks it */
@@ -337,7 +337,7 @@ gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A)
     if (st == GS_OK) st = gs_report_create(&j->att.rep);
     GS_CALL(gs_dist_agree(j->comm, st));
     j->time_distribute = gs_wtime() - t;
-    st = gs_dist_agree(j->comm, gs_dist_pc_refactor(j->pc, &j->dist)); /* collective */
+    st = gs_dist_agree(j->comm, gs_dist_pc_refactor(j->pc, &j->dist, j->M)); /* collective */
     if (st == GS_ERR_NUMERIC) return gs_dist_agree(j->comm, setup_failed(j));
     GS_CALL(st);
     GS_CALL(gs_dist_pc_summarize(j->pc, &j->dist));

@@ -275,7 +275,16 @@ static gs_status ras_subdomain(dist_pc *d, const gs_dist *dist)
     return GS_OK;
 }
 
-gs_status gs_dist_pc_setup(gs_pc *pc, const gs_dist *dist)
+/* Block Jacobi: the local preconditioner reads the operator's diagonal block (A_own, the same entries as
+ * dist->diag) where a factorization on the device can (gs_pc_set_operator). */
+static gs_status share_operator(dist_pc *d, const gs_matrix *M)
+{
+    const gs_matrix *own = gs_mpi_mat_own(M);
+    if (d->ras || !d->inner || !own || own->be != d->local) return GS_OK;
+    return gs_pc_set_operator(d->inner, own);
+}
+
+gs_status gs_dist_pc_setup(gs_pc *pc, const gs_dist *dist, const gs_matrix *M)
 {
     dist_pc *d = pc->data;
     release(d);
@@ -292,6 +301,7 @@ gs_status gs_dist_pc_setup(gs_pc *pc, const gs_dist *dist)
     if (A->nrows > 0) {
         GS_CALL(gs_pc_create(gs_config_string(d->lcfg, "preconditioner.type"), d->local, d->lcfg, &d->inner));
         gs_pc_set_row_names(d->inner, names);
+        GS_CALL(share_operator(d, M));
         if (d->ras) {
             GS_CALL(gs_vec_create(d->local, A->nrows, &d->re));
             GS_CALL(gs_vec_create(d->local, A->nrows, &d->ze));
@@ -327,7 +337,7 @@ static gs_status local_facts(const dist_pc *d, long long v[3], long long have[2]
     return GS_OK;
 }
 
-gs_status gs_dist_pc_refactor(gs_pc *pc, const gs_dist *dist)
+gs_status gs_dist_pc_refactor(gs_pc *pc, const gs_dist *dist, const gs_matrix *M)
 {
     dist_pc *d = pc->data;
     gs_status st = GS_OK;
@@ -346,7 +356,8 @@ gs_status gs_dist_pc_refactor(gs_pc *pc, const gs_dist *dist)
     }
     pc->time_numeric = 0.0;
     if (d->inner) {
-        st = gs_pc_setup_numeric(d->inner, A);
+        st = share_operator(d, M);
+        if (st == GS_OK) st = gs_pc_setup_numeric(d->inner, A);
         pc->time_numeric = d->inner->time_numeric;
     }
     pc->state = st == GS_OK ? GS_PC_READY : GS_PC_SYMBOLIC;

@@ -30,13 +30,16 @@ gs_status gs_dist_pc_check(const gs_config *cfg, int P);
 gs_status gs_dist_pc_create(gs_backend *be, const gs_config *cfg, gs_pc **pc);
 /* Both setup phases on the distribution d (which must outlive the preconditioner). Collective: every
  * rank calls it (RAS fetches its overlap rows here, and a failure there is every rank's); the status of
- * the rank's local factorization is this rank's alone, and the caller agrees on it over the ranks. */
-gs_status gs_dist_pc_setup(gs_pc *pc, const gs_dist *d);
+ * the rank's local factorization is this rank's alone, and the caller agrees on it over the ranks. M: the
+ * distributed operator of d (or NULL), whose diagonal block a GPU factorization of block Jacobi reads in
+ * place instead of uploading its own copy (which would stay beside the factors while the triangular
+ * solvers are analysed). */
+gs_status gs_dist_pc_setup(gs_pc *pc, const gs_dist *d, const gs_matrix *M);
 /* New values of the matrix of the last setup (dist updated by gs_dist_update_values, the same pattern):
  * each rank's factorization redone numerically on its block, or on its RAS subdomain whose overlap rows
  * are fetched again (collective). The status of the local factorization is this rank's alone, as in
- * gs_dist_pc_setup. */
-gs_status gs_dist_pc_refactor(gs_pc *pc, const gs_dist *dist);
+ * gs_dist_pc_setup; M: the operator rebuilt from the new values (or NULL). */
+gs_status gs_dist_pc_refactor(gs_pc *pc, const gs_dist *dist, const gs_matrix *M);
 /* After a setup that succeeded on every rank (collective): the local factors' entries and shifted pivots
  * summed over the ranks, so that the view (rank 0's) reports nnz_L, nnz_U, fill_ratio (per entry of the
  * whole A), pivots_shifted and shifted_rows for the whole preconditioner, as one process does. */
