@@ -5,7 +5,8 @@
 # --static), a CMake project with find_package(gpusolve) (gpusolve::gpusolve and
 # gpusolve::gpusolve_static), each run on the host backend. A library built with MPI (it exports
 # gpusolve_create_comm) also installs gpusolve_mpi.h: the header alone with mpicc, and
-# examples/c/solve_mpi.c built with mpicc and pkg-config and with find_package, run on 2 ranks; a
+# examples/c/solve_mpi.c built with mpicc and pkg-config and with find_package, run on 2 ranks (rank 0's
+# matrix, then every rank's own rows); a
 # library built without MPI installs no gpusolve_mpi.h.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -64,7 +65,7 @@ run_mpi() { # name, then the program
   if env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
        OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader OMPI_MCA_plm_rsh_agent=false \
        OMP_NUM_THREADS=1 mpirun -np 2 "$@" device.backend=host solver.type=gmres preconditioner.type=ras \
-       >"$tmp/out.txt" 2>&1 && [ "$(grep -c 'on 2 ranks.* exit 0' "$tmp/out.txt")" = 2 ]; then
+       >"$tmp/out.txt" 2>&1 && [ "$(grep -c 'on 2 ranks.* exit 0' "$tmp/out.txt")" = 3 ]; then
     ok "$name"; sed 's/^/       /' "$tmp/out.txt"
   else
     bad "$name"; cat "$tmp/out.txt"
