@@ -4,8 +4,10 @@
  * boundaries eliminated (a neighbour outside the grid is simply dropped). Every stencil is a list of
  * offsets (dx, dy, dz) with a constant weight, listed in increasing (dz, dy, dx) order. The column of
  * an in-grid neighbour is its own lexicographic index (i+dx) + nx*((j+dy) + ny*(k+dz)), which grows
- * with (dz, dy, dx), so rows come out sorted without any sort; the nonzero count is known in advance
- * (sum over offsets of prod_d (n_d - |d|)), so rowptr is filled in the same single pass.
+ * with (dz, dy, dx), so rows come out sorted without any sort. Any range of rows can be made (what one MPI
+ * rank holds): each row's entries are counted, the counts summed into rowptr, and the rows filled, both
+ * passes by all host threads. The whole matrix's count also has a closed form, sum over offsets of
+ * prod_d (n_d - |d|) (gs_gen_stencil_nnz), 64-bit because it may exceed gs_int.
  *
  * Stencils (all equations multiplied by h^2, one grid spacing h in every direction):
  *   poisson2d   -u_xx - u_yy           :  4 on the diagonal, -1 for the 4 edge neighbours
@@ -26,11 +28,16 @@
 #include "core/generate.h"
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/mem.h"
+
+#define GEN_PARALLEL_ROWS 100000 /* fewer rows are made by one thread */
 
 /* Number of grid points p for which p + (dx,dy,dz) is still inside the grid: prod_d (n_d - |d|)+. */
 static int64_t stencil_count(gs_int nx, gs_int ny, gs_int nz, const gs_gen_point *s)
@@ -73,16 +80,38 @@ static inline bool inside(const gs_gen_point *q, gs_int nx, gs_int ny, gs_int nz
     return ii >= 0 && ii < nx && jj >= 0 && jj < ny && kk >= 0 && kk < nz;
 }
 
-/* The entries of rows [lo, hi): a count over the rows (a range has no closed form). */
-static int64_t range_nnz(const gs_gen_stencil *s, gs_int nx, gs_int ny, gs_int nz, gs_int lo, gs_int hi)
+/* A grid point (i, j, k) followed in lexicographic order (x fastest). */
+typedef struct grid_pos {
+    int64_t i, j, k;
+} grid_pos;
+
+static inline void grid_start(grid_pos *g, int64_t p, gs_int nx, gs_int ny)
 {
-    int64_t nnz = 0;
     const int64_t sz = (int64_t)nx * ny;
-    for (int64_t p = lo; p < hi; p++) {
-        const int64_t k = p / sz, j = (p % sz) / nx, i = p % nx;
-        for (int q = 0; q < s->npoints; q++) nnz += inside(&s->pt[q], nx, ny, nz, i, j, k);
-    }
-    return nnz;
+    g->k = p / sz;
+    g->j = (p % sz) / nx;
+    g->i = p % nx;
+}
+
+static inline void grid_next(grid_pos *g, gs_int nx, gs_int ny)
+{
+    if (++g->i < nx) return;
+    g->i = 0;
+    if (++g->j < ny) return;
+    g->j = 0;
+    g->k++;
+}
+
+/* This thread's consecutive share [r0, r1) of m rows (all of them outside a parallel region). */
+static void thread_rows(gs_int m, gs_int *r0, gs_int *r1)
+{
+#ifdef _OPENMP
+    const int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+#else
+    const int64_t t = 0, T = 1;
+#endif
+    *r0 = (gs_int)(m * t / T);
+    *r1 = (gs_int)(m * (t + 1) / T);
 }
 
 gs_status gs_gen_stencil_rows(const gs_gen_stencil *s, gs_int nx, gs_int ny, gs_int nz, gs_int lo, gs_int hi,
@@ -94,36 +123,62 @@ gs_status gs_gen_stencil_rows(const gs_gen_stencil *s, gs_int nx, gs_int ny, gs_
     if (lo < 0 || hi > n || lo > hi)
         return GS_ERROR(GS_ERR_ARG, "%s: rows %d..%d asked of a matrix of %d rows", s->name, (int)lo, (int)hi - 1,
                         (int)n);
-    const bool whole = lo == 0 && hi == n;
-    const int64_t nnz = whole ? gs_gen_stencil_nnz(s, nx, ny, nz) : range_nnz(s, nx, ny, nz, lo, hi);
-    if (nnz > GS_INT_MAX)
+    const gs_int m = hi - lo;
+    gs_int *len = NULL;
+    int64_t nnz = 0;
+    GS_CALL(GS_MALLOC(len, (size_t)m + 1));
+    const int64_t sy = nx, sz = (int64_t)nx * ny; /* index strides */
+    /* rows are independent: counted, then filled, by all host threads (the same matrix whatever their number) */
+#pragma omp parallel reduction(+ : nnz) if (m > GEN_PARALLEL_ROWS)
+    {
+        gs_int r0, r1;
+        grid_pos g;
+        thread_rows(m, &r0, &r1);
+        grid_start(&g, (int64_t)lo + r0, nx, ny);
+        for (gs_int r = r0; r < r1; r++, grid_next(&g, nx, ny)) {
+            gs_int c = 0;
+            for (int q = 0; q < s->npoints; q++) c += inside(&s->pt[q], nx, ny, nz, g.i, g.j, g.k);
+            len[r] = c;
+            nnz += c;
+        }
+    }
+    if (nnz > GS_INT_MAX) {
+        gs_free(&len);
         return GS_ERROR(GS_ERR_ARG,
                         "%s: grid %d x %d x %d: %s %lld rows hold %lld nonzeros, more than the 32-bit index limit "
                         "GS_INT_MAX = %d (on several MPI ranks with preconditioner.partition = contiguous, every "
                         "rank makes only its own rows, and the limit holds per rank)",
-                        s->name, nx, ny, nz, whole ? "its" : "these", (long long)(hi - lo), (long long)nnz,
+                        s->name, nx, ny, nz, lo == 0 && hi == n ? "its" : "these", (long long)m, (long long)nnz,
                         GS_INT_MAX);
-    GS_CALL(gs_csr_alloc(A, hi - lo, n, (gs_int)nnz, true));
-
-    const int64_t sy = nx, sz = (int64_t)nx * ny; /* index strides */
-    gs_int *rp = A->rowptr, *ci = A->colind;
-    double *v = A->val;
-    gs_int pos = 0;
-    rp[0] = 0;
-    for (int64_t p = lo; p < hi; p++) {
-        const int64_t k = p / sz, j = (p % sz) / nx, i = p % nx;
-        for (int q = 0; q < s->npoints; q++) {
-            const gs_gen_point *t = &s->pt[q];
-            if (!inside(t, nx, ny, nz, i, j, k)) continue;
-            ci[pos] = (gs_int)(p + t->dx + t->dy * sy + t->dz * sz);
-            v[pos] = t->w;
-            pos++;
-        }
-        rp[p - lo + 1] = pos;
     }
-    if (pos != nnz) { /* the count and the loop disagree: a bug, never bad input */
-        gs_csr_free(A);
-        return GS_ERROR(GS_ERR_INTERNAL, "%s: generated %d entries, expected %lld", s->name, pos, (long long)nnz);
+    gs_status st = gs_csr_alloc(A, m, n, (gs_int)nnz, true);
+    if (st != GS_OK) {
+        gs_free(&len);
+        return st;
+    }
+    A->rowptr[0] = 0;
+    for (gs_int r = 0; r < m; r++) A->rowptr[r + 1] = A->rowptr[r] + len[r];
+    gs_free(&len);
+    gs_int *ci = A->colind;
+    double *v = A->val;
+    const gs_int *rp = A->rowptr;
+#pragma omp parallel if (m > GEN_PARALLEL_ROWS)
+    {
+        gs_int r0, r1;
+        grid_pos g;
+        thread_rows(m, &r0, &r1);
+        grid_start(&g, (int64_t)lo + r0, nx, ny);
+        for (gs_int r = r0; r < r1; r++, grid_next(&g, nx, ny)) {
+            const int64_t p = (int64_t)lo + r;
+            gs_int pos = rp[r];
+            for (int q = 0; q < s->npoints; q++) {
+                const gs_gen_point *t = &s->pt[q];
+                if (!inside(t, nx, ny, nz, g.i, g.j, g.k)) continue;
+                ci[pos] = (gs_int)(p + t->dx + t->dy * sy + t->dz * sz);
+                v[pos] = t->w;
+                pos++;
+            }
+        }
     }
     return GS_OK;
 }
