@@ -337,7 +337,7 @@ static gs_status column_range(const gs_csr *A, gs_int c0, gs_int c1, gs_csr *B)
     return GS_OK;
 }
 
-gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo, gs_matrix **M)
+gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, const gs_halo *halo, gs_matrix **M)
 {
     gs_status st = GS_OK;
     dist_mat *d = NULL;
@@ -351,9 +351,16 @@ gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_halo *halo
                         (int)A->nrows, (int)A->ncols, (int)n, (int)nh);
     GS_TRY(GS_CALLOC(d, 1));
     GS_TRY(gs_halo_copy(halo, &d->h));
-    GS_TRY(column_range(A, 0, n, &part));
-    GS_TRY(gs_mat_create(local, &part, &d->own));
-    gs_csr_free(&part);
+    if (own && (own->nrows != n || own->ncols != n || own->nnz > A->nnz))
+        GS_FAIL(GS_ERR_ARG, "distributed operator: a %d x %d owned block for %d owned rows", (int)own->nrows,
+                (int)own->ncols, (int)n);
+    if (own) { /* the caller's copy of the owned columns: no third copy of the rows on the host */
+        GS_TRY(gs_mat_create(local, own, &d->own));
+    } else {
+        GS_TRY(column_range(A, 0, n, &part));
+        GS_TRY(gs_mat_create(local, &part, &d->own));
+        gs_csr_free(&part);
+    }
     if (nh > 0) {
         GS_TRY(column_range(A, n, n + nh, &part));
         GS_TRY(gs_mat_create(local, &part, &d->halo));
