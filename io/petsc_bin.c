@@ -390,6 +390,11 @@ gs_status gs_petsc_matrix_header(const char *path, gs_petsc_header *h)
         GS_FAIL(GS_ERR_IO, "%s: found a %lld x %lld PETSc binary matrix; expected a square matrix (rows = columns)",
                 path, h->rows, h->cols);
     if (h->rows == 0) GS_FAIL(GS_ERR_IO, "%s: found a 0 x 0 PETSc binary matrix; expected at least one row", path);
+    if (h->nnz > in.size) /* more entries than bytes: before check_file_size's products could overflow */
+        GS_FAIL(GS_ERR_IO,
+                "%s: truncated PETSc binary matrix: the header announces %lld nonzeros, %d bytes each, and the file "
+                "holds only %lld bytes; expected a complete file",
+                path, h->nnz, h->w + 8, in.size);
     GS_TRY(check_file_size(&r, h->rows, h->nnz));
     h->by_rows = true;
 cleanup:

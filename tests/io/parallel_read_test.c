@@ -614,6 +614,11 @@ static void test_petsc_rows(void **state)
     GS_ASSERT_OK(gs_petsc_matrix_header(tmp_path("rowslen.petsc"), &h));
     GS_ASSERT_FAILS(gs_petsc_read_row_lengths(tmp_path("rowslen.petsc"), &h, 1, 2, len, &nnz), GS_ERR_IO,
                     "row 2 has length -1");
+    /* 64-bit nonzeros beyond what the file could hold, and beyond what bytes can count */
+    o = tridiag(8);
+    for (int k = 0; k < 8; k++) o.b[24 + k] = k == 0 ? 0x23 : 0xAB;
+    write_bytes(tmp_path("rowsnnz.petsc"), o.b, o.n);
+    GS_ASSERT_FAILS(gs_petsc_matrix_header(tmp_path("rowsnnz.petsc"), &h), GS_ERR_IO, "the header announces");
     /* a truncated file: the header's sizes against the file's */
     o = tridiag(4);
     write_bytes(tmp_path("rowscut.petsc"), o.b, 40);
