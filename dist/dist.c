@@ -9,6 +9,8 @@
 #include "core/mem.h"
 #include "precond/ordering.h"
 
+#define DIST_PARALLEL_NNZ 100000 /* fewer entries are handled by one thread */
+
 #define MPI_TRY(expr)                                                                         \
     do {                                                                                      \
         int rc_ = (expr);                                                                     \
@@ -175,6 +177,7 @@ static gs_status localize(const gs_dist *d, gs_csr *L, gs_int **halo_new, gs_int
     for (gs_int j = 0; j < nh; j++)
         if (u == 0 || h[j] != h[u - 1]) h[u++] = h[j];
     nh = u;
+#pragma omp parallel for schedule(static) if (L->nnz > DIST_PARALLEL_NNZ)
     for (gs_int p = 0; p < L->nnz; p++) {
         gs_int c = L->colind[p];
         if (c >= lo && c < hi) L->colind[p] = c - lo;
@@ -257,20 +260,35 @@ cleanup:
     return st;
 }
 
-/* The diagonal block: each sorted row's leading entries with an owned column. */
+/* The diagonal block: each sorted row's leading entries with an owned column (rows counted, then copied,
+ * by all host threads). */
 static gs_status diagonal_block(const gs_csr *L, gs_int n, gs_csr *D)
 {
-    gs_int nnz = 0;
-    for (gs_int i = 0; i < n; i++)
-        for (gs_int p = L->rowptr[i]; p < L->rowptr[i + 1] && L->colind[p] < n; p++) nnz++;
-    GS_CALL(gs_csr_alloc(D, n, n, nnz, true));
-    gs_int q = 0;
+    gs_int *len = NULL;
+    int64_t nnz = 0;
+    GS_CALL(GS_MALLOC(len, n + 1));
+#pragma omp parallel for schedule(static) reduction(+ : nnz) if (L->nnz > DIST_PARALLEL_NNZ)
     for (gs_int i = 0; i < n; i++) {
-        for (gs_int p = L->rowptr[i]; p < L->rowptr[i + 1] && L->colind[p] < n; p++, q++) {
-            D->colind[q] = L->colind[p];
-            D->val[q] = L->val[p];
+        gs_int c = 0;
+        for (gs_int p = L->rowptr[i]; p < L->rowptr[i + 1] && L->colind[p] < n; p++) c++;
+        len[i] = c;
+        nnz += c;
+    }
+    gs_status st = gs_csr_alloc(D, n, n, (gs_int)nnz, true);
+    if (st != GS_OK) {
+        gs_free(&len);
+        return st;
+    }
+    D->rowptr[0] = 0;
+    for (gs_int i = 0; i < n; i++) D->rowptr[i + 1] = D->rowptr[i] + len[i];
+    gs_free(&len);
+#pragma omp parallel for schedule(static) if (L->nnz > DIST_PARALLEL_NNZ)
+    for (gs_int i = 0; i < n; i++) {
+        const gs_int q = D->rowptr[i], p0 = L->rowptr[i], m = D->rowptr[i + 1] - q;
+        if (m > 0) {
+            memcpy(D->colind + q, L->colind + p0, (size_t)m * sizeof *D->colind);
+            memcpy(D->val + q, L->val + p0, (size_t)m * sizeof *D->val);
         }
-        D->rowptr[i + 1] = q;
     }
     return GS_OK;
 }
