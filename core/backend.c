@@ -252,7 +252,7 @@ gs_status gs_mvec_gemv2(const gs_mvec *V, gs_int k, const double *p, double a, g
     if (k < 0 || k > V->k || x->n != V->n || y->n != V->n || x->be != V->be || y->be != V->be)
         return GS_ERROR(GS_ERR_ARG, "mvec_gemv2: %d columns of a %d x %d multivector with vectors of %d and %d",
                         k, V->n, V->k, x->n, y->n);
-    if (x->data == y->data || in_columns(V, k, x) || in_columns(V, k, y))
+    if ((x->n > 0 && x->data == y->data) || in_columns(V, k, x) || in_columns(V, k, y)) /* n = 0: nothing read */
         return GS_ERROR(GS_ERR_ARG, "mvec_gemv2: x and y must be distinct and outside the %d columns read", k);
     if (k == 0) {
         GS_CALL(gs_vec_scale(x, a));

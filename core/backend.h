@@ -46,6 +46,7 @@ typedef struct gs_ivec {
 /* A sparse operator (CSR) resident on the backend. */
 typedef struct gs_matrix {
     gs_int nrows, ncols, nnz;
+    gs_int rows_global; /* the whole operator's rows when this is one rank's part (distributed), else 0 */
     void *impl; /* backend-private: arrays, vendor descriptors */
     gs_backend *be;
 } gs_matrix;

@@ -337,7 +337,8 @@ static gs_status column_range(const gs_csr *A, gs_int c0, gs_int c1, gs_csr *B)
     return GS_OK;
 }
 
-gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, const gs_halo *halo, gs_matrix **M)
+gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, const gs_halo *halo, gs_int n_global,
+                            gs_matrix **M)
 {
     gs_status st = GS_OK;
     dist_mat *d = NULL;
@@ -376,6 +377,7 @@ gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, 
     GS_TRY(GS_MALLOC(d->req, halo->nrecv + halo->nsend + 1));
     GS_TRY(GS_CALLOC(m, 1));
     m->nrows = m->ncols = n;
+    m->rows_global = n_global;
     m->nnz = A->nnz;
     m->be = be;
     m->impl = d;

@@ -66,8 +66,10 @@ void gs_backend_mpi_stats_reset(gs_backend *be);
 /* The rank's part of a distributed operator: A holds the owned rows, n_own x (n_own + n_halo), with
  * columns in the halo's local numbering (sorted in every row); own, when not NULL, is A's owned columns
  * already split off (the diagonal block, n_own x n_own: what the operator would copy out of A); halo is
- * copied. M->nrows = M->ncols = n_own, so vectors of owned rows fit it. */
-gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, const gs_halo *halo, gs_matrix **M);
+ * copied. M->nrows = M->ncols = n_own, so vectors of owned rows fit it; M->rows_global = n_global, the
+ * whole operator's order (what a method sized by the order, GMRES's cycle, takes on every rank alike). */
+gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, const gs_halo *halo, gs_int n_global,
+                            gs_matrix **M);
 /* A_own of a distributed operator made by gs_mpi_mat_create (the owned columns of the owned rows: the
  * diagonal block, on the local backend), or NULL when M is not one. */
 const gs_matrix *gs_mpi_mat_own(const gs_matrix *M);

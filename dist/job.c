@@ -249,7 +249,7 @@ static gs_status distribute(gs_dist_job *j, const gs_csr *A, gs_int n_global, gs
     }
     GS_CALL(gs_dist_agree(j->comm, gs_backend_mpi_create_on(j->comm, local, &j->be)));
     st = gs_backend_mpi_set_transport(j->be, gs_config_string(j->cfg, "device.transport"));
-    if (st == GS_OK) st = gs_mpi_mat_create(j->be, &j->dist.local, &j->dist.diag, &j->dist.halo, &j->M);
+    if (st == GS_OK) st = gs_mpi_mat_create(j->be, &j->dist.local, &j->dist.diag, &j->dist.halo, j->dist.n_global, &j->M);
     if (st == GS_OK) st = gs_vec_create(j->be, n, &j->vb);
     if (st == GS_OK) st = gs_vec_create(j->be, n, &j->vx);
     GS_CALL(gs_dist_agree(j->comm, st));
@@ -333,7 +333,7 @@ gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A)
     const double t = gs_wtime();
     GS_CALL(gs_dist_update_values(&j->dist, A));
     gs_mat_destroy(&j->M);
-    gs_status st = gs_mpi_mat_create(j->be, &j->dist.local, &j->dist.diag, &j->dist.halo, &j->M);
+    gs_status st = gs_mpi_mat_create(j->be, &j->dist.local, &j->dist.diag, &j->dist.halo, j->dist.n_global, &j->M);
     if (st == GS_OK) st = gs_report_create(&j->att.rep);
     GS_CALL(gs_dist_agree(j->comm, st));
     j->time_distribute = gs_wtime() - t;

@@ -326,9 +326,10 @@ static gs_status gmres_run(gs_ksp *ksp, const gs_matrix *A, gs_pc *pc, const gs_
                            gs_solve_result *res, bool flexible)
 {
     gs_status st = GS_OK;
-    const gs_int n = A->nrows;
-    /* The Krylov space of an n x n matrix has dimension <= n: a longer cycle would only hold noise. */
-    const gs_int m = ksp->prm.restart < n ? ksp->prm.restart : (n > 0 ? n : 1);
+    const gs_int n = A->nrows, N = A->rows_global > 0 ? A->rows_global : n;
+    /* The Krylov space of an N x N matrix has dimension <= N: a longer cycle would only hold noise. N is the
+     * whole operator's order (over MPI ranks every rank takes the same cycle, whatever its own rows). */
+    const gs_int m = ksp->prm.restart < N ? ksp->prm.restart : (N > 0 ? N : 1);
     const bool use_z = flexible && pc; /* FGMRES keeps Z = M^{-1} V; without a pc Z = V */
     gs_mvec *V = NULL, *Z = NULL;
     gs_vector *zt = NULL, *u = NULL;

@@ -257,7 +257,7 @@ static void run_case(int k)
         x[i] = sin(1.0 + i) + 0.25;
         y[i] = cos(0.5 * i);
     }
-    if (make_backend(&be) || gs_mpi_mat_create(be, &d.local, NULL, &d.halo, &M) ||
+    if (make_backend(&be) || gs_mpi_mat_create(be, &d.local, NULL, &d.halo, d.n_global, &M) ||
         gs_vec_create(be, nl, &vx) || gs_vec_create(be, nl, &vy) || gs_mvec_create(be, nl, 3, &V))
         abort();
     if (gs_dist_scatter(&d, x, xl) || gs_vec_upload(vx, xl) || gs_dist_scatter(&d, y, yl) || gs_vec_upload(vy, yl))

@@ -320,6 +320,7 @@ static void one_rank(const problem *p)
 /* Every rank's rows of A (the whole matrix, held by every rank in this test) from first to first + m. */
 static int set_rows(gpusolve_solver *s, const gs_csr *A, int first, int m)
 {
+    if (m == 0) return gpusolve_set_local_rows(s, A->nrows, first, 0, NULL, NULL, NULL); /* a rank without rows */
     int *rp = calloc((size_t)m + 1, sizeof *rp);
     for (int i = 0; i <= m; i++) rp[i] = A->rowptr[first + i] - A->rowptr[first];
     int code = gpusolve_set_local_rows(s, A->nrows, first, m, rp, A->colind + A->rowptr[first],
@@ -341,10 +342,12 @@ static void local_rows(const char *const *mpi_sets, const char *const *one_sets)
     double *b = calloc((size_t)n, sizeof *b), *x = calloc((size_t)n, sizeof *x), *x1 = calloc((size_t)n, 8);
     int *cnt = calloc((size_t)size, sizeof *cnt), *dsp = calloc((size_t)size, sizeof *dsp);
     for (int i = 0; i < n; i++) b[i] = 1.0 + (double)(i % 5);
-    for (int layout = 0; layout < 2; layout++) {
-        /* 0: the contiguous parts (preconditioner.partition); 1: uneven, rank 0 the fewest */
+    for (int layout = 0; layout < 3; layout++) {
+        /* 0: the contiguous parts (preconditioner.partition); 1: uneven, rank 0 the fewest; 2: rank 0 none */
         for (int r = 0; r <= size; r++) {
-            int f = layout == 0 ? (int)(((long long)r * n + size - 1) / size) : (int)((long long)n * r * r / (size * size));
+            int f = layout == 0   ? (int)(((long long)r * n + size - 1) / size)
+                    : layout == 1 ? (int)((long long)n * r * r / (size * size))
+                                  : (r == 0 ? 0 : (int)((long long)n * (r - 1) / (size - 1)));
             if (r < size) dsp[r] = f;
             if (r > 0) cnt[r - 1] = f - dsp[r - 1];
         }
@@ -352,7 +355,8 @@ static void local_rows(const char *const *mpi_sets, const char *const *one_sets)
         gpusolve_solver *s = make(MPI_COMM_WORLD, mpi_sets);
         CHECK(set_rows(s, &A, first, m) == 0, "local rows %d: %s", layout, gpusolve_error_message(s));
         CHECK(gpusolve_size(s) == n, "local rows %d: size %d", layout, gpusolve_size(s));
-        int code = gpusolve_solve_local(s, b + first, x + first, 0), its = gpusolve_iterations(s);
+        double *bl = m > 0 ? b + first : NULL, *xl = m > 0 ? x + first : NULL; /* NULL on a rank without rows */
+        int code = gpusolve_solve_local(s, bl, xl, 0), its = gpusolve_iterations(s);
         CHECK(code == 0 && same_everywhere(its, gpusolve_reason(s)), "local rows %d: exit %d %s", layout, code,
               gpusolve_error_message(s));
         MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, x, cnt, dsp, MPI_DOUBLE, MPI_COMM_WORLD);
@@ -361,12 +365,12 @@ static void local_rows(const char *const *mpi_sets, const char *const *one_sets)
             CHECK(strstr(json, "every rank its rows") && strstr(json, "\"rows\":720"), "local rows: report %s", json);
             const int its1 = one_process(one_sets, &A, b, x1);
             const double d = rel_diff(x, x1, n);
-            CHECK(layout == 1 ? d < 1e-7 : (abs(its - its1) <= 1 && d < 1e-8),
+            CHECK(layout > 0 ? d < 1e-7 : (abs(its - its1) <= 1 && d < 1e-8),
                   "local rows %d: %d iterations (one process %d), solutions differ by %.3g", layout, its, its1, d);
             printf("rows per rank (%s) on %d ranks: %d iterations (one process: %d), solutions differ by %.2g\n",
-                   layout ? "uneven" : "contiguous", size, its, its1, d);
+                   layout == 0 ? "contiguous" : layout == 1 ? "uneven" : "rank 0 without rows", size, its, its1, d);
         }
-        code = gpusolve_solve_local(s, b + first, x + first, GPUSOLVE_GUESS);
+        code = gpusolve_solve_local(s, bl, xl, GPUSOLVE_GUESS);
         CHECK(code == 0 && gpusolve_iterations(s) <= 1, "local rows %d: a solve from the solution took %d iterations",
               layout, gpusolve_iterations(s));
         code = gpusolve_solve(s, b, x, 0);
