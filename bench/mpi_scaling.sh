@@ -12,7 +12,7 @@
 #
 #   bench/mpi_scaling.sh BUILD_DIR [--small] [--set KEY=VALUE ...] [P ...]
 #     P defaults to 1 2 4; --small: tiny problems; --set: a key for every run (e.g.
-#     preconditioner.partition=contiguous)
+#     preconditioner.partition=contiguous, with which every rank generates its own rows)
 #
 # Needs BUILD_DIR/gpusolve built with MPI and mpirun on the PATH; as root, mpirun gets --allow-run-as-root.
 # docs/performance.md records a run.
