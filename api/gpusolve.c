@@ -376,43 +376,55 @@ static gs_status check_device_flags(gpusolve_solver *s, unsigned flags)
     return GS_OK;
 }
 
+gs_status gs_lib_csr_arrays(gpusolve_solver *s, const char *fn, int nrows, int ncols, int first_row, int nnz,
+                            const int *rowptr, const int *colind, const double *val, unsigned flags, gs_csr *B)
+{
+    gs_status st = GS_OK;
+    memset(B, 0, sizeof *B);
+    if (nrows < 0 || ncols <= 0 || nnz < 0 || (nrows > 0 && !rowptr) || (nnz > 0 && (!colind || !val)))
+        GS_FAIL(GS_ERR_ARG,
+                "%s: expected %d > 0 columns, nnz >= 0, rowptr of %d + 1 entries and colind, val of nnz "
+                "(got nnz = %d%s%s%s)",
+                fn, ncols, nrows, nnz, nrows > 0 && !rowptr ? ", rowptr NULL" : "",
+                nnz > 0 && !colind ? ", colind NULL" : "", nnz > 0 && !val ? ", val NULL" : "");
+    GS_TRY(check_device_flags(s, flags));
+    GS_TRY(gs_csr_alloc(B, nrows, ncols, nnz, true));
+    if (nrows > 0) GS_TRY(stage_in(s, rowptr, (size_t)nrows + 1, sizeof *rowptr, flags, B->rowptr));
+    GS_TRY(stage_in(s, colind, (size_t)nnz, sizeof *colind, flags, B->colind));
+    GS_TRY(stage_in(s, val, (size_t)nnz, sizeof *val, flags, B->val));
+    if (B->rowptr[0] != 0 || B->rowptr[nrows] != nnz)
+        GS_FAIL(GS_ERR_ARG, "%s: rowptr[0] = %d and rowptr[%d] = %d; expected 0 and nnz = %d", fn, B->rowptr[0], nrows,
+                B->rowptr[nrows], nnz);
+    for (gs_int i = 0; i < nrows; i++) {
+        if (B->rowptr[i + 1] < B->rowptr[i])
+            GS_FAIL(GS_ERR_ARG, "%s: rowptr decreases at row %d (%d > %d)", fn, first_row + i, B->rowptr[i],
+                    B->rowptr[i + 1]);
+        for (gs_int k = B->rowptr[i]; k < B->rowptr[i + 1]; k++)
+            if (B->colind[k] < 0 || B->colind[k] >= ncols)
+                GS_FAIL(GS_ERR_ARG, "%s: row %d has column index %d, outside 0..%d", fn, first_row + i, B->colind[k],
+                        ncols - 1);
+    }
+    if (!gs_csr_is_sorted(B)) GS_TRY(gs_csr_sort_dedupe(B));
+    return GS_OK;
+cleanup:
+    gs_csr_free(B);
+    return st;
+}
+
 gs_status gs_lib_matrix_arrays(gpusolve_solver *s, int n, int nnz, const int *rowptr, const int *colind,
                                const double *val, unsigned flags)
 {
-    gs_status st = GS_OK;
     gs_csr B = {0};
     const double t0 = gs_wtime();
-    if (n <= 0 || nnz < 0 || !rowptr || (nnz > 0 && (!colind || !val)))
-        GS_FAIL(GS_ERR_ARG,
-                "gpusolve_set_matrix: expected n > 0, nnz >= 0, rowptr of n + 1 entries and colind, val of nnz "
-                "(got n = %d, nnz = %d%s%s%s)",
-                n, nnz, rowptr ? "" : ", rowptr NULL", nnz > 0 && !colind ? ", colind NULL" : "",
-                nnz > 0 && !val ? ", val NULL" : "");
-    GS_TRY(check_device_flags(s, flags));
-    GS_TRY(gs_csr_alloc(&B, n, n, nnz, true));
-    GS_TRY(stage_in(s, rowptr, (size_t)n + 1, sizeof *rowptr, flags, B.rowptr));
-    GS_TRY(stage_in(s, colind, (size_t)nnz, sizeof *colind, flags, B.colind));
-    GS_TRY(stage_in(s, val, (size_t)nnz, sizeof *val, flags, B.val));
-    if (B.rowptr[0] != 0 || B.rowptr[n] != nnz)
-        GS_FAIL(GS_ERR_ARG, "gpusolve_set_matrix: rowptr[0] = %d and rowptr[n] = %d; expected 0 and nnz = %d",
-                B.rowptr[0], B.rowptr[n], nnz);
-    for (gs_int i = 0; i < n; i++) {
-        if (B.rowptr[i + 1] < B.rowptr[i])
-            GS_FAIL(GS_ERR_ARG, "gpusolve_set_matrix: rowptr decreases at row %d (%d > %d)", i, B.rowptr[i],
-                    B.rowptr[i + 1]);
-        for (gs_int k = B.rowptr[i]; k < B.rowptr[i + 1]; k++)
-            if (B.colind[k] < 0 || B.colind[k] >= n)
-                GS_FAIL(GS_ERR_ARG, "gpusolve_set_matrix: row %d has column index %d, outside 0..%d", i, B.colind[k],
-                        n - 1);
-    }
-    if (!gs_csr_is_sorted(&B)) GS_TRY(gs_csr_sort_dedupe(&B));
+    if (n <= 0)
+        return GS_ERROR(GS_ERR_ARG, "gpusolve_set_matrix: expected n > 0, nnz >= 0, rowptr of n + 1 entries and "
+                                    "colind, val of nnz (got n = %d, nnz = %d)",
+                        n, nnz);
+    GS_CALL(gs_lib_csr_arrays(s, "gpusolve_set_matrix", n, n, 0, nnz, rowptr, colind, val, flags, &B));
     take_matrix(s, &B);
     snprintf(s->source, sizeof s->source, "arrays");
     s->time_read = gs_wtime() - t0;
     return GS_OK;
-cleanup:
-    gs_csr_free(&B);
-    return st;
 }
 
 int gpusolve_set_matrix(gpusolve_solver *s, int n, int nnz, const int *rowptr, const int *colind, const double *val,

@@ -95,6 +95,11 @@ void gs_lib_set_outcome(gpusolve_solver *s, const gs_attempt *a, int code);
 gs_status gs_lib_set_setting(gpusolve_solver *s, const char *setting);
 gs_status gs_lib_matrix_arrays(gpusolve_solver *s, int n, int nnz, const int *rowptr, const int *colind,
                                const double *val, unsigned flags);
+/* nrows rows of a matrix of ncols columns from the caller's CSR arrays (flags: GPUSOLVE_DEVICE as
+ * gpusolve_set_matrix takes it) into B, checked (rowptr from 0 to nnz, never decreasing; columns in range),
+ * sorted with repeated columns summed; messages start with fn and name rows from first_row on. */
+gs_status gs_lib_csr_arrays(gpusolve_solver *s, const char *fn, int nrows, int ncols, int first_row, int nnz,
+                            const int *rowptr, const int *colind, const double *val, unsigned flags, gs_csr *B);
 gs_status gs_lib_matrix_file(gpusolve_solver *s, const char *path);
 
 #ifdef __cplusplus

@@ -313,7 +313,6 @@ gs_status gs_dist_job_setup(gs_dist_job *j, const gs_csr *A)
 gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_int first_row, gs_csr *mine)
 {
     j->ready = false;
-    j->own_rows = true;
     GS_CALL(distribute(j, NULL, n_global, first_row, mine));
     GS_CALL(resolve_rows(j));
     return setup_solver(j);
@@ -322,9 +321,6 @@ gs_status gs_dist_job_setup_rows(gs_dist_job *j, gs_int n_global, gs_int first_r
 gs_status gs_dist_job_refactor(gs_dist_job *j, const gs_csr *A)
 {
     if (!j->ready) return GS_ERROR(GS_ERR_INTERNAL, "new values for a distributed setup that is not complete");
-    if (j->own_rows)
-        return gs_dist_agree(j->comm, GS_ERROR(GS_ERR_UNSUPPORTED, "new values from rank 0 for a matrix whose ranks "
-                                                                   "gave their own rows"));
     j->ready = false;
     gs_attempt_free(&j->att); /* the setup's part anew; its report is made again below */
     memset(&j->att, 0, sizeof j->att);

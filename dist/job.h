@@ -37,7 +37,6 @@ typedef struct gs_dist_job {
     gs_ksp_params prm;
     gs_attempt att;        /* the setup's part (view, times, a failed setup's reason) and the last solve's */
     bool ready;            /* set up on every rank: solves may run */
-    bool own_rows;         /* the ranks made their own rows (gs_dist_job_setup_rows) */
     double *x_own;         /* this rank's rows of the last solution */
     gs_mpi_stats solve_stats; /* communication during the last solve */
     double time_distribute; /* partition, scatter of the rows, operator and vectors */

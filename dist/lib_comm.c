@@ -289,39 +289,16 @@ static void comm_destroy(gpusolve_solver *s)
 /* Rows per rank (gpusolve_set_local_rows, gpusolve_solve_local). */
 
 /* The rows given, checked and copied (sorted, repeated columns summed) into R. */
-static gs_status local_rows(int n, int first_row, int nrows, const int *rowptr, const int *colind, const double *val,
-                            gs_csr *R)
+static gs_status local_rows(gpusolve_solver *s, int n, int first_row, int nrows, const int *rowptr, const int *colind,
+                            const double *val, gs_csr *R)
 {
-    const char *f = "gpusolve_set_local_rows";
-    if (n <= 0 || first_row < 0 || nrows < 0 || nrows > n - first_row || (nrows > 0 && !rowptr))
+    if (n <= 0 || first_row < 0 || nrows < 0 || nrows > n - first_row)
         return GS_ERROR(GS_ERR_ARG,
-                        "%s: expected n > 0, 0 <= first_row, 0 <= nrows <= n - first_row and rowptr of nrows + 1 "
-                        "entries (got n = %d, first_row = %d, nrows = %d%s)",
-                        f, n, first_row, nrows, nrows > 0 && !rowptr ? ", rowptr NULL" : "");
-    const int nnz = nrows > 0 ? rowptr[nrows] : 0;
-    if (nrows > 0 && (rowptr[0] != 0 || nnz < 0))
-        return GS_ERROR(GS_ERR_ARG, "%s: rowptr[0] = %d and rowptr[nrows] = %d; expected 0 and the entries (>= 0)", f,
-                        rowptr[0], nnz);
-    if (nnz > 0 && (!colind || !val))
-        return GS_ERROR(GS_ERR_ARG, "%s: %d entries but colind or val is NULL", f, nnz);
-    for (int i = 0; i < nrows; i++) {
-        if (rowptr[i + 1] < rowptr[i])
-            return GS_ERROR(GS_ERR_ARG, "%s: rowptr decreases at local row %d (%d > %d)", f, i, rowptr[i],
-                            rowptr[i + 1]);
-        for (int k = rowptr[i]; k < rowptr[i + 1]; k++)
-            if (colind[k] < 0 || colind[k] >= n)
-                return GS_ERROR(GS_ERR_ARG, "%s: row %d has column index %d, outside 0..%d", f, first_row + i,
-                                colind[k], n - 1);
-    }
-    GS_CALL(gs_csr_alloc(R, nrows, n, nnz, true));
-    if (nrows > 0) memcpy(R->rowptr, rowptr, ((size_t)nrows + 1) * sizeof *rowptr);
-    else R->rowptr[0] = 0;
-    if (nnz > 0) {
-        memcpy(R->colind, colind, (size_t)nnz * sizeof *colind);
-        memcpy(R->val, val, (size_t)nnz * sizeof *val);
-    }
-    if (!gs_csr_is_sorted(R)) GS_CALL(gs_csr_sort_dedupe(R));
-    return GS_OK;
+                        "gpusolve_set_local_rows: expected n > 0 and 0 <= first_row <= first_row + nrows <= n (got n "
+                        "= %d, first_row = %d, nrows = %d)",
+                        n, first_row, nrows);
+    return gs_lib_csr_arrays(s, "gpusolve_set_local_rows", nrows, n, first_row, nrows > 0 && rowptr ? rowptr[nrows] : 0,
+                             rowptr, colind, val, 0, R);
 }
 
 int gpusolve_set_local_rows(gpusolve_solver *s, int n, int first_row, int nrows, const int *rowptr, const int *colind,
@@ -342,7 +319,7 @@ int gpusolve_set_local_rows(gpusolve_solver *s, int n, int first_row, int nrows,
     gs_csr R = {0};
     gs_lib_begin_call(s);
     const double t0 = gs_wtime();
-    gs_status st = gs_dist_agree(c->comm, local_rows(n, first_row, nrows, rowptr, colind, val, &R));
+    gs_status st = gs_dist_agree(c->comm, local_rows(s, n, first_row, nrows, rowptr, colind, val, &R));
     int mine[2] = {n, -n}, agreed[2] = {0, 0}; /* every rank's n the same */
     if (st == GS_OK && MPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MAX, c->comm) != MPI_SUCCESS)
         st = GS_ERROR(GS_ERR_INTERNAL, "MPI: comparing the ranks' matrix sizes failed");

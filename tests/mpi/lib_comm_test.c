@@ -387,6 +387,18 @@ static void local_rows(const char *const *mpi_sets, const char *const *one_sets)
     CHECK(code == GPUSOLVE_EXIT_USAGE && same_everywhere(code, gpusolve_error_message(s)) &&
               strstr(gpusolve_error_message(s), "expected rows from"),
           "local rows with a gap: exit %d %s", code, gpusolve_error_message(s));
+    /* a column beyond the matrix in the last rank's rows: every rank refuses, naming the global row */
+    {
+        const int f = dsp[size - 1], m2 = cnt[size - 1], last = size - 1;
+        int rp[2] = {0, 1}, bad_col = n;
+        double v = 1.0;
+        code = rank == last ? gpusolve_set_local_rows(s, n, f, 1, rp, &bad_col, &v) : set_rows(s, &A, dsp[rank], cnt[rank]);
+        char want[64];
+        snprintf(want, sizeof want, "row %d has column index %d", f, n);
+        CHECK(m2 > 0 && code == GPUSOLVE_EXIT_USAGE && same_everywhere(code, gpusolve_error_message(s)) &&
+                  strstr(gpusolve_error_message(s), want),
+              "local rows with a bad column: exit %d %s", code, gpusolve_error_message(s));
+    }
     /* sizes that differ; solve_local on rank 0's matrix */
     code = gpusolve_set_local_rows(s, rank == 0 ? n : n + 1, 0, 0, NULL, NULL, NULL);
     CHECK(code == GPUSOLVE_EXIT_USAGE && same_everywhere(code, gpusolve_error_message(s)),
