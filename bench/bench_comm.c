@@ -15,9 +15,14 @@
  *                 the owned SpMV, a gather of 1 after p'q and a gather of 2 after r'z
  *   round-trip 2  gather 2, then the host waits for it (cudaStreamSynchronize): a host-driven reduction
  *   MPI 2         MPI_Allgather of 2 doubles between host buffers (the host backend's reduction)
- * For each: `trials` times (after a barrier and a warm-up) a batch of `reps` back-to-back operations
- * between two CUDA events: device microseconds per operation (the median over the trials, the slowest
- * rank's); host microseconds per operation to enqueue the batch (the median, the slowest rank's).
+ * For each, `trials` times (after a barrier and a warm-up) a batch of `reps` back-to-back operations
+ * between two CUDA events, twice (the median over the trials, the slowest rank's):
+ *   as enqueued   the batch starts at once: time per operation when the host enqueues as fast as it can
+ *                 (equal to the host's time when the host is the slower side); and the host's time to
+ *                 enqueue it
+ *   on the device the batch waits behind long kernels (a 5e7-entry scale, repeated for longer than the
+ *                 host needs to enqueue the batch), so that it runs from a full queue: the device's time
+ *                 per operation, launch gaps and NCCL's own latency included, the host's excluded
  *
  * usage: mpirun -np P bench_comm [--reps N] [--trials T] [--halo M]
  * Exit status: 0 ok, 1 failure, 2 bad usage, 77 no usable GPU or a build without NCCL. */
@@ -34,6 +39,8 @@
 
 #include "bench_util.h"
 
+#define BUSY_N 50000000
+
 typedef struct {
     gs_backend *be;
     gs_nccl *nccl;
@@ -43,6 +50,8 @@ typedef struct {
     gs_vector *all;    /* 2 P entries */
     gs_vector *sendv;  /* 2 M: the halo's outgoing entries */
     gs_vector *xh;     /* 2 M: the halo's incoming entries */
+    gs_vector *busy;   /* BUSY_N entries: the long kernels a batch waits behind */
+    double busy_us;    /* one scale of busy */
     gs_halo h;
     int k;             /* doubles per gather */
     double host[2], hostall[2 * 1024];
@@ -110,14 +119,18 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* trials batches of reps operations: the medians of device and host microseconds per operation, the
- * slowest rank's (on rank 0). */
-static gs_status measure(comm_ctx *c, bench_op_fn op, int reps, int trials, double *dev_us, double *host_us)
+/* trials batches of reps operations (queued: behind busy kernels for longer than the host needs to
+ * enqueue them): the medians of device and host microseconds per operation, the slowest rank's. host_us
+ * in: the host's time per operation (queued) or unused. */
+static gs_status measure(comm_ctx *c, bench_op_fn op, int reps, int trials, bool queued, double *dev_us,
+                         double *host_us)
 {
     gs_status st = GS_OK;
     gs_timer tm;
     memset(&tm, 0, sizeof tm);
     double *td = NULL, *th = NULL;
+    int nbusy = 0;
+    if (queued) nbusy = 1 + (int)(1.5 * reps * *host_us / c->busy_us);
     GS_TRY(GS_MALLOC(td, (size_t)trials));
     GS_TRY(GS_MALLOC(th, (size_t)trials));
     for (int w = 0; w < 3; w++) GS_TRY(op(c));
@@ -125,6 +138,7 @@ static gs_status measure(comm_ctx *c, bench_op_fn op, int reps, int trials, doub
     for (int t = 0; t < trials; t++) {
         if (MPI_Barrier(c->comm) != MPI_SUCCESS) GS_FAIL(GS_ERR_INTERNAL, "MPI_Barrier failed");
         double secs = 0.0;
+        for (int b = 0; b < nbusy; b++) GS_TRY(gs_vec_scale(c->busy, 1.0));
         GS_TRY(gs_timer_start(c->be, &tm));
         const double h0 = gs_wtime();
         for (int r = 0; r < reps; r++) GS_TRY(op(c));
@@ -138,7 +152,7 @@ static gs_status measure(comm_ctx *c, bench_op_fn op, int reps, int trials, doub
     if (MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, c->comm) != MPI_SUCCESS)
         GS_FAIL(GS_ERR_INTERNAL, "MPI_Allreduce failed");
     *dev_us = worst[0];
-    *host_us = worst[1];
+    if (!queued) *host_us = worst[1];
 cleanup:
     gs_timer_destroy(&tm);
     gs_free(&td);
@@ -191,11 +205,27 @@ static int run(int rank, int reps, int trials, gs_int m)
     GS_TRY(gs_vec_set(c.v, 1.0));
     GS_TRY(gs_vec_set(c.parts, 1.0));
     GS_TRY(gs_vec_set(c.sendv, 1.0));
+    GS_TRY(gs_vec_create(c.be, BUSY_N, &c.busy));
+    GS_TRY(gs_vec_set(c.busy, 1.0));
     GS_TRY(make_halo(&c, rank, m));
+    { /* one busy kernel's time: the median of 5 */
+        gs_timer tm;
+        memset(&tm, 0, sizeof tm);
+        double t[5];
+        for (int j = 0; j < 5 && st == GS_OK; j++) {
+            st = gs_timer_start(c.be, &tm);
+            if (st == GS_OK) st = gs_vec_scale(c.busy, 1.0);
+            if (st == GS_OK) st = gs_timer_stop(&tm, &t[j]);
+        }
+        gs_timer_destroy(&tm);
+        GS_TRY(st);
+        qsort(t, 5, sizeof t[0], cmp_double);
+        c.busy_us = 1e6 * t[2];
+    }
     if (rank == 0)
         printf("# bench_comm: %d ranks, %s (rank 0), %d operations per batch, median of %d batches, the slowest "
-               "rank\n# %-16s %14s %14s\n",
-               c.size, c.be->device_name, reps, trials, "operation", "device us/op", "host us/op");
+               "rank\n# %-16s %14s %14s %14s\n",
+               c.size, c.be->device_name, reps, trials, "operation", "as enqueued", "host enqueue", "on the device");
     struct {
         const char *name;
         bench_op_fn op;
@@ -209,15 +239,16 @@ static int run(int rank, int reps, int trials, gs_int m)
                {"round-trip 2", op_round_trip, 2},
                {"MPI 2", op_mpi, 0}};
     for (size_t j = 0; j < sizeof ops / sizeof ops[0]; j++) {
-        double dev = 0.0, host = 0.0;
+        double enq = 0.0, host = 0.0, dev = 0.0;
         c.k = ops[j].k;
-        GS_TRY(measure(&c, ops[j].op, reps, trials, &dev, &host));
+        GS_TRY(measure(&c, ops[j].op, reps, trials, false, &enq, &host));
+        GS_TRY(measure(&c, ops[j].op, reps, trials, ops[j].op != op_round_trip && ops[j].op != op_mpi, &dev, &host));
         char name[64];
         if (ops[j].op == op_halo)
             snprintf(name, sizeof name, "halo %lld", (long long)m);
         else
             snprintf(name, sizeof name, "%s", ops[j].name);
-        if (rank == 0) printf("  %-16s %14.2f %14.2f\n", name, dev, host);
+        if (rank == 0) printf("  %-16s %14.2f %14.2f %14.2f\n", name, enq, host, dev);
     }
 cleanup:
     if (st != GS_OK) fprintf(stderr, "bench_comm: rank %d: %s\n", rank, gs_error_message());
@@ -227,6 +258,7 @@ cleanup:
     gs_vec_destroy(&c.all);
     gs_vec_destroy(&c.sendv);
     gs_vec_destroy(&c.xh);
+    gs_vec_destroy(&c.busy);
     gs_nccl_destroy(&c.nccl);
     gs_backend_destroy(&c.be);
     return st == GS_OK ? 0 : 1;
@@ -234,7 +266,7 @@ cleanup:
 
 int main(int argc, char **argv)
 {
-    long reps = 2000, trials = 11, m = 40000;
+    long reps = 200, trials = 11, m = 40000;
     MPI_Init(&argc, &argv);
     int rank = 0, size = 1, rc = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
