@@ -276,7 +276,10 @@ static gs_status mpi_scatter(const gs_vector *x, const gs_ivec *idx, gs_vector *
  * owned entries to send gathered on the local backend (sendv, by send_ix) and brought to sendbuf; the halo
  * received into recvbuf and taken to xh. */
 typedef struct dist_mat {
-    gs_matrix *own, *halo; /* n_own x n_own and n_own x n_halo (NULL when n_halo = 0) */
+    gs_matrix *own;        /* n_own x n_own */
+    gs_matrix *halo;       /* the halo columns of the rows that have any: nhr x n_halo (NULL: none) */
+    gs_ivec *hrows;        /* those rows (nhr) */
+    gs_vector *yh;         /* nhr: y's entries of those rows while the halo's product is added */
     gs_halo h;
     gs_ivec *send_ix;      /* send_off[nsend] owned indices (NULL when none) */
     gs_vector *sendv, *xh; /* on the local backend */
@@ -289,6 +292,8 @@ static void dist_mat_free(dist_mat *d)
     if (!d) return;
     gs_mat_destroy(&d->own);
     gs_mat_destroy(&d->halo);
+    gs_ivec_destroy(&d->hrows);
+    gs_vec_destroy(&d->yh);
     gs_halo_free(&d->h);
     gs_ivec_destroy(&d->send_ix);
     gs_vec_destroy(&d->sendv);
@@ -318,21 +323,39 @@ const gs_matrix *gs_mpi_mat_own(const gs_matrix *M)
     return ((const dist_mat *)M->impl)->own;
 }
 
-/* The columns [c0, c1) of A (sorted rows), renumbered from 0, as an nrows x (c1 - c0) matrix. */
-static gs_status column_range(const gs_csr *A, gs_int c0, gs_int c1, gs_csr *B)
+/* The columns [c0, c1) of A (sorted rows), renumbered from 0: all rows (rows NULL), an nrows x (c1 - c0)
+ * matrix; or only the rows that have such an entry, their numbers in *rows (*nr of them). */
+static gs_status column_range(const gs_csr *A, gs_int c0, gs_int c1, gs_csr *B, gs_int **rows, gs_int *nr)
 {
-    gs_int nnz = 0;
-    for (gs_int p = 0; p < A->nnz; p++) nnz += A->colind[p] >= c0 && A->colind[p] < c1;
-    GS_CALL(gs_csr_alloc(B, A->nrows, c1 - c0, nnz, true));
-    gs_int q = 0;
+    gs_int nnz = 0, r = 0;
+    for (gs_int i = 0; i < A->nrows; i++) {
+        gs_int k = 0;
+        for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) k += A->colind[p] >= c0 && A->colind[p] < c1;
+        nnz += k;
+        r += k > 0;
+    }
+    if (!rows) r = A->nrows;
+    GS_CALL(gs_csr_alloc(B, r, c1 - c0, nnz, true));
+    if (rows) {
+        *nr = r;
+        const gs_status st = GS_MALLOC(*rows, (size_t)r + 1);
+        if (st != GS_OK) {
+            gs_csr_free(B);
+            return st;
+        }
+    }
+    gs_int q = 0, b = 0;
     B->rowptr[0] = 0;
     for (gs_int i = 0; i < A->nrows; i++) {
+        const gs_int q0 = q;
         for (gs_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
             if (A->colind[p] >= c0 && A->colind[p] < c1) {
                 B->colind[q] = A->colind[p] - c0;
                 B->val[q++] = A->val[p];
             }
-        B->rowptr[i + 1] = q;
+        if (rows && q == q0) continue;
+        if (rows) (*rows)[b] = i;
+        B->rowptr[++b] = q;
     }
     return GS_OK;
 }
@@ -344,6 +367,7 @@ gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, 
     dist_mat *d = NULL;
     gs_matrix *m = NULL;
     gs_csr part = {0};
+    gs_int *hrows = NULL;
     if (!gs_backend_is_mpi(be)) return GS_ERROR(GS_ERR_ARG, "gs_mpi_mat_create: not a distributed backend");
     gs_backend *local = IMPL(be)->local;
     const gs_int n = halo->n_own, nh = halo->n_halo, nsend = halo->send_off[halo->nsend];
@@ -358,14 +382,17 @@ gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, 
     if (own) { /* the caller's copy of the owned columns: no third copy of the rows on the host */
         GS_TRY(gs_mat_create(local, own, &d->own));
     } else {
-        GS_TRY(column_range(A, 0, n, &part));
+        GS_TRY(column_range(A, 0, n, &part, NULL, NULL));
         GS_TRY(gs_mat_create(local, &part, &d->own));
         gs_csr_free(&part);
     }
-    if (nh > 0) {
-        GS_TRY(column_range(A, n, n + nh, &part));
+    if (nh > 0) { /* the halo's product only over the rows it touches: a slab's face, not all its rows */
+        gs_int nhr = 0;
+        GS_TRY(column_range(A, n, n + nh, &part, &hrows, &nhr));
         GS_TRY(gs_mat_create(local, &part, &d->halo));
         gs_csr_free(&part);
+        GS_TRY(gs_ivec_create(local, nhr, hrows, &d->hrows));
+        GS_TRY(gs_vec_create(local, nhr, &d->yh));
         GS_TRY(gs_vec_create(local, nh, &d->xh));
     }
     if (nsend > 0) {
@@ -382,9 +409,11 @@ gs_status gs_mpi_mat_create(gs_backend *be, const gs_csr *A, const gs_csr *own, 
     m->be = be;
     m->impl = d;
     *M = m;
+    gs_free(&hrows);
     return GS_OK;
 cleanup:
     gs_csr_free(&part);
+    gs_free(&hrows);
     dist_mat_free(d);
     gs_free(&d);
     return st;
@@ -421,6 +450,17 @@ static gs_status exchange_end(mpi_impl *m, int nreq, MPI_Request *req)
     return GS_OK;
 }
 
+/* y += alpha A_halo x_halo on the rows with halo columns: their entries of y gathered, the product added,
+ * and put back (the same arithmetic, row by row, as over all rows; a slab's face costs a face, not the
+ * whole slab's y and row pointers). */
+static gs_status halo_product(mpi_impl *m, dist_mat *d, double alpha, gs_vector *ly)
+{
+    if (!d->halo) return GS_OK;
+    GS_CALL(m->lops->gather(ly, d->hrows, d->yh));
+    GS_CALL(m->lops->spmv(alpha, d->halo, d->xh, 1.0, d->yh));
+    return m->lops->scatter(d->yh, d->hrows, ly);
+}
+
 /* y = alpha A x + beta y over NCCL: the owned entries to send gathered on the device, the messages on the
  * transport's stream while y = alpha A_own x + beta y runs, then y += alpha A_halo x_halo once they are in;
  * the host waits for none of it. */
@@ -436,8 +476,7 @@ static gs_status spmv_nccl(mpi_impl *m, dist_mat *d, double alpha, gs_vector *lx
     }
     GS_CALL(m->lops->spmv(alpha, d->own, lx, beta, ly));
     if (messages) GS_CALL(gs_nccl_halo_end(m->nccl, stream));
-    if (d->halo) GS_CALL(m->lops->spmv(alpha, d->halo, d->xh, 1.0, ly));
-    return GS_OK;
+    return halo_product(m, d, alpha, ly);
 }
 
 /* y = alpha A x + beta y: the owned entries to send gathered and brought to the host, the messages
@@ -458,11 +497,8 @@ static gs_status mpi_spmv(double alpha, const gs_matrix *Am, const gs_vector *x,
     GS_CALL(m->lops->spmv(alpha, d->own, &lx, beta, &ly));
     if (nreq) m->stats.exchanges++;
     GS_CALL(exchange_end(m, nreq, d->req));
-    if (d->halo) {
-        GS_CALL(gs_vec_upload(d->xh, d->recvbuf));
-        GS_CALL(m->lops->spmv(alpha, d->halo, d->xh, 1.0, &ly));
-    }
-    return GS_OK;
+    if (d->halo) GS_CALL(gs_vec_upload(d->xh, d->recvbuf));
+    return halo_product(m, d, alpha, &ly);
 }
 
 gs_status gs_backend_mpi_exchange(gs_backend *be, const gs_halo *h, const double *x, double *out, double *sendbuf,
