@@ -1,8 +1,7 @@
 /* The NCCL transport (dist/nccl.h): one NCCL communicator over the ranks of the distributed backend's
  * MPI communicator (rank r of one is rank r of the other), made when every rank runs on a GPU of its own.
- * The halo's messages run on a stream of the transport's (of the highest priority), ordered after the local
- * backend's work by an event and waited for by the local stream through another, so the owned columns'
- * product overlaps them;
+ * The halo's messages run on a stream of the transport's, ordered after the local backend's work by an
+ * event and waited for by the local stream through another, so the owned columns' product overlaps them;
  * the fused CG's gathers run on the local backend's stream. Every operation is timed by a pair of events,
  * read back lazily (when its slot comes round again, or when the time is asked for). */
 #include "dist/nccl.h"
@@ -199,11 +198,7 @@ static gs_status warm_up(gs_nccl *n, double *buf)
 static gs_status prepare(gs_nccl *n, gs_backend *local, double **buf)
 {
     GS_CALL(gs_backend_cuda_make_current(local));
-    /* the highest priority: NCCL's kernel takes SMs as the owned SpMV's blocks leave them, instead of
-     * waiting behind the whole SpMV, so the messages travel while it runs */
-    int least = 0, greatest = 0;
-    CU_CALL(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    CU_CALL(cudaStreamCreateWithPriority(&n->hstream, cudaStreamNonBlocking, greatest));
+    CU_CALL(cudaStreamCreateWithFlags(&n->hstream, cudaStreamNonBlocking));
     CU_CALL(cudaEventCreateWithFlags(&n->ready, cudaEventDisableTiming));
     CU_CALL(cudaEventCreateWithFlags(&n->done, cudaEventDisableTiming));
     for (int j = 0; j < TIMING_SLOTS; j++) {
