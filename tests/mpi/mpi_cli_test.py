@@ -8,8 +8,10 @@ process does); an unreadable file and an unsupported option end every rank with 
 exit code; the report names the transport (MPI without GPUs or when asked, refusing NCCL on the host); a
 SIGINT or SIGTERM to one rank alone stops every rank at the same iteration with exit 6 and nothing written;
 preconditioner.partition = contiguous gives the ranks the one-process contiguous parts.
+With --four: only the equivalences, on 4 ranks (block Jacobi with GMRES, BiCGStab and CG, RAS(1), and
+contiguous parts), so that a machine with four GPUs checks them with a GPU and NCCL per rank.
 
-usage: mpi_cli_test.py GPUSOLVE MPIEXEC [SKIP-REASON]"""
+usage: mpi_cli_test.py GPUSOLVE MPIEXEC [SKIP-REASON] [--four]"""
 import json
 import os
 import signal
@@ -239,14 +241,42 @@ def equivalence(gpusolve, mpiexec, tmp, matrix, np, mpi_sets, single_sets, label
     return rp
 
 
+def four_ranks(gpusolve, mpiexec, tmp):
+    """The equivalences on 4 ranks."""
+    b = ["-s", "preconditioner.blocks=4"]
+    for solver, matrix in (("gmres", "gen:poisson2d:30"), ("cg", "gen:poisson2d:25")):
+        bj = ["-s", f"solver.type={solver}", "-s", "preconditioner.type=bilu"] + b
+        equivalence(gpusolve, mpiexec, tmp, matrix, 4, bj, bj, f"{solver} bilu np4")
+    equivalence(gpusolve, mpiexec, tmp, "gen:convdiff3d:8", 4,
+                ["-s", "solver.type=bicgstab", "-s", "preconditioner.type=ilu0"],
+                ["-s", "solver.type=bicgstab", "-s", "preconditioner.type=bilu"] + b, "bicgstab ilu0 blocks np4")
+    ras = ["-s", "solver.type=gmres", "-s", "preconditioner.type=ras", "-s", "preconditioner.overlap=1"]
+    equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:30", 4, ras, ras + b, "gmres ras(1) np4", RAS_KEYS)
+    cont = ["-s", "preconditioner.partition=contiguous"]
+    rp = equivalence(gpusolve, mpiexec, tmp, "gen:poisson2d:31", 4,
+                     ["-s", "solver.type=gmres", "-s", "preconditioner.type=ilu0"] + cont,
+                     ["-s", "solver.type=gmres", "-s", "preconditioner.type=bilu"] + b + cont,
+                     "gmres ilu0 contiguous np4")
+    if rp:
+        rows = rp["parallel"]["rows"]
+        check(max(rows) - min(rows) <= 1 and sum(rows) == 961, f"contiguous np4: rows {rows}")
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = [a for a in sys.argv[1:] if a != "--four"]
+    four = len(args) < len(sys.argv) - 1
+    if len(args) < 2:
         print(__doc__)
         return 2
-    gpusolve = sys.argv[1]
-    mpiexec = mpitest.start("mpi_cli", sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "")
+    gpusolve = args[0]
+    mpiexec = mpitest.start("mpi_cli", args[1], args[2] if len(args) > 2 else "")
     if not mpiexec:
         return mpitest.SKIP
+    if four:
+        with tempfile.TemporaryDirectory() as tmp:
+            four_ranks(gpusolve, mpiexec, tmp)
+        print(f"mpi_cli --four: {len(failures)} failures" if failures else "mpi_cli --four: ok")
+        return 1 if failures else 0
     with tempfile.TemporaryDirectory() as tmp:
         # block Jacobi = BILU with the same parts, 2 and 3 ranks, GMRES and CG
         for np in (2, 3):
