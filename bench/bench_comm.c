@@ -8,9 +8,9 @@
  *   gather K      gs_nccl_allgather of K doubles, the fused CG's reduction (on the local stream)
  *   halo M        gs_nccl_halo_begin + _end with the ranks r - 1 and r + 1, M doubles each way (M = 40000:
  *                 one plane of poisson3d 200^3 cut in slabs)
- *   cg-kernels    the 11 kernels one fused CG iteration with a preconditioner launches (SpMV split in
- *                 its owned and halo parts, p'q, the combine step, update, preconditioner, r'z, the
- *                 combine step, direction), nothing else
+ *   cg-kernels    10 kernels in the places of a fused CG iteration's with a preconditioner (the entries to
+ *                 send gathered, SpMV in its owned and halo parts, p'q, the combine step, update,
+ *                 preconditioner, r'z, the combine step, direction), nothing else
  *   cg-iteration  the same with the iteration's transport operations in their places: the halo around
  *                 the owned SpMV, a gather of 1 after p'q and a gather of 2 after r'z
  *   round-trip 2  gather 2, then the host waits for it (cudaStreamSynchronize): a host-driven reduction
