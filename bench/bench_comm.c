@@ -28,7 +28,6 @@
  * Exit status: 0 ok, 1 failure, 2 bad usage, 77 no usable GPU or a build without NCCL. */
 #include <mpi.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/backend.h"
@@ -113,12 +112,6 @@ static gs_status op_mpi(void *p)
     return GS_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* trials batches of reps operations (queued: behind busy kernels for longer than the host needs to
  * enqueue them): the medians of device and host microseconds per operation, the slowest rank's. host_us
  * in: the host's time per operation (queued) or unused. */
@@ -146,9 +139,7 @@ static gs_status measure(comm_ctx *c, bench_op_fn op, int reps, int trials, bool
         GS_TRY(gs_timer_stop(&tm, &secs));
         td[t] = 1e6 * secs / reps;
     }
-    qsort(td, (size_t)trials, sizeof *td, cmp_double);
-    qsort(th, (size_t)trials, sizeof *th, cmp_double);
-    double mine[2] = {td[trials / 2], th[trials / 2]}, worst[2] = {0.0, 0.0};
+    double mine[2] = {bench_median(td, trials), bench_median(th, trials)}, worst[2] = {0.0, 0.0};
     if (MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, c->comm) != MPI_SUCCESS)
         GS_FAIL(GS_ERR_INTERNAL, "MPI_Allreduce failed");
     *dev_us = worst[0];
@@ -219,8 +210,7 @@ static int run(int rank, int reps, int trials, gs_int m)
         }
         gs_timer_destroy(&tm);
         GS_TRY(st);
-        qsort(t, 5, sizeof t[0], cmp_double);
-        c.busy_us = 1e6 * t[2];
+        c.busy_us = 1e6 * bench_median(t, 5);
     }
     if (rank == 0)
         printf("# bench_comm: %d ranks, %s (rank 0), %d operations per batch, median of %d batches, the slowest "
